@@ -1,0 +1,1 @@
+"""Task environments and evaluators for gepa-lab (the offline SkillCraft-sim families)."""

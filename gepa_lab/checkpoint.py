@@ -1,0 +1,115 @@
+"""Search-state checkpoints: the whole state as JSON, so a resumed run replays exactly.
+
+Saved after seed validation and after every iteration. Holds the pool (artifacts, cursors,
+validation results), the RNG state, budget spent, counters and the record offsets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gepa_lab.artifacts import artifact_dict, artifact_from_dict
+from gepa_lab.contracts import Evaluation
+from gepa_lab.record import write_json_atomic
+from gepa_lab.search import Budget, Candidate, SearchState
+
+CHECKPOINT_FILE = "checkpoint.json"
+FORMAT = 1
+
+
+def rng_state_to_json(rng: random.Random) -> list[Any]:
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def rng_from_json(data: list[Any]) -> random.Random:
+    rng = random.Random()
+    rng.setstate((data[0], tuple(data[1]), data[2]))
+    return rng
+
+
+def state_to_json(state: SearchState) -> dict[str, Any]:
+    return {
+        "rng": rng_state_to_json(state.rng),
+        "validation_seed": state.validation_seed,
+        "metric_calls": state.budget.used,
+        "iteration": state.iteration,
+        "stop_reason": state.stop_reason,
+        "pool": [
+            {
+                "id": c.id,
+                "artifact": artifact_dict(c.artifact),
+                "parent_id": c.parent_id,
+                "component": c.component,
+                "iteration": c.iteration,
+                "cursor": c.cursor,
+                "rationale": c.rationale,
+                "validation": [ev.to_dict() for ev in c.validation],
+            }
+            for c in state.pool
+        ],
+    }
+
+
+def state_from_json(data: dict[str, Any], max_calls: int) -> SearchState:
+    state = SearchState(
+        rng=rng_from_json(data["rng"]),
+        budget=Budget(max_calls, used=int(data["metric_calls"])),
+        validation_seed=int(data["validation_seed"]),
+        iteration=int(data["iteration"]),
+        stop_reason=data.get("stop_reason"),
+    )
+    for row in data["pool"]:
+        state.pool.append(
+            Candidate(
+                id=row["id"],
+                artifact=artifact_from_dict(row["artifact"]),
+                parent_id=row["parent_id"],
+                component=row["component"],
+                iteration=row["iteration"],
+                cursor=int(row["cursor"]),
+                validation=[Evaluation.from_dict(ev) for ev in row["validation"]],
+                rationale=row.get("rationale", ""),
+            )
+        )
+    return state
+
+
+def save_checkpoint(run_dir: Path, payload: dict[str, Any]) -> None:
+    write_json_atomic(run_dir / CHECKPOINT_FILE, {"format": FORMAT, **payload})
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / CHECKPOINT_FILE
+    if not path.is_file():
+        raise ValueError(f"cannot resume {run_dir}: no {CHECKPOINT_FILE} there (was it a gepa_lab run dir?)")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") != FORMAT:
+        raise ValueError(f"cannot resume {run_dir}: checkpoint format {data.get('format')} is not {FORMAT}")
+    return data
+
+
+def check_resumable(checkpoint: dict[str, Any], digests: dict[str, str], search: dict[str, Any]) -> None:
+    """Refuse a resume whose data or search settings differ from the interrupted run."""
+    for split, digest in digests.items():
+        old = checkpoint["digests"].get(split)
+        if old != digest:
+            raise ValueError(
+                f"cannot resume: the {split} split changed (digest {str(old)[:12]}… → {digest[:12]}…); "
+                "resume needs the same frozen dataset"
+            )
+    for key, value in search.items():
+        old = checkpoint["search"].get(key)
+        if old != value:
+            raise ValueError(
+                f"cannot resume: search setting {key} changed ({old!r} → {value!r}); "
+                "rerun with the original overrides (see the run's .hydra/overrides.yaml)"
+            )
+
+
+def search_fingerprint(config: Any) -> dict[str, Any]:
+    return asdict(config)

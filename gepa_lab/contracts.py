@@ -1,0 +1,179 @@
+"""Data contracts shared by the engine, evaluators and reflectors (DESIGN §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from gepa_lab.artifacts import Artifact
+
+SPLITS = ("feedback", "validation", "holdout")
+MIN_SUBMISSION_CASES = 10
+
+
+def canonical_json(value: Any) -> str:
+    """One byte-exact JSON form per value: the basis of every digest and identity hash."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One task instance. `critical` and `metadata` never reach the reflector."""
+
+    id: str
+    input: str
+    expected: str | None = None
+    critical: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Case:
+        unknown = set(row) - {"id", "input", "expected", "critical", "metadata"}
+        if unknown:
+            raise ValueError(
+                f"case has unknown field(s) {sorted(unknown)}; allowed: id, input, expected, critical, metadata"
+            )
+        if "id" not in row or "input" not in row:
+            raise ValueError("case needs at least 'id' and 'input' fields")
+        expected = row.get("expected")
+        if expected is not None and not isinstance(expected, str):
+            expected = canonical_json(expected)
+        raw_input = row["input"]
+        if not isinstance(raw_input, str):
+            raw_input = canonical_json(raw_input)
+        metadata = row.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ValueError(f"case {row['id']!r}: metadata must be a mapping of strings")
+        return cls(
+            id=str(row["id"]),
+            input=raw_input,
+            expected=expected,
+            critical=bool(row.get("critical") or False),
+            metadata={str(k): str(v) for k, v in metadata.items() if v is not None},
+        )
+
+
+def split_digest(cases: Sequence[Case]) -> str:
+    """sha256 of the canonical JSON list of a split's cases (order matters)."""
+    return sha256_hex(canonical_json([c.to_dict() for c in cases]))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    id: str
+    version: str
+    feedback: list[Case]
+    validation: list[Case]
+    holdout: list[Case] = field(default_factory=list)
+
+    def split(self, name: str) -> list[Case]:
+        return getattr(self, name)
+
+    def digests(self) -> dict[str, str]:
+        return {name: split_digest(self.split(name)) for name in SPLITS}
+
+    def validate(self, submit: bool = False) -> None:
+        """DESIGN §2 checks, in the documented order; raises ValueError."""
+        if not str(self.id).strip():
+            raise ValueError("dataset id is required")
+        if not str(self.version).strip():
+            raise ValueError("dataset version is required")
+        if not self.feedback:
+            raise ValueError("feedback split must not be empty")
+        if not self.validation:
+            raise ValueError("validation split must not be empty")
+        if submit:
+            for name in SPLITS:
+                if len(self.split(name)) < MIN_SUBMISSION_CASES:
+                    raise ValueError(
+                        f"submission requires at least {MIN_SUBMISSION_CASES} {name} cases "
+                        f"(got {len(self.split(name))})"
+                    )
+        seen: dict[str, str] = {}
+        for name in SPLITS:
+            for case in self.split(name):
+                case_id = case.id.strip() if isinstance(case.id, str) else ""
+                if not case_id:
+                    raise ValueError(f"{name} split contains an empty case id")
+                if case_id in seen:
+                    raise ValueError(
+                        f"case id {case_id!r} appears in both {seen[case_id]} and {name} splits"
+                    )
+                seen[case_id] = name
+
+
+@dataclass
+class Evaluation:
+    """One evaluator result for one case. Only `score` drives search and selection."""
+
+    case_id: str
+    score: float
+    output: str = ""
+    feedback: str = ""
+    trace: str = ""
+    objectives: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Evaluation:
+        return cls(
+            case_id=row["case_id"],
+            score=float(row["score"]),
+            output=row.get("output", ""),
+            feedback=row.get("feedback", ""),
+            trace=row.get("trace", ""),
+            objectives={k: float(v) for k, v in (row.get("objectives") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Mean score over cases; each objective averaged over the cases that reported it."""
+
+    score: float = 0.0
+    cases: int = 0
+    objectives: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, evaluations: Sequence[Evaluation]) -> Summary:
+        if not evaluations:
+            return cls()
+        totals: dict[str, list[float]] = {}
+        for ev in evaluations:
+            for name, value in ev.objectives.items():
+                totals.setdefault(name, []).append(value)
+        return cls(
+            score=math.fsum(ev.score for ev in evaluations) / len(evaluations),
+            cases=len(evaluations),
+            objectives={k: math.fsum(v) / len(v) for k, v in sorted(totals.items())},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
+        """Exactly one Evaluation per case; same (artifact, case, seed) gives the same result."""
+        ...
+
+
+@runtime_checkable
+class Reflector(Protocol):
+    def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str | dict:
+        """Raw model text, or a parsed object with the artifact's fields."""
+        ...

@@ -1,0 +1,64 @@
+"""Instance-level Pareto parent selection with coverage-dominance pruning (DESIGN §3)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+
+def instance_fronts(scores: Mapping[str, Sequence[float]]) -> list[set[str]]:
+    """Per validation case: every candidate holding the top score (exact ties kept)."""
+    ids = list(scores)
+    if not ids:
+        return []
+    n_cases = len(scores[ids[0]])
+    fronts = []
+    for case in range(n_cases):
+        best = max(scores[c][case] for c in ids)
+        fronts.append({c for c in ids if scores[c][case] == best})
+    return fronts
+
+
+def prune_dominated(scores: Mapping[str, Sequence[float]], fronts: list[set[str]]) -> set[str]:
+    """Remove, one at a time, candidates whose every front also holds another survivor.
+
+    Scan order is ascending validation mean, then id, so the weakest redundant candidate goes
+    first; the scan restarts after each removal.
+    """
+    on_front = set().union(*fronts) if fronts else set()
+    order = sorted(on_front, key=lambda c: (math.fsum(scores[c]) / max(1, len(scores[c])), c))
+    alive = set(on_front)
+    removed = True
+    while removed:
+        removed = False
+        for cand in order:
+            if cand not in alive:
+                continue
+            holding = [f for f in fronts if cand in f]
+            if holding and all(any(o != cand and o in alive for o in f) for f in holding):
+                alive.discard(cand)
+                removed = True
+                break
+    return alive
+
+
+def selection_list(scores: Mapping[str, Sequence[float]]) -> list[str]:
+    """Per case in dataset order, each surviving front member in pool order."""
+    fronts = instance_fronts(scores)
+    alive = prune_dominated(scores, fronts)
+    pool_order = list(scores)
+    return [c for front in fronts for c in pool_order if c in front and c in alive]
+
+
+def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:
+    """Draw uniformly from the selection list (so frequency ∝ number of cases a candidate owns).
+
+    `scores` keys are in pool insertion order; values are per validation case in dataset order.
+    """
+    if not scores:
+        raise ValueError("cannot select a parent from an empty pool")
+    weighted = selection_list(scores)
+    if not weighted:  # only possible with zero validation cases; no draw, best mean wins
+        return max(scores, key=lambda c: math.fsum(scores[c]))
+    return weighted[rng.randrange(len(weighted))]

@@ -1,0 +1,59 @@
+"""Progress over the metric budget: a tqdm bar on a terminal, plain log lines otherwise."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from gepa_lab.tracking import EvaluationRecord, IterationStats, RunInfo
+
+log = logging.getLogger("gepa_lab.progress")
+
+
+class ProgressTracker:
+    def __init__(self, total_calls: int, mode: str = "auto", max_iterations: int | None = None):
+        if mode not in ("auto", "bar", "log", "off"):
+            raise ValueError("progress must be one of auto, bar, log, off")
+        if mode == "auto":
+            mode = "bar" if sys.stderr.isatty() else "log"
+        self.mode = mode
+        self.total = total_calls
+        self.max_iterations = max_iterations
+        self._bar: Any = None
+
+    def start(self, run: RunInfo) -> None:
+        if self.mode == "bar":
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, unit="call", desc="gepa", dynamic_ncols=True, leave=True)
+        elif self.mode == "log":
+            log.info("run %s%s started: budget %d metric calls", run.experiment_id[:8],
+                     " (resumed)" if run.resumed else "", self.total)
+
+    def evaluation(self, record: EvaluationRecord) -> None:
+        if self._bar is not None:
+            self._bar.update(len(record.evaluations))
+
+    def iteration(self, stats: IterationStats) -> None:
+        spend = stats.task_cost_usd + stats.reflection_cost_usd
+        if self._bar is not None:
+            self._bar.n = stats.metric_calls  # absolute, so a resumed run shows the true position
+            self._bar.set_postfix(iter=stats.iteration, pool=stats.pool_size,
+                                  best=f"{stats.best_validation_mean:.4f}", usd=f"{spend:.4f}")
+        elif self.mode == "log":
+            of = f"/{self.max_iterations}" if self.max_iterations is not None else ""
+            log.info("iteration %d%s: pool %d, best validation %.4f, %d/%d metric calls, $%.4f",
+                     stats.iteration + 1, of, stats.pool_size, stats.best_validation_mean,
+                     stats.metric_calls, self.total, spend)
+
+    def _close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def finish(self, result: Any) -> None:
+        self._close()
+
+    def fail(self, error: BaseException) -> None:
+        self._close()

@@ -1,0 +1,145 @@
+"""The reflection boundary: what the reflector may see, and how its reply becomes a child.
+
+Only Feedback minibatch records cross the boundary, each with exactly the keys of
+RECORD_KEYS, real case ids replaced by `case-N`, every text field capped and redacted.
+A reply that cannot be used is a `ReflectionRejected`, which the search records and survives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import json_repair
+
+from gepa_lab.artifacts import Artifact, artifact_id, get_component, with_component
+from gepa_lab.contracts import Case, Evaluation
+from gepa_lab.redact import prepare_field
+
+FIELD_MAX_CHARS = 4000
+RECORD_KEYS = ("case_id", "input", "expected", "score", "output", "feedback", "trace")
+
+
+class ReflectionRejected(Exception):
+    """A reflector reply that yields no usable child (recorded, not fatal)."""
+
+
+class ReflectorFailed(RuntimeError):
+    """The reflector kept raising (provider errors, rate limits): the search stops cleanly."""
+
+
+@dataclass(frozen=True)
+class ReflectionSettings:
+    max_retries: int = 2
+    retry_backoff_s: float = 1.0  # doubles per retry
+
+
+def call_reflector(reflector: Any, artifact: Artifact, component: str, records: list[dict[str, Any]],
+                   settings: ReflectionSettings) -> Any:
+    """Retry provider errors with backoff; a reply that parses badly is not retried (it is data)."""
+    attempts = settings.max_retries + 1
+    for attempt in range(attempts):
+        try:
+            return reflector.reflect(artifact, component, records)
+        except Exception as exc:
+            if attempt + 1 == attempts:
+                raise ReflectorFailed(
+                    f"reflector failed {attempts} time(s) in a row: {type(exc).__name__}: {exc}"
+                ) from exc
+            time.sleep(settings.retry_backoff_s * (2**attempt))
+    raise AssertionError("unreachable")
+
+
+def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+    """Reflection records for a Feedback minibatch, in minibatch order."""
+    records = []
+    for n, (case, ev) in enumerate(zip(cases, evaluations, strict=True), start=1):
+        records.append(
+            {
+                "case_id": f"case-{n}",
+                "input": prepare_field(case.input, FIELD_MAX_CHARS),
+                "expected": prepare_field(case.expected or "", FIELD_MAX_CHARS),
+                "score": float(ev.score),
+                "output": prepare_field(ev.output, FIELD_MAX_CHARS),
+                "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS),
+                "trace": prepare_field(ev.trace, FIELD_MAX_CHARS),
+            }
+        )
+    return records
+
+
+def redacted_artifact(artifact: Artifact) -> dict[str, Any]:
+    """The artifact as the reflector may see it (every text bounded and redacted)."""
+    out: dict[str, Any] = {}
+    for key, value in artifact.to_dict().items():
+        if isinstance(value, list):
+            out[key] = [prepare_field(v, FIELD_MAX_CHARS) for v in value]
+        else:
+            out[key] = prepare_field(value, FIELD_MAX_CHARS)
+    return out
+
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?|\n?\s*```\s*$")
+
+
+def parse_reply(reply: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Tolerates a ```json fence, prose around the object and trailing commas."""
+    if reply is None:
+        raise ReflectionRejected("empty reflection response")
+    if isinstance(reply, dict):
+        return reply
+    if not isinstance(reply, str):
+        raise ReflectionRejected(f"reflection response must be text or an object, got {type(reply).__name__}")
+    text = _FENCE.sub("", reply.strip()).strip()
+    if not text:
+        raise ReflectionRejected("empty reflection response")
+    attempts = [text]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end and text[start : end + 1] != text:
+        attempts.append(text[start : end + 1])
+    if start < 0 or end < start:
+        raise ReflectionRejected("parse reflection response: no JSON object found")
+    for candidate in attempts:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            try:
+                value = json_repair.loads(candidate)
+            except Exception:  # the repair library is best-effort; any failure is a parse failure
+                value = None
+        if isinstance(value, dict) and value:
+            return value
+    raise ReflectionRejected("parse reflection response: no JSON object found")
+
+
+def _clean_component(value: Any, current: Any, component: str) -> str | list[str]:
+    if isinstance(current, list):
+        if isinstance(value, str):
+            value = value.splitlines()
+        if not isinstance(value, list):
+            raise ReflectionRejected(f"invalid reflected candidate: {component} must be a list of strings")
+        return [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+    if not isinstance(value, str):
+        raise ReflectionRejected(f"invalid reflected candidate: {component} must be a string")
+    return value.strip()
+
+
+def apply_reply(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Artifact, str]:
+    """Child = parent with only `component` taken from the reply. Returns (child, rationale)."""
+    current = get_component(parent, component)
+    data = parse_reply(reply)
+    if component not in data:
+        raise ReflectionRejected(f"reflection response has no {component!r} field")
+    child = with_component(parent, component, _clean_component(data[component], current, component))
+    try:
+        child.validate()
+    except ValueError as exc:
+        raise ReflectionRejected(f"invalid reflected candidate: {exc}") from exc
+    if artifact_id(child) == artifact_id(parent):
+        raise ReflectionRejected("reflection did not change the selected component")
+    rationale = data.get("rationale", "")
+    return child, prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)
