@@ -93,7 +93,7 @@ def _unknown_keys(node: Any, schema: Any, prefix: str) -> list[str]:
         return []
     fields = {f.name: f for f in dataclasses.fields(schema)}
     found = []
-    for key in node.keys():
+    for key in map(str, node.keys()):
         if key not in fields:
             found.append(f"{prefix}{key}")
             continue
@@ -210,8 +210,9 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
                 raise UsageError(f"resume={conf.resume}: no such run directory")
-        run_config = OmegaConf.to_container(cfg, resolve=True)
-        assert isinstance(run_config, dict)
+        container = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(container, dict)
+        run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
         trackers: list[Any] = [ProgressTracker(search.max_metric_calls, conf.progress, search.max_iterations)]
         result = optimize(

@@ -308,6 +308,8 @@ def optimize(
     digests = dataset.digests()
     seed_id = artifact_id(seed)
     checkpoint: dict[str, Any] | None = None
+    if not resume and path is not None and (path / "experiment.json").exists():
+        raise ValueError(f"{path} already holds a run record; resume it (resume=True) or use a new run_dir")
     if resume:
         if path is None:
             raise ValueError("resume needs the run directory of the interrupted run")
@@ -346,7 +348,7 @@ def optimize(
         else:
             run.init_seed(seed)
         run.search()
-        result = _finish(run, seed, config, submit, submitter)
+        result, decision = _finish(run, seed, config)
     except BaseException as exc:
         fanout.fail(exc)
         raise
@@ -354,12 +356,19 @@ def optimize(
         runner.close()
         if cache is not None:
             cache.close()
+    if submit:
+        try:
+            _submit(result, decision, dataset, submitter)
+        except Exception as exc:
+            # The search finished: its result (and why submission failed) is kept on record.
+            fanout.finish(result)
+            exc.add_note(f"the run's result was recorded; submission_reason: {result.submission_reason}")
+            raise
     fanout.finish(result)
     return result
 
 
-def _finish(run: _Run, seed: Artifact, config: SearchConfig, submit: bool,
-            submitter: RevisionSubmitter | None) -> Result:
+def _finish(run: _Run, seed: Artifact, config: SearchConfig) -> tuple[Result, PromotionDecision]:
     """Final selection, paired holdout, promotion, submission."""
     state, dataset, seed_id = run.state, run.dataset, run.seed_id
     assert state is not None and state.stop_reason is not None
@@ -408,9 +417,7 @@ def _finish(run: _Run, seed: Artifact, config: SearchConfig, submit: bool,
         ],
         cost_usd={"task": run.task_cost_usd, "reflection": run.reflection_cost_usd},
     )
-    if submit:
-        _submit(result, decision, dataset, submitter)
-    return result
+    return result, decision
 
 
 def _submit(result: Result, decision: PromotionDecision, dataset: Dataset,

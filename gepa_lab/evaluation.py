@@ -5,6 +5,7 @@ Everything the engine scores goes through `CaseRunner.run`.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
@@ -20,6 +21,15 @@ from gepa_lab.contracts import Case, Evaluation, Evaluator
 
 class EvaluatorContractError(RuntimeError):
     """The evaluator broke its contract (DESIGN §2); the run stops."""
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates cannot be encoded (JSON file, SQLite, model request): make them U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
@@ -52,7 +62,10 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
         for text_field in ("output", "feedback", "trace"):
             if not isinstance(getattr(ev, text_field), str):
                 raise EvaluatorContractError(f"case {ev.case_id!r} {text_field} must be a string")
-        by_id[ev.case_id] = ev
+        by_id[ev.case_id] = Evaluation(
+            ev.case_id, float(score), _valid_text(ev.output), _valid_text(ev.feedback), _valid_text(ev.trace),
+            {str(k): float(v) for k, v in ev.objectives.items()},
+        )
     for case in cases:
         if case.id not in by_id:
             raise EvaluatorContractError(f"missing evaluation case {case.id!r}")
@@ -146,6 +159,8 @@ class CaseRunner:
         self._fanout = self._processes = None
 
     def _attempt(self, artifact: Artifact, case: Case, seed: int) -> Evaluation:
+        # The evaluator gets copies: editing them must not corrupt the pool or the dataset.
+        artifact, case = copy.deepcopy(artifact), copy.deepcopy(case)
         timeout = self.settings.timeout_s
         self.evaluator_calls += 1
         if self.settings.backend == "process":
@@ -195,40 +210,49 @@ class CaseRunner:
         )
         return CaseOutcome(failed, error=error)
 
+    def _count(self, outcome: CaseOutcome) -> None:
+        """Consecutive-failure guard, applied in case order so it does not depend on timing."""
+        if outcome.error is None:
+            self.consecutive_failures = 0
+            return
+        self.consecutive_failures += 1
+        if self.consecutive_failures >= self.settings.max_consecutive_failures:
+            raise RunAborted(
+                f"aborting: {self.consecutive_failures} consecutive evaluations failed "
+                f"(last: {outcome.error}); fix the evaluator, then resume the run"
+            )
+
+    def _lookup(self, artifact_id: str, case: Case, seed: int) -> CaseOutcome | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(cache_key(artifact_id, case.id, seed, self.fingerprint))
+        return CaseOutcome(hit, cached=True) if hit is not None else None
+
+    def _fresh(self, artifact: Artifact, artifact_id: str, case: Case, seed: int) -> CaseOutcome:
+        outcome = self._evaluate_one(artifact, case, seed)
+        if self.cache is not None and outcome.error is None:  # failures are retried on resume
+            self.cache.put(cache_key(artifact_id, case.id, seed, self.fingerprint), outcome.evaluation)
+        return outcome
+
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[CaseOutcome]:
-        outcomes: dict[str, CaseOutcome] = {}
-        misses: list[Case] = []
-        for case in cases:
-            hit = self.cache.get(cache_key(artifact_id, case.id, seed, self.fingerprint)) if self.cache else None
-            if hit is not None:
-                outcomes[case.id] = CaseOutcome(hit, cached=True)
-            else:
-                misses.append(case)
-
-        def one(case: Case) -> CaseOutcome:
-            outcome = self._evaluate_one(artifact, case, seed)
-            if self.cache is not None and outcome.error is None:  # failures are retried on resume
-                self.cache.put(cache_key(artifact_id, case.id, seed, self.fingerprint), outcome.evaluation)
-            return outcome
-
-        if self.settings.workers == 1 or len(misses) <= 1:
-            for case in misses:
-                outcomes[case.id] = one(case)
-        else:
+        if self.settings.workers == 1:
+            sequential: list[CaseOutcome] = []
+            for case in cases:
+                done = self._lookup(artifact_id, case, seed) or self._fresh(artifact, artifact_id, case, seed)
+                self._count(done)  # aborts before spending more on a dead evaluator
+                sequential.append(done)
+            return sequential
+        found = {c.id: self._lookup(artifact_id, c, seed) for c in cases}
+        misses = [c for c in cases if found[c.id] is None]
+        if misses:
             if self._fanout is None:
                 self._fanout = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
-            for case, outcome in zip(misses, self._fanout.map(one, misses), strict=True):
-                outcomes[case.id] = outcome
-        ordered = [outcomes[c.id] for c in cases]
-        # Counted in case order, so the abort point does not depend on thread timing.
-        for outcome in ordered:
-            if outcome.error is None:
-                self.consecutive_failures = 0
-                continue
-            self.consecutive_failures += 1
-            if self.consecutive_failures >= self.settings.max_consecutive_failures:
-                raise RunAborted(
-                    f"aborting: {self.consecutive_failures} consecutive evaluations failed "
-                    f"(last: {outcome.error}); fix the evaluator, then resume the run"
-                )
+            fresh = self._fanout.map(lambda c: self._fresh(artifact, artifact_id, c, seed), misses)
+            found.update(zip((c.id for c in misses), fresh, strict=True))
+        ordered: list[CaseOutcome] = []
+        for case in cases:
+            got = found[case.id]
+            assert got is not None
+            self._count(got)
+            ordered.append(got)
         return ordered

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from gepa_lab.contracts import Case, Evaluation, Summary
 
 ELIGIBLE_REASON = "holdout requirements satisfied"
+# Means of the same scores in another order can differ in the last bit; a true tie must pass.
+DELTA_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def assess_promotion(
     )
     if has_holdout:
         delta = Summary.of(candidate).score - Summary.of(baseline).score
-        ok = delta >= min_improvement
+        ok = delta >= min_improvement - DELTA_TOLERANCE
         detail = f"holdout delta {delta:.4f} is {'at least' if ok else 'below'} required {min_improvement:.4f}"
         rules.append(RuleOutcome("holdout_delta", ok, detail))
         regressed = [

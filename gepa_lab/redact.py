@@ -7,15 +7,24 @@ import re
 REDACTED = "[REDACTED]"
 TRUNCATION_MARKER = "\n...[truncated]...\n"
 
-_SECRET_NAME = r"[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY)[A-Za-z0-9_.-]*"
+# A name starts only at a token boundary (the lookbehind), so matching stays linear even on a
+# long unbroken token such as base64 or a URL.
+_NAME_START = r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
+_NAME_REST = r"[A-Za-z0-9_.-]*"
+_SECRET_NAME = _NAME_START + r"(?:SECRET|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY)" + _NAME_REST
+_TOKEN_NAME = _NAME_START + r"TOKEN" + _NAME_REST
+_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
+# `tokens=1200` is a count the reflector should see, not a credential.
+_NON_NUMERIC_VALUE = r"(\"[^\"]*\"|'[^']*'|(?![\d.,]+(?:[\s,;}&]|$))[^\s,;}&]+)"
 
-# Order matters: header forms before the generic bearer rule, pairs before bare keys.
+# Order matters: header forms first, then name=value pairs, then bare key shapes.
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # Authorization: Bearer xyz / "authorization": "Basic xyz"
-    (re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)(?:bearer\s+|basic\s+)?[^\s\",}]+"), r"\1" + REDACTED),
+    # Authorization: <any scheme> <credential> -> the whole value, to the quote or end of line
+    (re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)[^\"\n]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + REDACTED),
     # NAME=value, NAME: value, "NAME": "value" for secret-like names
-    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?\s*[:=]\s*)" + _VALUE), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?\s*[:=]\s*)" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
     # --api-key value / --token=value
     (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"), r"\1" + REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),

@@ -77,8 +77,8 @@ class Batch:
 class ToyEvaluator:
     """Scores with `score_fn(artifact, case, seed)`; records every call.
 
-    With `echo=True` the case input (and expected / metadata) is echoed into output, feedback
-    and trace, so anything that leaks from an evaluation into the reflector is visible.
+    With `echo=True` the case input and expected value are echoed into output, feedback and
+    trace, so anything that leaks from an evaluation into the reflector is visible.
     """
 
     def __init__(
@@ -101,7 +101,7 @@ class ToyEvaluator:
         for case in cases:
             texts = {"output": "", "feedback": "", "trace": ""}
             if self.echo:
-                echoed = f"{case.input} | {case.expected} | {json.dumps(case.metadata)}"
+                echoed = f"{case.input} | {case.expected}"
                 texts = {
                     "output": f"output for {echoed}",
                     "feedback": f"feedback for {echoed}",

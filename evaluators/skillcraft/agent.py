@@ -28,6 +28,9 @@ class AgentConfig:
     ms_per_1k_context_tokens: float = 30.0
 
 
+SLIP_RIGHT = 0.5
+
+
 class OutOfToolCalls(Exception):
     """The agent hit the tool-call limit: the run ends without further work."""
 
@@ -40,7 +43,7 @@ def behaviour_probability(
     if not loaded:
         return p0
     if b.name in pos:
-        gain = (b.top - 0.004 * level - p0) * adherence
+        gain = (b.top - 0.002 * level - p0) * adherence
         if b.name in anti:  # contradictory guidance: the agent half-follows it
             gain *= 0.5
         return max(p0, p0 + gain)
@@ -82,7 +85,13 @@ class AgentRun:
         self.counts: dict[str, int] = {}  # free-form counters for feedback notes
 
     def right(self, behaviour: str, key: str = "") -> bool:
-        return self.draws.below(f"b:{behaviour}:{key}", self.p[behaviour])
+        """Is the behaviour done right here? A per-run habit drawn with P = self.p[behaviour];
+        when the habit is missing, each occurrence (`key`: a listing, an error) still goes
+        right by chance with P = SLIP_RIGHT. Habits keep a well-guided agent from compounding
+        many small per-occurrence risks."""
+        if self.draws.below(f"b:{behaviour}", self.p[behaviour]):
+            return True
+        return bool(key) and self.draws.below(f"slip:{behaviour}:{key}", SLIP_RIGHT)
 
     def bump(self, counter: str, n: int = 1) -> None:
         self.counts[counter] = self.counts.get(counter, 0) + n

@@ -20,7 +20,7 @@ class Behaviour:
     """One competence of the simulated agent, done right or wrong on each run.
 
     P(right) without guidance is `base - slope * level` (level 0 = e1 … 5 = h1); a loaded skill
-    that instructs it lifts it towards `top - 0.004 * level`, scaled by adherence. `cues` are
+    that instructs it lifts it towards `top - 0.002 * level`, scaled by adherence. `cues` are
     phrases (or `stem*` prefixes) whose presence in a step/pitfall counts as instruction;
     `anti_cues` instruct the opposite (an over-general efficiency rule, say).
     """

@@ -56,6 +56,14 @@ _UNIT_CHOICES: dict[str, list[tuple[str, int, list[float]]]] = {
     "count": [("pcs", 1, [1, 2, 3, 4, 6])],
     "spice": [("tsp", 55, [0.5, 1, 2]), ("g", 20, [2, 5, 10]), ("tbsp", 25, [1, 2])],
 }
+# Recipes from metric sources already use g / ml / pcs; the others mix cups, ounces, spoons.
+_METRIC_CHOICES: dict[str, list[tuple[str, int, list[float]]]] = {
+    "mass": [("g", 1, [50, 100, 150, 200, 250, 300, 400, 500])],
+    "volume": [("ml", 1, [15, 30, 50, 100, 200, 250, 400])],
+    "count": [("pcs", 1, [1, 2, 3, 4, 6])],
+    "spice": [("g", 1, [2, 5, 10])],
+}
+METRIC_SOURCE_SHARE = 0.55
 _ADJECTIVES = [
     "Smoky", "Crispy", "Slow-Cooked", "Spiced", "Golden", "Rustic", "Herby", "Zesty", "Creamy",
     "Sticky", "Charred", "Braised", "Roasted", "Fiery", "Honeyed", "Garlicky", "Sunday", "Quick",
@@ -83,11 +91,11 @@ def _weighted(rng: random.Random, options: dict[str, int]) -> str:
     return rng.choices(names, weights=[options[n] for n in names])[0]
 
 
-def _ingredient_line(rng: random.Random, name: str) -> dict[str, Any]:
+def _ingredient_line(rng: random.Random, name: str, metric_source: bool) -> dict[str, Any]:
     if rng.random() < 0.035:  # "to taste": no quantity, no unit
         return {"name": name, "quantity": None, "unit": None}
     kind = INGREDIENTS[name][0]
-    choices = _UNIT_CHOICES[kind]
+    choices = _METRIC_CHOICES[kind] if metric_source else _UNIT_CHOICES[kind]
     unit, _, amounts = rng.choices(choices, weights=[c[1] for c in choices])[0]
     return {"name": name, "quantity": rng.choice(amounts), "unit": unit}
 
@@ -111,9 +119,10 @@ def generate_recipe_fixtures() -> dict[str, Any]:
             for _ in range(rng.randint(5, 9)):
                 ing = _weighted(rng, {n: w for n, w in popularity.items() if n not in chosen})
                 chosen.append(ing)
+            metric_source = rng.random() < METRIC_SOURCE_SHARE
             recipes.append({
                 "id": str(ids[k]), "name": name, "category": category, "cuisine": cuisine,
-                "ingredients": [_ingredient_line(rng, n) for n in chosen],
+                "ingredients": [_ingredient_line(rng, n, metric_source) for n in chosen],
             })
             k += 1
     recipes.sort(key=lambda r: r["id"])
@@ -122,11 +131,11 @@ def generate_recipe_fixtures() -> dict[str, Any]:
         if len(members) < 3:
             continue
         delta = 0
-        if rng.random() < 0.4:
+        if rng.random() < 0.25:
             delta = rng.choice([d for d in (-3, -2, -1, 1, 2, 3) if len(members) + d > 0])
         listings[key] = {
             "overlap": rng.random() < 0.4,  # page k+1 repeats the last dish of page k
-            "sentinel": rng.random() < 0.35,  # an empty last page whose next_page is itself
+            "sentinel": rng.random() < 0.25,  # an empty last page whose next_page is itself
             "hint_delta": delta,  # total_hint = true count + delta (a stale index)
         }
     return {

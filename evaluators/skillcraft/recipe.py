@@ -9,10 +9,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gepa_lab.contracts import Case
-
 from evaluators.skillcraft.families import Behaviour, Check
 from evaluators.skillcraft.tools import RecipeWorld
+from gepa_lab.contracts import Case
 
 SCALE_LEVELS = {"e1": 0, "e2": 1, "e3": 2, "m1": 3, "m2": 4, "h1": 5}
 SECTIONS = {"category": "category_dishes", "cuisine": "cuisine_dishes", "ingredient": "ingredient_dishes"}
@@ -21,7 +20,7 @@ REQUIRED_RECIPE_FIELDS = ("id", "name", "category", "cuisine", "ingredients")
 
 B = Behaviour
 BEHAVIOURS: tuple[Behaviour, ...] = (
-    B("paginate_to_end", "follow next_page until the listing ends", 0.93, 0.03, 0.995, (
+    B("paginate_to_end", "follow next_page until the listing ends", 0.93, 0.03, 0.999, (
         "every page", "all pages", "each page", "all the pages", "paginat*", "next page", "next_page",
         "follow the cursor", "keep fetching pages", "do not stop after the first page",
         "don't stop after the first page", "not just the first page", "beyond the first page",
@@ -29,19 +28,19 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "full listing", "until the last page", "later pages",
     ), ("first page is enough", "only the first page", "only read the first page", "one page is enough",
         "skip later pages", "stop after the first page")),
-    B("stop_on_empty_page", "stop when a page comes back empty instead of re-requesting it", 0.5, 0.03, 0.99, (
+    B("stop_on_empty_page", "stop when a page comes back empty instead of re-requesting it", 0.55, 0.03, 0.997, (
         "empty page", "page is empty", "no items", "zero items", "empty items", "empty result",
         "items list is empty", "items is empty", "returns nothing", "same page twice", "same page again",
         "repeat the same call", "repeated call*", "repeating the same", "identical call*", "loop*",
         "sentinel", "points back", "points to itself", "stop paginating", "break out",
         "never request the same page",
     )),
-    B("dedupe_by_id", "keep each dish id once", 0.72, 0.03, 0.995, (
+    B("dedupe_by_id", "keep each dish id once", 0.6, 0.03, 0.997, (
         "dedup*", "de dup*", "duplicate*", "unique id*", "distinct id*", "each id once", "only once",
         "already seen", "already collected", "seen ids", "set of ids", "set of dish ids",
         "repeated dish*", "overlapping pages", "pages overlap", "overlap*",
     )),
-    B("count_per_category", "compute counts from the distinct collected ids", 0.75, 0.03, 0.995, (
+    B("count_per_category", "compute counts from the distinct collected ids", 0.55, 0.03, 0.997, (
         "count the distinct", "count distinct", "count the unique", "count unique", "count from the",
         "count the collected", "count the ids", "number of distinct", "number of unique",
         "total_hint", "total hint", "hint is stale", "do not trust the total", "don't trust the total",
@@ -49,16 +48,16 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "derive the count", "counts must match", "count must match", "length of the id list",
     ), ("use total_hint as the count", "use the total hint", "trust the total", "report total_hint",
         "report the total hint")),
-    B("normalise_units", "convert quantities to g / ml / pcs", 0.6, 0.03, 0.99, (
+    B("normalise_units", "convert quantities to g / ml / pcs", 0.4, 0.03, 0.996, (
         "metric", "normalis*", "normaliz*", "convert*", "gram*", "millilit*", "g or ml", "g ml",
         "oz to g", "cups to ml", "cup to ml", "unit conversion", "in g and ml", "g ml or pcs",
     )),
-    B("fill_required_fields", "keep every required field, using placeholders for missing values", 0.62, 0.03, 0.99, (
+    B("fill_required_fields", "keep every required field, using placeholders for missing values", 0.45, 0.03, 0.996, (
         "required field*", "every field", "all fields", "missing field*", "missing value*", "null",
         "unknown", "to taste", "fill in", "do not omit", "don't omit", "never omit", "never drop",
         "do not drop", "mandatory field*", "missing cuisine", "placeholder*", "schema",
     )),
-    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.99, (
+    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, (
         "retry", "retries", "retrying", "try again", "rate limit*", "rate_limited", "429",
         "back off", "backoff", "transient", "call it again", "re request", "never skip failed",
         "do not skip failed", "don't skip failed",
@@ -72,7 +71,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "avoid extra calls", "only the requested recipes", "only requested details", "fewer tool calls",
         "minimi* tool calls", "minimi* calls", "extra get_recipe", "every listed dish",
     )),
-    B("fetch_required_details", "fetch the recipes whose details the task asks for", 0.985, 0.0, 0.995, (
+    B("fetch_required_details", "fetch the recipes whose details the task asks for", 0.985, 0.0, 0.999, (
         "get_recipe for each", "fetch full details", "fetch the details", "details for each requested",
         "open each requested recipe", "get_recipe", "do not fetch details for every",
         "don't fetch details for every", "only fetch details", "only call get_recipe",
@@ -81,13 +80,13 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "list results are enough", "listing is enough", "listings are enough", "no need for details",
         "avoid get_recipe", "don't fetch details", "do not fetch details", "without fetching details",
         "do not call get_recipe", "don't call get_recipe")),
-    B("validate_before_finishing", "check the artifact against the task before finishing", 0.35, 0.02, 0.95, (
+    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, (
         "validat*", "verify", "verifies", "double check", "check the artifact", "check the output",
         "check the json", "re read the", "reread", "before finishing", "before claim_done",
         "before calling claim_done", "sanity check", "cross check", "compare against the task",
         "review the file",
     )),
-    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.998, (
+    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, (
         "write_file", "write the json", "write the result", "write the cookbook", "save the",
         "output file", "requested file", "required file", "artifact", "write it to", "persist",
     )),

@@ -14,7 +14,13 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls
 from evaluators.skillcraft.families import Episode
-from evaluators.skillcraft.recipe import BEHAVIOURS, SECTIONS, TRIGGER_WORDS, RecipeTask, recipe_entry
+from evaluators.skillcraft.recipe import (
+    BEHAVIOURS,
+    SECTIONS,
+    TRIGGER_WORDS,
+    RecipeTask,
+    recipe_entry,
+)
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import Cap, SkillProfile
 from evaluators.skillcraft.tools import RecipeTools, RecipeWorld
@@ -73,7 +79,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     while True:
         p = page
         res = _fetch(run, "search_recipes", {"by": by, "page": p, "value": value},
-                     lambda: tools.search_recipes(by, value, p), f"{key}:{p}")
+                     lambda p=p: tools.search_recipes(by, value, p), f"{key}:{p}")
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1

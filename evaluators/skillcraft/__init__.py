@@ -1,0 +1,28 @@
+"""SkillCraft-sim: the offline stand-in for the SkillCraft tool-use benchmark.
+
+    SkillCraftEvaluator(family="recipe")   seeded simulated agent + rubric grading
+    HeuristicReflector(seed=0)             offline reflector (reads only artifact + records)
+    FAMILIES                               registry of task families (recipe for now)
+
+It is a simulation and documented as one: see /work/shared/SKILLCRAFT_SIM.md and
+experiments/reports/skillcraft_calibration.md.
+"""
+
+from evaluators.skillcraft import catalog  # noqa: F401  (registers the built-in families)
+from evaluators.skillcraft.evaluator import (
+    DEFAULT_TOKEN_BUDGET,
+    DEFAULT_USD_PER_1K_TOKENS,
+    SkillCraftEvaluator,
+)
+from evaluators.skillcraft.families import FAMILIES, Behaviour, FamilySpec
+from evaluators.skillcraft.reflector import HeuristicReflector
+
+__all__ = [
+    "DEFAULT_TOKEN_BUDGET",
+    "DEFAULT_USD_PER_1K_TOKENS",
+    "FAMILIES",
+    "Behaviour",
+    "FamilySpec",
+    "HeuristicReflector",
+    "SkillCraftEvaluator",
+]

@@ -1,0 +1,140 @@
+"""SkillCraftEvaluator: scores an artifact on SkillCraft-sim cases with the SkillCraft formula.
+
+q = share of rubric checks passed; pass = artifact written and every critical check passed;
+score = 0.79·q on fail, min(1, 0.80 + 0.19·q + 0.01·eff) on pass, eff = 1 − min(1, tokens/budget).
+Same (artifact, case, seed) ⇒ the same Evaluation: all randomness is keyed by (seed, case id,
+purpose), never by the artifact, so paired comparisons share their luck.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft import catalog  # noqa: F401  (registers the built-in families)
+from evaluators.skillcraft.agent import AgentConfig
+from evaluators.skillcraft.families import Check, Episode, get_family
+from evaluators.skillcraft.feedback import render_feedback, render_trace
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.skill import SkillProfile, analyse
+from gepa_lab.contracts import Case, Evaluation
+
+DEFAULT_TOKEN_BUDGET = 200_000
+DEFAULT_USD_PER_1K_TOKENS = 0.002
+REPO_ROOT = Path(__file__).resolve().parents[2]
+_PROFILE_CACHE_SIZE = 256
+_TASK_CACHE_SIZE = 4096
+
+
+def default_data_dir(family: str) -> Path:
+    return REPO_ROOT / "datasets" / "skillcraft" / family
+
+
+def skill_fields(artifact: Any) -> dict[str, Any]:
+    """SkillSpec fields of an artifact; other kinds are read as one instruction block."""
+    data = artifact if isinstance(artifact, dict) else artifact.to_dict()
+    kind = data.get("kind") or getattr(artifact, "kind", "skill")
+    if kind == "skill" or "steps" in data:
+        return data
+    text = "\n".join(str(v) for k, v in data.items() if isinstance(v, str) and k != "name")
+    return {"name": data.get("name") or kind, "description": text, "when_to_use": text,
+            "steps": [line for line in text.splitlines() if line.strip()], "pitfalls": []}
+
+
+def score_of(checks: list[Check], written: bool, tokens: int, token_budget: int) -> tuple[float, float, bool]:
+    """(score, quality, passed) exactly as the SkillCraft optimizer computes them."""
+    quality = sum(c.passed for c in checks) / len(checks) if checks else 0.0
+    passed = written and all(c.passed for c in checks if c.critical)
+    eff = 1.0 - min(1.0, tokens / token_budget)
+    score = min(1.0, 0.80 + 0.19 * quality + 0.01 * eff) if passed else 0.79 * quality
+    return score, quality, passed
+
+
+class SkillCraftEvaluator:
+    """The offline SkillCraft-sim evaluator for one family."""
+
+    def __init__(
+        self,
+        family: str = "recipe",
+        data_dir: str | Path | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        usd_per_1k_tokens: float = DEFAULT_USD_PER_1K_TOKENS,
+        agent_config: AgentConfig | None = None,
+    ) -> None:
+        if not isinstance(token_budget, int) or token_budget <= 0:
+            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        if not math.isfinite(float(usd_per_1k_tokens)) or usd_per_1k_tokens < 0:
+            raise ValueError(f"usd_per_1k_tokens must be a finite non-negative number, got {usd_per_1k_tokens!r}")
+        self.family = family
+        self.spec = get_family(family)
+        self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
+        self.token_budget = token_budget
+        self.usd_per_1k_tokens = float(usd_per_1k_tokens)
+        self.agent_config = agent_config or AgentConfig()
+        self.world = self.spec.load_world(self.data_dir)
+        self._entities = self.spec.entity_names(self.world)
+        self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
+        self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    # -- caches: parsing the skill and the case is pure, so it is done once per distinct input.
+    def profile(self, artifact: Any) -> SkillProfile:
+        fields = skill_fields(artifact)
+        key = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+        prof = self._profiles.get(key)
+        if prof is None:
+            prof = analyse(fields, self.spec.behaviours, self._entities)
+            self._profiles[key] = prof
+            if len(self._profiles) > _PROFILE_CACHE_SIZE:
+                self._profiles.popitem(last=False)
+        return prof
+
+    def task(self, case: Case) -> Any:
+        family = case.metadata.get("family", self.family)
+        if family != self.family:
+            get_family(family)  # unknown family: ValueError names the known ones
+            raise ValueError(f"case {case.id!r} belongs to family {family!r}, evaluator is {self.family!r}")
+        key = (case.id, case.input, case.expected, tuple(sorted(case.metadata.items())))
+        task = self._tasks.get(key)
+        if task is None:
+            task = self.spec.parse_task(self.world, case)
+            self._tasks[key] = task
+            if len(self._tasks) > _TASK_CACHE_SIZE:
+                self._tasks.popitem(last=False)
+        return task
+
+    def run_episode(self, artifact: Any, case: Case, seed: int) -> tuple[Any, Episode]:
+        task = self.task(case)
+        episode = self.spec.simulate(self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
+        return task, episode
+
+    def evaluate(self, artifact: Any, cases: list[Case], seed: int) -> list[Evaluation]:
+        profile = self.profile(artifact)
+        tasks = [self.task(c) for c in cases]  # configuration errors surface before any work
+        out = []
+        for case, task in zip(cases, tasks, strict=True):
+            episode = self.spec.simulate(self.world, task, profile, Draws(seed, case.id), self.agent_config)
+            out.append(self._evaluation(case, task, profile, episode))
+        return out
+
+    def _evaluation(self, case: Case, task: Any, profile: SkillProfile, episode: Episode) -> Evaluation:
+        checks = self.spec.grade(task, episode.artifact)
+        score, quality, passed = score_of(checks, episode.artifact is not None, episode.tokens, self.token_budget)
+        return Evaluation(
+            case_id=case.id,
+            score=score,
+            output=episode.artifact_text,
+            feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
+            trace=render_trace(episode, profile.name, getattr(task, "output_file", "")),
+            objectives={
+                "official_quality": quality,
+                "passed": 1.0 if passed else 0.0,
+                "agent_tokens": float(episode.tokens),
+                "tool_calls": float(len(episode.calls)),
+                "skill_loaded": 1.0 if episode.loaded else 0.0,
+                "latency_ms": round(episode.latency_ms, 3),
+                "cost_usd": episode.tokens / 1000.0 * self.usd_per_1k_tokens,
+            },
+        )

@@ -1,0 +1,62 @@
+"""Deterministic toy evaluator / reflector with real variety, for long-run tests."""
+
+from __future__ import annotations
+
+import hashlib
+
+from gepa_lab import Case, Dataset, Evaluation, SkillSpec
+
+PHRASES = ["Check the result.", "Paginate to the end.", "Deduplicate by id.", "Validate fields.",
+           "Stop on an empty page.", "Normalise units."]
+
+
+def long_seed() -> SkillSpec:
+    return SkillSpec("Toy Skill", "a toy workflow", "when testing", ["Do the task."])
+
+
+def long_dataset() -> Dataset:
+    def cases(prefix: str, n: int) -> list[Case]:
+        return [Case(f"{prefix}-{i}", f"task {prefix} {i}", critical=(prefix == "ho" and i == 0)) for i in range(n)]
+
+    return Dataset("toy", "v1", cases("fb", 6), cases("val", 4), cases("ho", 4))
+
+
+def _unit(*parts: object) -> float:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
+    return int(digest[:12], 16) / 16**12
+
+
+class HashEvaluator:
+    """Score = skill coverage of case-specific phrases + seeded noise; deterministic per
+    (artifact, case, seed), independent of batching."""
+
+    def fingerprint(self) -> str:
+        return "hash-evaluator-v1"  # subclasses that only observe calls share the cache
+
+    def evaluate(self, artifact, cases, seed):
+        text = " ".join(artifact.steps + artifact.pitfalls)
+        out = []
+        for case in cases:
+            wanted = [p for i, p in enumerate(PHRASES) if _unit(case.id, i) < 0.5]
+            covered = sum(p in text for p in wanted) / max(1, len(wanted))
+            noise = 0.2 * _unit(seed, case.id, "noise")
+            score = min(1.0, 0.2 + 0.6 * covered + noise)
+            missing = [p for p in wanted if p not in text]
+            out.append(Evaluation(case.id, score, output=f"out {case.id}",
+                                  feedback="missing: " + "; ".join(missing),
+                                  objectives={"cost_usd": 0.001 * (1 + len(text) / 100)}))
+        return out
+
+
+class VaryingReflector:
+    """Adds a missing phrase named in the feedback (or a filler) to the selected component."""
+
+    def reflect(self, artifact, component, records):
+        data = artifact.to_dict()
+        missing = [p for r in records for p in r["feedback"].removeprefix("missing: ").split("; ") if p]
+        pick = missing[len(data["steps"]) % len(missing)] if missing else f"Be careful #{len(data['pitfalls'])}."
+        if component in ("steps", "pitfalls"):
+            data[component] = data[component] + [pick]
+        else:
+            data[component] = data[component] + f" ({pick})"
+        return data

@@ -1,0 +1,66 @@
+"""A run that SIGKILLs itself before its Nth paid evaluation (for the resume tests).
+
+usage: killable_run.py RUN_DIR LOG_PATH KILL_BEFORE [--resume] [--workers N]
+KILL_BEFORE counts evaluator calls made by this process (0 = never kill).
+Every paid evaluation is appended to LOG_PATH as one JSON line (artifact id, case id, seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed  # noqa: E402
+
+from gepa_lab import SearchConfig, optimize  # noqa: E402
+from gepa_lab.artifacts import artifact_id  # noqa: E402
+from gepa_lab.evaluation import EvaluationSettings  # noqa: E402
+
+
+class KillingEvaluator(HashEvaluator):
+    def __init__(self, log_path: Path, kill_before: int):
+        super().__init__()
+        self.log_path = log_path
+        self.kill_before = kill_before
+        self.count = 0
+
+    def evaluate(self, artifact, cases, seed):
+        self.count += 1
+        if self.kill_before and self.count == self.kill_before:
+            os.kill(os.getpid(), signal.SIGKILL)
+        results = super().evaluate(artifact, cases, seed)
+        with open(self.log_path, "a", encoding="utf-8") as fh:
+            for case in cases:
+                fh.write(json.dumps([artifact_id(artifact), case.id, seed]) + "\n")
+        return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("run_dir")
+    parser.add_argument("log_path")
+    parser.add_argument("kill_before", type=int)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    result = optimize(
+        long_seed(),
+        long_dataset(),
+        KillingEvaluator(Path(args.log_path), args.kill_before),
+        VaryingReflector(),
+        SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5),
+        run_dir=args.run_dir,
+        evaluation=EvaluationSettings(workers=args.workers),
+        resume=args.resume,
+    )
+    print(result.best_id)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""A real `mlflow server` on loopback serves a logged run: parent run, decision tags, nested runs
+and the holdout table, through the REST API only (what `mlflow ui` and other tools see)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from test_mlflow_tracker import proposal_events, toy_run
+
+READY_TIMEOUT_S = 60.0  # measured ~10 s on 2 cores
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(base: str, endpoint: str, **query: str) -> Any:
+    url = f"{base}{endpoint}?{urllib.parse.urlencode(query)}" if query else f"{base}{endpoint}"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def post(base: str, path: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"mlflow server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"mlflow server not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """The server runs uvicorn and a job runner as children: end its whole process group."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+
+def test_server_serves_run_decision_and_holdout_table(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    db = tmp_path / "mlflow.db"
+    run_dir = tmp_path / "run"
+    tracker = toy_run(f"sqlite:///{db}", run_dir, experiment="served")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+             "--backend-store-uri", f"sqlite:///{db}", "--workers", "1"],
+            cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        wait_ready(base, proc, log)
+        experiment = get(base, "/api/2.0/mlflow/experiments/get-by-name", experiment_name="gepa-lab")
+        exp_id = experiment["experiment"]["experiment_id"]
+        found = post(base, "/api/2.0/mlflow/runs/search", {
+            "experiment_ids": [exp_id],
+            "filter": "tags.experiment = 'served' and tags.`gepa.run_kind` = 'parent'",
+        })["runs"]
+        assert [r["info"]["run_id"] for r in found] == [tracker.run_id]
+        parent = found[0]
+        assert parent["info"]["status"] == "FINISHED"
+        tags = {t["key"]: t["value"] for t in parent["data"]["tags"]}
+        assert tags["promotion_eligible"] == "true"
+        assert tags["promotion_reason"] == "holdout requirements satisfied"
+        assert tags["stop_reason"] == "max_iterations"
+        assert tags["submission.status"] == "not_requested"
+        metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
+        assert abs(metrics["holdout_delta"] - 0.6) < 1e-9
+        contexts = sorted(t["value"] for i in parent["inputs"]["dataset_inputs"] for t in i["tags"]
+                          if t["key"] == "mlflow.data.context")
+        assert contexts == ["feedback", "holdout", "validation"]
+
+        nested = post(base, "/api/2.0/mlflow/runs/search", {
+            "experiment_ids": [exp_id], "max_results": 1000,
+            "filter": f"tags.`mlflow.parentRunId` = '{tracker.run_id}'",
+        })["runs"]
+        assert len(nested) == len(proposal_events(run_dir)) + 1
+
+        listing = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id, path="decision")
+        assert "decision/holdout_comparison.json" in {f["path"] for f in listing["files"]}
+        table = get(base, "/get-artifact", path="decision/holdout_comparison.json", run_uuid=tracker.run_id)
+        assert table["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]
+        assert [row[0] for row in table["data"]] == ["ho1", "ho2", "ho3"]
+    finally:
+        stop(proc)
+    assert proc.returncode is not None
