@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     w(f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}")
     w(f"- platform: {platform.platform()}; cpu count: {os.cpu_count()}; python {platform.python_version()}")
     w(f"- evaluator defaults: token_budget {DEFAULT_TOKEN_BUDGET:,}, usd_per_1k_tokens {DEFAULT_USD_PER_1K_TOKENS}")
-    w(f"- cases: " + ", ".join(f"{s} {len(splits[s])}" for s in SPLITS) + f"; seeds per statistic: {args.seeds}\n")
+    w("- cases: " + ", ".join(f"{s} {len(splits[s])}" for s in SPLITS) + f"; seeds per statistic: {args.seeds}\n")
 
     w("## Seed skill vs hand-written reference skill\n")
     w("Mean score over seeds (± sd of the split mean across seeds), pass rate, agent tokens, tool calls, "

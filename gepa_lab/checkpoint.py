@@ -84,13 +84,35 @@ def save_checkpoint(run_dir: Path, payload: dict[str, Any]) -> None:
 
 
 def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / CHECKPOINT_FILE
-    if not path.is_file():
-        raise ValueError(f"cannot resume {run_dir}: no {CHECKPOINT_FILE} there (was it a gepa_lab run dir?)")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads((run_dir / CHECKPOINT_FILE).read_text(encoding="utf-8"))
     if data.get("format") != FORMAT:
         raise ValueError(f"cannot resume {run_dir}: checkpoint format {data.get('format')} is not {FORMAT}")
     return data
+
+
+def prepare_resume(run_dir: Path, digests: dict[str, str], search: dict[str, Any],
+                   seed_id: str) -> tuple[str, dict[str, Any] | None]:
+    """(experiment id, checkpoint). No checkpoint yet (killed while scoring the seed) means the
+    run restarts from the beginning under the same id; the cache makes that free."""
+    if (run_dir / "result.json").exists():
+        raise ValueError(f"cannot resume {run_dir}: the run already finished (result.json exists)")
+    experiment = run_dir / "experiment.json"
+    if not experiment.is_file():
+        raise ValueError(f"cannot resume {run_dir}: no experiment.json there (is it a gepa_lab run dir?)")
+    recorded = json.loads(experiment.read_text(encoding="utf-8"))
+    if (run_dir / CHECKPOINT_FILE).is_file():
+        checkpoint = load_checkpoint(run_dir)
+    else:
+        checkpoint = None
+    reference = checkpoint or {
+        "digests": recorded["dataset"]["digests"],
+        "search": recorded["config"]["search"],
+        "seed_id": recorded["seed"]["id"],
+    }
+    check_resumable(reference, digests, search)
+    if reference["seed_id"] != seed_id:
+        raise ValueError("cannot resume: the seed artifact changed; resume needs the same seed")
+    return recorded["id"], checkpoint
 
 
 def check_resumable(checkpoint: dict[str, Any], digests: dict[str, str], search: dict[str, Any]) -> None:

@@ -19,8 +19,7 @@ from typing import Any, Protocol
 from gepa_lab.artifacts import Artifact, artifact_dict, artifact_id
 from gepa_lab.cache import EvaluationCache
 from gepa_lab.checkpoint import (
-    check_resumable,
-    load_checkpoint,
+    prepare_resume,
     save_checkpoint,
     state_from_json,
     state_to_json,
@@ -310,24 +309,19 @@ def optimize(
     checkpoint: dict[str, Any] | None = None
     if not resume and path is not None and (path / "experiment.json").exists():
         raise ValueError(f"{path} already holds a run record; resume it (resume=True) or use a new run_dir")
+    experiment_id = str(uuid.uuid4())
     if resume:
         if path is None:
             raise ValueError("resume needs the run directory of the interrupted run")
-        if (path / "result.json").exists():
-            raise ValueError(f"cannot resume {path}: the run already finished (result.json exists)")
-        checkpoint = load_checkpoint(path)
-        check_resumable(checkpoint, digests, asdict(config))
-        if checkpoint["seed_id"] != seed_id:
-            raise ValueError("cannot resume: the seed artifact changed; resume needs the same seed")
+        experiment_id, checkpoint = prepare_resume(path, digests, asdict(config), seed_id)
 
     sinks: list[Any] = []
     if path is not None:
         from gepa_lab.record import RunRecorder
 
-        sinks.append(RunRecorder(path, resume_from=checkpoint))
+        sinks.append(RunRecorder(path, resume=resume, checkpoint=checkpoint))
     sinks.extend(trackers)
     fanout = Trackers(sinks)
-    experiment_id = checkpoint["experiment_id"] if checkpoint else str(uuid.uuid4())
     cache = EvaluationCache(path / "cache.sqlite") if path is not None else None
     runner = CaseRunner(evaluator, settings, cache)
     run = _Run(dataset=dataset, reflector=reflector, config=config, runner=runner, trackers=fanout,

@@ -43,21 +43,23 @@ def write_json_atomic(path: Path, value: Any) -> None:
 class RunRecorder:
     """Tracker that writes the run record."""
 
-    def __init__(self, run_dir: Path, resume_from: dict[str, Any] | None = None):
+    def __init__(self, run_dir: Path, resume: bool = False, checkpoint: dict[str, Any] | None = None):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.resume_from = resume_from
+        self.resume = resume
+        self.resume_checkpoint = checkpoint
 
-    def _rewind(self, checkpoint: dict[str, Any]) -> None:
-        """Drop what the interrupted run wrote after its last checkpoint; the resumed run
-        rewrites it identically (from the evaluation cache)."""
-        record = checkpoint.get("record", {})
+    def _rewind(self, checkpoint: dict[str, Any] | None) -> None:
+        """Drop what the interrupted run wrote after its last checkpoint (everything, if it had
+        none); the resumed run rewrites it identically from the evaluation cache."""
+        checkpoint = checkpoint or {}
         events = self.dir / "events.jsonl"
         if events.exists():
             with open(events, "r+b") as fh:
-                fh.truncate(int(record.get("events_bytes", 0)))
+                fh.truncate(int(checkpoint.get("record", {}).get("events_bytes", 0)))
+        batches = int(checkpoint.get("batches", 0))
         for path in (self.dir / "evaluations").glob("*.json"):
-            if int(path.name.split("-", 1)[0]) >= int(checkpoint["batches"]):
+            if int(path.name.split("-", 1)[0]) >= batches:
                 path.unlink()
 
     def checkpoint(self, payload: dict[str, Any]) -> None:
@@ -70,9 +72,10 @@ class RunRecorder:
             fh.write(line + "\n")
 
     def start(self, run: RunInfo) -> None:
-        if self.resume_from is not None:
-            self._rewind(self.resume_from)
-            self._event("run_resumed", {"iteration": self.resume_from["state"]["iteration"]})
+        if self.resume:
+            self._rewind(self.resume_checkpoint)
+            iteration = self.resume_checkpoint["state"]["iteration"] if self.resume_checkpoint else None
+            self._event("run_resumed", {"iteration": iteration})
             return
         ds = run.dataset
         write_json_atomic(

@@ -53,14 +53,14 @@ def uninterrupted(tmp_path_factory) -> Path:
     return run_dir
 
 
-@pytest.mark.parametrize("kill_points", [(1,), (3,), (12,), (23,), (9, 14)])
+@pytest.mark.parametrize("kill_points", [(1,), (3,), (12,), (23,), (2, 9, 14)])
 def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, uninterrupted, kill_points):
     run_dir, log = tmp_path / "run", tmp_path / "paid.jsonl"
     for kill_before in kill_points:
-        killed = _script(run_dir, log, kill_before, *(["--resume"] if (run_dir / "checkpoint.json").exists() else []))
+        killed = _script(run_dir, log, kill_before, *(["--resume"] if (run_dir / "experiment.json").exists() else []))
         assert killed.returncode == -9, killed.stderr  # really SIGKILLed
         assert not (run_dir / "result.json").exists()
-    resumed = _script(run_dir, log, 0, *(["--resume"] if (run_dir / "checkpoint.json").exists() else []))
+    resumed = _script(run_dir, log, 0, "--resume")
     assert resumed.returncode == 0, resumed.stderr
 
     clean = json.loads((uninterrupted / "result.json").read_text())

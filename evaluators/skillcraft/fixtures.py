@@ -64,6 +64,7 @@ _METRIC_CHOICES: dict[str, list[tuple[str, int, list[float]]]] = {
     "spice": [("g", 1, [2, 5, 10])],
 }
 METRIC_SOURCE_SHARE = 0.55
+STALE_HINT_SHARE = 0.15
 _ADJECTIVES = [
     "Smoky", "Crispy", "Slow-Cooked", "Spiced", "Golden", "Rustic", "Herby", "Zesty", "Creamy",
     "Sticky", "Charred", "Braised", "Roasted", "Fiery", "Honeyed", "Garlicky", "Sunday", "Quick",
@@ -131,7 +132,7 @@ def generate_recipe_fixtures() -> dict[str, Any]:
         if len(members) < 3:
             continue
         delta = 0
-        if rng.random() < 0.25:
+        if rng.random() < STALE_HINT_SHARE:
             delta = rng.choice([d for d in (-3, -2, -1, 1, 2, 3) if len(members) + d > 0])
         listings[key] = {
             "overlap": rng.random() < 0.4,  # page k+1 repeats the last dish of page k

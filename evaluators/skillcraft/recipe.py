@@ -48,11 +48,11 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "derive the count", "counts must match", "count must match", "length of the id list",
     ), ("use total_hint as the count", "use the total hint", "trust the total", "report total_hint",
         "report the total hint")),
-    B("normalise_units", "convert quantities to g / ml / pcs", 0.4, 0.03, 0.996, (
+    B("normalise_units", "convert quantities to g / ml / pcs", 0.35, 0.03, 0.996, (
         "metric", "normalis*", "normaliz*", "convert*", "gram*", "millilit*", "g or ml", "g ml",
         "oz to g", "cups to ml", "cup to ml", "unit conversion", "in g and ml", "g ml or pcs",
     )),
-    B("fill_required_fields", "keep every required field, using placeholders for missing values", 0.45, 0.03, 0.996, (
+    B("fill_required_fields", "keep every required field, using placeholders for missing values", 0.4, 0.03, 0.996, (
         "required field*", "every field", "all fields", "missing field*", "missing value*", "null",
         "unknown", "to taste", "fill in", "do not omit", "don't omit", "never omit", "never drop",
         "do not drop", "mandatory field*", "missing cuisine", "placeholder*", "schema",
