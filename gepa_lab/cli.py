@@ -134,6 +134,7 @@ def search_config(conf: Config) -> Any:
         minibatch_size=conf.search.minibatch_size,
         random_seed=conf.search.random_seed,
         min_holdout_improvement=conf.promotion.min_holdout_improvement,
+        critical_tolerance=conf.promotion.critical_tolerance,
         max_cost_usd=conf.search.max_cost_usd,
         time_limit_s=conf.search.time_limit_s,
     )

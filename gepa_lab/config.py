@@ -37,6 +37,7 @@ class SearchGroupConfig:
 @dataclass
 class PromotionConfig:
     min_holdout_improvement: float = 0.0
+    critical_tolerance: float = 0.0  # 0 = DESIGN's exact rule: any drop on a critical case fails
 
 
 @dataclass
@@ -60,7 +61,7 @@ class SkillCraftEvaluatorConfig:
     name: str = "skillcraft"
     family: str = "recipe"
     data_dir: str | None = None  # None: datasets/skillcraft/<family>
-    token_budget: int = 20_000
+    token_budget: int = 200_000
     usd_per_1k_tokens: float = 0.002
 
 

@@ -51,6 +51,7 @@ class SearchConfig:
     minibatch_size: int = 3
     random_seed: int = 1
     min_holdout_improvement: float = 0.0
+    critical_tolerance: float = 0.0  # a critical holdout case may drop by at most this much
     max_cost_usd: float | None = None  # task + reflection spend; None = no money budget
     time_limit_s: float | None = None  # wall time for the search; None = no limit
 
@@ -66,6 +67,9 @@ class SearchConfig:
         m = self.min_holdout_improvement
         if not isinstance(m, (int, float)) or math.isnan(m) or not 0.0 <= m <= 1.0:
             raise ValueError("min_holdout_improvement must be between 0 and 1")
+        t = self.critical_tolerance
+        if not isinstance(t, (int, float)) or math.isnan(t) or not 0.0 <= t <= 1.0:
+            raise ValueError("critical_tolerance must be between 0 and 1")
         for name in ("max_cost_usd", "time_limit_s"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0):
@@ -384,6 +388,7 @@ def _finish(run: _Run, seed: Artifact, config: SearchConfig) -> tuple[Result, Pr
         baseline=base_holdout,
         candidate=cand_holdout,
         min_improvement=config.min_holdout_improvement,
+        critical_tolerance=config.critical_tolerance,
     )
     result = Result(
         algorithm=ALGORITHM,

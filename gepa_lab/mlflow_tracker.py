@@ -147,7 +147,8 @@ def table(columns: list[str], rows: Iterable[Iterable[Any]]) -> dict[str, Any]:
 
 
 def render(artifact: dict[str, Any] | None) -> str:
-    """Readable text of an artifact: SKILL.md for skills, indented JSON otherwise."""
+    """Readable text of an artifact for display and diffs: SKILL.md for skills, else one section
+    per field (a prompt's text diffs line by line, not as one JSON string)."""
     if artifact is None:
         return ""
     if artifact.get("kind", "skill") == "skill":
@@ -157,7 +158,11 @@ def render(artifact: dict[str, Any] | None) -> str:
             return artifact_from_dict(artifact).render_markdown()  # type: ignore[attr-defined]
         except ValueError:
             pass
-    return json.dumps(artifact, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    parts = []
+    for key, value in artifact.items():
+        text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"## {key}\n\n{text.rstrip()}\n")
+    return "\n".join(parts)
 
 
 def _ms(iso: str | None = None) -> int:
@@ -210,9 +215,8 @@ class MlflowTracker:
         self.errors: list[str] = []
         self._info: RunInfo | None = None
         self._common: dict[str, str] = {}  # tags every nested run repeats, for filtering
-        self._iteration_records: list[EvaluationRecord] = []  # current iteration's batches
+        self._iteration_records: list[EvaluationRecord] = []  # batches since the last proposal
         self._validation: dict[str, list[tuple[str, float]]] = {}  # candidate -> [(case, score)]
-        self._validation_records: dict[str, EvaluationRecord] = {}
         self._pool: list[dict[str, Any]] = []  # lineage: id, parent_id, iteration, validation_mean
         self._nested: dict[str, str] = {}  # candidate id -> nested run id (seed + accepted)
         self._logged_keys: set[str] = set()  # nested runs already in the store ("seed", "iteration-N")
@@ -221,7 +225,7 @@ class MlflowTracker:
         self._buffered_steps = 0
         self._trajectory: list[tuple[float, float]] = []  # (metric calls, best validation mean)
         self._calls = 0  # metric calls seen through evaluation records
-        self._proposals = 0
+        self._proposal_iterations: set[int] = set()  # a set: a resume replays an iteration
 
     # -- store access ------------------------------------------------------------------
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -253,8 +257,9 @@ class MlflowTracker:
                 raise
             return str(found.experiment_id)
 
-    def _check_reachable(self) -> None:
-        """An HTTP store would otherwise be retried with backoff for minutes before failing."""
+    def _preflight(self) -> None:
+        """An HTTP store would otherwise be retried with backoff for minutes before failing;
+        SQLite creates the file but not its folder."""
         if self.uri.startswith(("http://", "https://")):
             try:
                 with urllib.request.urlopen(self.uri.rstrip("/") + "/health", timeout=10) as reply:
@@ -268,7 +273,7 @@ class MlflowTracker:
     # -- hooks -------------------------------------------------------------------------
     def start(self, run: RunInfo) -> None:
         self._info = run
-        self._check_reachable()
+        self._preflight()
         try:
             from mlflow import MlflowClient
 
@@ -278,7 +283,12 @@ class MlflowTracker:
             if stored is not None:
                 self._resume(stored, run)
             else:
+                if run.resumed:
+                    log.warning("resumed run has no %s: a new MLflow run holds only what follows the "
+                                "interruption (the run record has all of it)", RUN_FILE)
                 self._create_parent(run, resumed_from=None)
+            if run.resumed:
+                self._restore_pool(run)
             self._write_run_file()
         except MlflowTrackingError:
             raise
@@ -295,20 +305,22 @@ class MlflowTracker:
                            "iteration": candidate.iteration, "validation_mean": mean})
         if candidate.parent_id is None:
             self._trajectory.append((float(self._calls), mean))
+            record = next((r for r in self._iteration_records
+                           if r.phase == "validation" and r.candidate_id == candidate.id), None)
+            self._iteration_records = []  # the seed's batch is not the first proposal's
             if self.client is not None and "seed" not in self._logged_keys:
-                self._safe("log seed run", self._log_seed, candidate)
+                self._safe("log seed run", self._log_seed, candidate, record)
         # An accepted child is logged with its proposal, which follows at once: one nested run.
 
     def evaluation(self, record: EvaluationRecord) -> None:
         self._calls += record.summary.cases
         if record.phase == "validation":
             self._validation[record.candidate_id] = [(e.case_id, e.score) for e in record.evaluations]
-            self._validation_records[record.candidate_id] = record
         if record.phase in _PHASE_PREFIX:
             self._iteration_records.append(record)
 
     def proposal(self, proposal: Proposal) -> None:
-        self._proposals += 1
+        self._proposal_iterations.add(proposal.iteration)
         records, self._iteration_records = self._iteration_records, []
         if self.client is None or f"iteration-{proposal.iteration}" in self._logged_keys:
             return  # resumed: this iteration's nested run is already in the store
@@ -329,7 +341,7 @@ class MlflowTracker:
             "task_cost_usd": stats.task_cost_usd,
             "reflection_cost_usd": stats.reflection_cost_usd,
             "cost_usd": stats.task_cost_usd + stats.reflection_cost_usd,
-            "proposals": self._proposals,
+            "proposals": len(self._proposal_iterations),
         }
         self._metrics += [Metric(k, float(v), now, stats.iteration) for k, v in values.items()]
         self._buffered_steps += 1
@@ -438,8 +450,8 @@ class MlflowTracker:
     def _log_inputs(self, run: RunInfo) -> None:
         """Each split as a run input (context = split), digest = our sha256 prefix: MLflow's own
         pandas digest drops list / dict columns and only looks at the first 10,000 rows."""
-        import mlflow.data
         import pandas as pd
+        from mlflow.data.pandas_dataset import from_pandas
         from mlflow.entities import DatasetInput, InputTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
@@ -451,8 +463,8 @@ class MlflowTracker:
                   "metadata": json.dumps(c.metadata, sort_keys=True)} for c in cases],
                 columns=["id", "input", "expected", "critical", "metadata"],
             )
-            dataset = mlflow.data.from_pandas(frame, name=f"{run.dataset.id}/{split}",
-                                              digest=digest[:DIGEST_MAX])
+            dataset = from_pandas(frame, name=f"{run.dataset.id}/{split}",
+                                  digest=digest[:DIGEST_MAX])
             inputs.append(DatasetInput(dataset=dataset._to_mlflow_entity(), tags=[
                 InputTag(MLFLOW_DATASET_CONTEXT, split),
                 InputTag("sha256", digest),
@@ -509,11 +521,11 @@ class MlflowTracker:
             page_token = page.token
             if not page_token:
                 break
-        self._proposals = len(self._logged_keys - {"seed"})
+        self._proposal_iterations = {int(k.split("-", 1)[1]) for k in self._logged_keys
+                                     if k.startswith("iteration-")}
         history = {k: {m.step: m.value for m in self.client.get_metric_history(self.run_id, k)}
                    for k in ("metric_calls", "best_validation_mean")}
         self._logged_steps = set(history["metric_calls"])
-        self._restore_pool(run)
         self._trajectory += [(history["metric_calls"][s], history["best_validation_mean"].get(s, math.nan))
                              for s in sorted(self._logged_steps)]
 
@@ -545,8 +557,7 @@ class MlflowTracker:
             self._logged_steps.update(m.step for m in metrics)
 
     # -- nested runs -------------------------------------------------------------------
-    def _log_seed(self, info: CandidateInfo) -> None:
-        record = self._validation_records.get(info.id)
+    def _log_seed(self, info: CandidateInfo, record: EvaluationRecord | None) -> None:
         metrics = {"iteration": -1.0}
         if record is not None:
             metrics.update(self._record_metrics(record))
@@ -570,10 +581,10 @@ class MlflowTracker:
                                      "minibatch_parent_sum": math.fsum(p.parent_scores)}
         if p.child_scores:
             metrics["minibatch_child_sum"] = math.fsum(p.child_scores)
-        for record in records:
-            # Only this proposal's own batches (a duplicate's id may have older validation rows).
-            if record.candidate_id in (p.parent_id, p.candidate_id):
-                metrics.update(self._record_metrics(record))
+        owner = {"feedback-parent": p.parent_id, "feedback-child": p.candidate_id, "validation": p.candidate_id}
+        own = [r for r in records if r.phase in owner and r.candidate_id == owner[r.phase]]
+        for record in own:
+            metrics.update(self._record_metrics(record))
         files: dict[str, Any] = {
             "reflection.json": {"component": p.component, "records": p.records, "reply": p.reply,
                                 "rationale": p.rationale, "status": p.status, "reason": p.reason},
@@ -586,8 +597,7 @@ class MlflowTracker:
             ["case_id", "parent_score", "child_score"],
             [(case, score, child.get(case)) for case, score in zip(p.minibatch, p.parent_scores, strict=False)],
         )}
-        validation = next((r for r in records if r.phase == "validation" and r.candidate_id == p.candidate_id),
-                          None)
+        validation = next((r for r in own if r.phase == "validation"), None)
         if validation is not None:
             tables["validation.json"] = self._validation_table(validation)
         name = f"it{p.iteration:03d}-{p.status}" + (f"-{p.candidate_id[:8]}" if p.candidate_id else "")
@@ -636,8 +646,9 @@ class MlflowTracker:
         try:
             self._log_batch(run_id, metrics=self._metric_list(metrics, now, step=0))
             self._log_files(run_id, {**files, **tables})
-        except Exception:
-            self._safe("mark nested run FAILED", self.client.set_terminated, run_id, "FAILED")
+        except BaseException as exc:  # never leave a nested run RUNNING, Ctrl-C included
+            status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+            self._safe("end unfinished nested run", self.client.set_terminated, run_id, status)
             raise
         self.client.set_terminated(run_id, "FINISHED")
         self._logged_keys.add(key)
@@ -645,6 +656,7 @@ class MlflowTracker:
 
     # -- decision and plots ------------------------------------------------------------
     def _log_decision(self, result: Result) -> None:
+        assert self.run_id is not None
         has_holdout = result.baseline_holdout.cases > 0
         cost = getattr(result, "cost_usd", {}) or {}
         metrics: dict[str, float] = {
@@ -653,7 +665,7 @@ class MlflowTracker:
             "candidate_validation_mean": result.candidate_validation.score,
             # Run totals (holdout included), named apart from the per-iteration series.
             "total_metric_calls": float(result.metric_calls),
-            "total_proposals": float(self._proposals),
+            "total_proposals": float(len(self._proposal_iterations)),
             "total_task_cost_usd": float(cost.get("task", 0.0)),
             "total_reflection_cost_usd": float(cost.get("reflection", 0.0)),
             "total_cost_usd": float(math.fsum(cost.values())),
@@ -698,9 +710,9 @@ class MlflowTracker:
                  for c in result.holdout_cases]),
             "decision/promotion_rules.json": table(
                 ["rule", "passed", "detail"], [(r["rule"], r["passed"], r["detail"]) for r in result.promotion_rules]),
-            "decision/result.json": result.to_dict(),
+            "decision/result.json": (result_dict := result.to_dict()),
         }
-        best = result.to_dict()["best"]
+        best = result_dict["best"]
         files["best/candidate.json"] = best
         if best.get("kind", "skill") == "skill":
             files["best/SKILL.md"] = render(best)
@@ -717,7 +729,7 @@ class MlflowTracker:
             lines.append(f"- holdout: {result.baseline_holdout.score:.4f} → {result.candidate_holdout.score:.4f} "
                          f"(delta {result.holdout_delta:+.4f}, {result.baseline_holdout.cases} cases)")
         lines.append(f"- stop: {result.stop_reason} after {result.metric_calls} metric calls; "
-                     f"{self._proposals} proposals, {result.candidate_count} candidates in the pool")
+                     f"{len(self._proposal_iterations)} proposals, {result.candidate_count} candidates in the pool")
         return clip("\n".join(lines))
 
     def _log_plots(self, result: Result) -> None:

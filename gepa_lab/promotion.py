@@ -37,8 +37,12 @@ def assess_promotion(
     baseline: Sequence[Evaluation],
     candidate: Sequence[Evaluation],
     min_improvement: float,
+    critical_tolerance: float = 0.0,
 ) -> PromotionDecision:
-    """`baseline` / `candidate` are holdout evaluations in holdout order (empty if no holdout)."""
+    """`baseline` / `candidate` are holdout evaluations in holdout order (empty if no holdout).
+
+    `critical_tolerance` (default 0, DESIGN's exact rule) lets a researcher ignore drops on a
+    critical case no larger than it (e.g. token-efficiency noise in a score)."""
     rules: list[RuleOutcome] = []
 
     rules.append(
@@ -64,7 +68,7 @@ def assess_promotion(
         regressed = [
             case.id
             for case, b, c in zip(holdout, baseline, candidate, strict=True)
-            if case.critical and c.score < b.score
+            if case.critical and c.score < b.score - critical_tolerance
         ]
         rules.append(
             RuleOutcome(

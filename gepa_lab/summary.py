@@ -27,6 +27,10 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str
     else:
         lines.append("  holdout     none configured")
     lines.append(f"  decision    {decision}: {result.promotion_reason}")
+    drops = [c for c in result.holdout_cases if c["critical"] and c["delta"] < 0]
+    if drops:
+        worst = ", ".join(f"{c['case_id']} {c['delta']:+.6f}" for c in drops)
+        lines.append(f"  critical    drops vs seed: {worst} (promotion.critical_tolerance sets what counts)")
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
     if run_dir is not None:

@@ -97,12 +97,12 @@ def toy_seed() -> SkillSpec:
 def toy_run(uri: str, run_dir: Path, *, experiment: str = "toy", random_seed: int = 1,
             iterations: int = 5, evaluator: ToyEvaluator | None = None, resume: bool = False,
             run_config: dict[str, Any] | None = None, tracker: MlflowTracker | None = None,
-            after: tuple[Any, ...] = ()) -> MlflowTracker:
+            after: tuple[Any, ...] = (), reflector: Any = None) -> MlflowTracker:
     """One toy search logged by `tracker` (default: a new one); `after`: more trackers."""
     tracker = tracker or MlflowTracker(uri, experiment, run_dir)
     config = {"experiment_name": experiment, "hydra_choices": {"experiment": experiment, "tracking": "mlflow"},
               **(run_config or {})}
-    optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), ToyReflector(),
+    optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), reflector or ToyReflector(),
              SearchConfig(max_iterations=iterations, minibatch_size=2, random_seed=random_seed),
              run_dir=run_dir, trackers=[tracker, *after], run_config=config, resume=resume)
     return tracker
@@ -268,6 +268,20 @@ def test_iteration_metrics_and_decision(finished, client, store, tmp_path, monke
     frame = client.load_table(parent.info.experiment_id, "decision/holdout_comparison.json",
                               run_ids=[tracker.run_id], extra_columns=["run_id"])
     assert list(frame["case_id"]) == ["ho1", "ho2", "ho3"] and set(frame["run_id"]) == {tracker.run_id}
+
+
+def test_a_rejected_first_proposal_gets_no_validation_of_the_seed(store, client, tmp_path) -> None:
+    class NoGain:
+        def reflect(self, artifact: Any, component: str, records: list[dict[str, Any]]) -> Any:
+            return {"steps": [*artifact.steps, "Also answer."]}
+
+    tracker = toy_run(store, tmp_path, experiment="toy-first", iterations=1, reflector=NoGain())
+    children = {c.data.tags["status"]: c for c in nested_runs(client, client.get_run(tracker.run_id))}
+    assert set(children) == {"seed", "rejected"}
+    rejected = children["rejected"].data.metrics
+    assert "validation_mean" not in rejected and rejected["minibatch_child_sum"] == pytest.approx(0.4)
+    assert children["seed"].data.metrics["validation_mean"] == pytest.approx(0.2)
+    assert client.get_run(tracker.run_id).data.tags["promotion_reason"] == "no accepted candidate improved validation"
 
 
 # -- failures, interruption, resume ----------------------------------------------------------
