@@ -1,0 +1,102 @@
+"""Dataset files through HF `datasets` (JSONL and Parquet), manifests and seed artifacts."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gepa_lab.contracts import split_digest
+from gepa_lab.data import load_artifact, load_dataset_dir, load_split
+
+ROWS = [
+    {"id": "a-1", "input": "task one", "expected": "{\"n\": 1}", "critical": False, "metadata": {"scale": "e1"}},
+    {"id": "a-2", "input": "task two", "expected": None, "critical": True, "metadata": {"scale": "h1", "k": "v"}},
+]
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_jsonl_and_parquet_give_the_same_cases_and_digest(tmp_path):
+    write_jsonl(tmp_path / "s.jsonl", ROWS)
+    pd.DataFrame(ROWS).to_parquet(tmp_path / "s.parquet")
+    from_jsonl = load_split(tmp_path / "s.jsonl")
+    from_parquet = load_split(tmp_path / "s.parquet")
+    assert [c.id for c in from_jsonl] == ["a-1", "a-2"]
+    assert from_jsonl[1].critical is True and from_jsonl[1].expected is None
+    # HF unifies struct columns (a missing key becomes None); None metadata values are dropped.
+    assert from_jsonl[0].metadata == {"scale": "e1"}
+    assert from_jsonl == from_parquet
+    assert split_digest(from_jsonl) == split_digest(from_parquet)
+
+
+def test_structured_input_is_canonicalised(tmp_path):
+    write_jsonl(tmp_path / "s.jsonl", [{"id": "x", "input": {"b": 1, "a": [1, 2]}, "expected": {"ok": True}}])
+    (case,) = load_split(tmp_path / "s.jsonl")
+    assert case.input == '{"a":[1,2],"b":1}' and case.expected == '{"ok":true}'
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{"id": "x", "input": "t", "extra": 1}], "unknown field(s) ['extra']"),
+        ([{"id": "x"}], "needs at least 'id' and 'input'"),
+    ],
+)
+def test_bad_rows_name_the_row_and_the_problem(tmp_path, rows, message):
+    write_jsonl(tmp_path / "s.jsonl", rows)
+    with pytest.raises(ValueError, match="row 1") as err:
+        load_split(tmp_path / "s.jsonl")
+    assert message in str(err.value)
+
+
+def test_unsupported_or_missing_files(tmp_path):
+    (tmp_path / "s.csv").write_text("id,input\n")
+    with pytest.raises(ValueError, match="use .jsonl, .json or .parquet"):
+        load_split(tmp_path / "s.csv")
+    with pytest.raises(FileNotFoundError, match="dataset split file not found"):
+        load_split(tmp_path / "missing.jsonl")
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    with pytest.raises(ValueError, match="cannot read dataset split"):
+        load_split(tmp_path / "bad.jsonl")
+
+
+def make_dir(tmp_path, holdout=True):
+    for split in ("feedback", "validation") + (("holdout",) if holdout else ()):
+        write_jsonl(tmp_path / f"{split}.jsonl", [{"id": f"{split}-{i}", "input": f"{split} {i}"} for i in range(3)])
+    return tmp_path
+
+
+def test_manifest_supplies_identity_and_guards_the_digests(tmp_path):
+    make_dir(tmp_path)
+    loaded = load_dataset_dir(tmp_path, id="d", version="1")
+    manifest = {"id": "toy", "version": "v9",
+                "splits": {s: {"file": f"{s}.jsonl", "sha256": d} for s, d in loaded.digests().items()}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    ds = load_dataset_dir(tmp_path)
+    assert (ds.id, ds.version) == ("toy", "v9") and ds.digests() == loaded.digests()
+    write_jsonl(tmp_path / "holdout.jsonl", [{"id": "holdout-0", "input": "changed"}])
+    with pytest.raises(ValueError, match="'holdout' does not match its manifest digest"):
+        load_dataset_dir(tmp_path)
+
+
+def test_holdout_can_be_switched_off(tmp_path):
+    make_dir(tmp_path, holdout=False)
+    ds = load_dataset_dir(tmp_path, id="d", version="1", files={"holdout": None})
+    assert ds.holdout == [] and len(ds.validation) == 3
+    with pytest.raises(FileNotFoundError):
+        load_dataset_dir(tmp_path, id="d", version="1")
+
+
+def test_seed_artifact_files(tmp_path):
+    (tmp_path / "seed.json").write_text(json.dumps({"kind": "prompt", "text": "Answer briefly."}))
+    assert load_artifact(tmp_path / "seed.json").to_dict() == {"text": "Answer briefly."}
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        load_artifact(tmp_path / "bad.json")
+    (tmp_path / "kind.json").write_text(json.dumps({"kind": "poem", "text": "x"}))
+    with pytest.raises(ValueError, match="unknown artifact kind 'poem'"):
+        load_artifact(tmp_path / "kind.json")
