@@ -14,7 +14,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gepa_lab.artifacts import Artifact, artifact_dict, artifact_id
 from gepa_lab.cache import EvaluationCache
@@ -37,6 +37,7 @@ from gepa_lab.search import (
     iteration_stats,
     run_iteration,
 )
+from gepa_lab.submission import RevisionSubmitter, submit_winner
 from gepa_lab.tracking import EvaluationRecord, RunInfo, Tracker, Trackers
 
 log = logging.getLogger("gepa_lab")
@@ -74,12 +75,6 @@ class SearchConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0):
                 raise ValueError(f"{name} must be a positive number (or null for no limit)")
-
-
-class RevisionSubmitter(Protocol):
-    def submit(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Store an eligible winner as a revision; returns at least {'revision_id', 'status'}."""
-        ...
 
 
 @dataclass
@@ -356,7 +351,7 @@ def optimize(
             cache.close()
     if submit:
         try:
-            _submit(result, decision, dataset, submitter)
+            submit_winner(result, decision, dataset, submitter)
         except Exception as exc:
             # The search finished: its result (and why submission failed) is kept on record.
             fanout.finish(result)
@@ -417,36 +412,3 @@ def _finish(run: _Run, seed: Artifact, config: SearchConfig) -> tuple[Result, Pr
         cost_usd={"task": run.task_cost_usd, "reflection": run.reflection_cost_usd},
     )
     return result, decision
-
-
-def _submit(result: Result, decision: PromotionDecision, dataset: Dataset,
-            submitter: RevisionSubmitter | None) -> None:
-    """Only an eligible winner is ever handed to the submitter."""
-    if not decision.eligible or submitter is None:
-        result.submission_reason = decision.reason
-        return
-    request = {
-        "source": f"optimization/{ALGORITHM}:{result.experiment_id}",
-        "artifact": artifact_dict(result.best),
-        "evidence": {
-            "experiment_id": result.experiment_id,
-            "dataset_id": dataset.id,
-            "dataset_version": dataset.version,
-            "digests": result.dataset["digests"],
-            "baseline_score": result.baseline_holdout.score,
-            "candidate_score": result.candidate_holdout.score,
-            "delta": result.holdout_delta,
-            "case_count": result.candidate_holdout.cases,
-            "objectives": dict(result.candidate_holdout.objectives),
-        },
-    }
-    try:
-        revision = submitter.submit(request)
-    except Exception as exc:
-        result.submission_reason = f"revision submission failed: {exc}"
-        raise
-    if not revision:
-        result.submission_reason = "revision submission failed: submitter returned no revision"
-        raise RuntimeError("revision submitter returned no revision")
-    result.revision = dict(revision)
-    result.submission_reason = f"revision submitted with status {revision.get('status')}"
