@@ -25,7 +25,7 @@ from gepa_lab.checkpoint import (
     state_to_json,
 )
 from gepa_lab.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, Summary
-from gepa_lab.evaluation import CaseRunner, EvaluationSettings
+from gepa_lab.evaluation import CaseRunner, EvaluationSettings, evaluator_fingerprint
 from gepa_lab.promotion import PromotionDecision, assess_promotion
 from gepa_lab.reflection import ReflectionSettings, ReflectorFailed
 from gepa_lab.search import (
@@ -195,6 +195,7 @@ class _Run:
             "digests": self.digests,
             "search": asdict(self.config),
             "seed_id": self.seed_id,
+            "evaluator": self.runner.fingerprint,
             "batches": self.batches,
             "task_cost_usd": self.task_cost_usd,
             "reflection_cost_usd": self.reflection_cost_usd,
@@ -313,6 +314,10 @@ def optimize(
         if path is None:
             raise ValueError("resume needs the run directory of the interrupted run")
         experiment_id, checkpoint = prepare_resume(path, digests, asdict(config), seed_id)
+        fingerprint = evaluator_fingerprint(evaluator)
+        if checkpoint is not None and checkpoint.get("evaluator", fingerprint) != fingerprint:
+            raise ValueError("cannot resume: the evaluator configuration changed (its fingerprint differs); "
+                             "resume with the original evaluator settings")
 
     sinks: list[Any] = []
     if path is not None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("gepa_lab.mlflow")
 
 RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run id, reused on resume
+CHECKPOINT_KEY = "mlflow_pending_metrics"  # parent metrics not yet in the store, per checkpoint
 DEFAULT_EXPERIMENT = "gepa-lab"
 # MLflow 3.17 limits (mlflow/utils/validation.py).
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
@@ -64,7 +65,10 @@ class MlflowTrackingConfig:
     experiment: str = DEFAULT_EXPERIMENT  # the MLflow experiment (not the gepa experiment)
     artifact_location: str | None = None  # new experiments only; null: <db dir>/mlruns/<name>
     plots: bool = True
-    flush_every: int = 10  # parent metrics: flush after this many iterations (and at checkpoints)
+    # Per-iteration parent metrics are written every `flush_every` iterations or `flush_seconds`,
+    # whichever comes first (fast simulated runs batch; slow real runs stay live in the UI).
+    flush_every: int = 10
+    flush_seconds: float = 30.0
 
 
 class MlflowTrackingError(RuntimeError):
@@ -88,7 +92,7 @@ def sqlite_path(uri: str) -> Path | None:
 def build_tracker(cfg: MlflowTrackingConfig, experiment_name: str, run_dir: Path | None) -> MlflowTracker:
     return MlflowTracker(cfg.uri, experiment_name, run_dir, mlflow_experiment=cfg.experiment,
                          artifact_location=cfg.artifact_location, plots=cfg.plots,
-                         flush_every=cfg.flush_every)
+                         flush_every=cfg.flush_every, flush_seconds=cfg.flush_seconds)
 
 
 # -- pure helpers ---------------------------------------------------------------------------
@@ -201,7 +205,7 @@ class MlflowTracker:
 
     def __init__(self, uri: str | None, experiment_name: str, run_dir: Path | str | None, *,
                  mlflow_experiment: str = DEFAULT_EXPERIMENT, artifact_location: str | None = None,
-                 plots: bool = True, flush_every: int = 10):
+                 plots: bool = True, flush_every: int = 10, flush_seconds: float = 30.0):
         self.uri = uri or default_uri()
         self.experiment_name = experiment_name
         self.run_dir = Path(run_dir) if run_dir is not None else None
@@ -209,6 +213,7 @@ class MlflowTracker:
         self.artifact_location = artifact_location
         self.plots = plots
         self.flush_every = max(1, int(flush_every))
+        self.flush_seconds = float(flush_seconds)
         self.client: Any = None
         self.run_id: str | None = None  # the parent run (for submission evidence)
         self.experiment_id: str | None = None
@@ -223,6 +228,7 @@ class MlflowTracker:
         self._logged_steps: set[int] = set()
         self._metrics: list[Any] = []  # buffered parent metrics
         self._buffered_steps = 0
+        self._flushed_at = time.monotonic()
         self._trajectory: list[tuple[float, float]] = []  # (metric calls, best validation mean)
         self._calls = 0  # metric calls seen through evaluation records
         self._proposal_iterations: set[int] = set()  # a set: a resume replays an iteration
@@ -345,13 +351,17 @@ class MlflowTracker:
         }
         self._metrics += [Metric(k, float(v), now, stats.iteration) for k, v in values.items()]
         self._buffered_steps += 1
-        if self._buffered_steps >= self.flush_every:
+        if (self._buffered_steps >= self.flush_every
+                or time.monotonic() - self._flushed_at >= self.flush_seconds):
             self._flush()
 
     def checkpoint(self, payload: dict[str, Any]) -> None:
-        # A resumed run replays from its last checkpoint, so every metric up to that point must
-        # already be in the store: a hard kill (no fail() call) must not leave a gap.
-        self._flush()
+        # A resumed run replays from its last checkpoint, so metrics buffered up to it must
+        # survive even a hard kill that never reaches fail(). They ride along in the checkpoint
+        # (written anyway, atomically) instead of costing a store write per iteration; a resume
+        # logs the ones the store lacks.
+        if self._metrics:
+            payload[CHECKPOINT_KEY] = [[m.key, m.value, m.timestamp, m.step] for m in self._metrics]
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
         if self.client is not None and self.run_id is not None:
@@ -507,20 +517,14 @@ class MlflowTracker:
         self.client.update_run(self.run_id, status="RUNNING")
         count = int(tags.get("resume_count", "0")) + 1
         self._log_batch(self.run_id, tags={"resume_count": str(count), "resumed": "true"})
-        page_token = None
-        while True:
-            page = self.client.search_runs([self.experiment_id],
-                                           f"tags.`mlflow.parentRunId` = '{self.run_id}'",
-                                           max_results=1000, page_token=page_token)
-            for child in page:
-                key, cid = child.data.tags.get("gepa.key"), child.data.tags.get("candidate_id")
-                if key:
-                    self._logged_keys.add(key)
-                if cid and child.data.tags.get("status") in ("seed", "accepted"):
-                    self._nested[cid] = child.info.run_id
-            page_token = page.token
-            if not page_token:
-                break
+        children = self.client.search_runs([self.experiment_id], f"tags.`{PARENT_RUN_TAG}` = '{self.run_id}'",
+                                           max_results=50_000)  # MLflow's cap; one per proposal
+        for child in children:
+            key, cid = child.data.tags.get("gepa.key"), child.data.tags.get("candidate_id")
+            if key:
+                self._logged_keys.add(key)
+            if cid and child.data.tags.get("status") in ("seed", "accepted"):
+                self._nested[cid] = child.info.run_id
         self._proposal_iterations = {int(k.split("-", 1)[1]) for k in self._logged_keys
                                      if k.startswith("iteration-")}
         history = {k: {m.step: m.value for m in self.client.get_metric_history(self.run_id, k)}
@@ -531,15 +535,17 @@ class MlflowTracker:
 
     def _restore_pool(self, run: RunInfo) -> None:
         """The pool the resumed search continues from (for lineage and heatmap plots)."""
-        if run.run_dir is None:
-            return
-        try:
-            from gepa_lab.checkpoint import load_checkpoint
+        from gepa_lab.checkpoint import CHECKPOINT_FILE, load_checkpoint
 
-            pool = load_checkpoint(Path(run.run_dir))["state"]["pool"]
+        if run.run_dir is None or not (Path(run.run_dir) / CHECKPOINT_FILE).is_file():
+            return  # killed before the first checkpoint: the engine starts over from the seed
+        try:
+            checkpoint = load_checkpoint(Path(run.run_dir))
+            pool = checkpoint["state"]["pool"]
         except (ValueError, KeyError, OSError) as exc:
-            log.warning("resumed MLflow run: plots will miss earlier candidates (%s)", exc)
+            log.warning("resumed MLflow run: plots and metrics may miss earlier iterations (%s)", exc)
             return
+        self._log_pending(checkpoint.get(CHECKPOINT_KEY) or [])
         for row in pool:
             scores = [(ev["case_id"], float(ev["score"])) for ev in row["validation"]]
             self._validation[row["id"]] = scores
@@ -549,10 +555,26 @@ class MlflowTracker:
             if row["parent_id"] is None:
                 self._trajectory.append((float(len(scores)), mean))
 
+    def _log_pending(self, rows: list[list[Any]]) -> None:
+        """Metrics an interrupted run had buffered at its last checkpoint (see `checkpoint`)."""
+        from mlflow.entities import Metric
+
+        missing = [Metric(k, float(v), int(ts), int(step)) for k, v, ts, step in rows
+                   if int(step) not in self._logged_steps]
+        if missing:
+            self._log_batch(str(self.run_id), metrics=missing)
+            self._logged_steps.update(m.step for m in missing)
+            by_step: dict[int, dict[str, float]] = {}
+            for m in missing:
+                by_step.setdefault(m.step, {})[m.key] = m.value
+            self._trajectory += [(v["metric_calls"], v["best_validation_mean"]) for v in by_step.values()
+                                 if "metric_calls" in v and "best_validation_mean" in v]
+
     def _flush(self) -> None:
         if self.client is None or self.run_id is None or not self._metrics:
             return
         metrics, self._metrics, self._buffered_steps = self._metrics, [], 0
+        self._flushed_at = time.monotonic()
         if self._safe("log iteration metrics", self._log_batch, self.run_id, metrics=metrics) is not None:
             self._logged_steps.update(m.step for m in metrics)
 

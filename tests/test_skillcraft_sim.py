@@ -343,3 +343,12 @@ def test_tokens_grow_with_skill_length_and_loops_multiply_them(ev, splits):
             (loops if "Repeated tool calls" in r.feedback and "search_recipes" in r.feedback.split("Repeated")[1]
              and r.objectives["tool_calls"] > 40 else plain).append(r.objectives["agent_tokens"])
     assert loops and statistics.median(loops) > 2 * statistics.median(plain)
+
+
+def test_fingerprint_names_every_result_changing_setting():
+    from evaluators.skillcraft import SkillCraftEvaluator
+
+    base = SkillCraftEvaluator().fingerprint()
+    assert SkillCraftEvaluator().fingerprint() == base
+    assert SkillCraftEvaluator(token_budget=100_000).fingerprint() != base
+    assert SkillCraftEvaluator(usd_per_1k_tokens=0.01).fingerprint() != base

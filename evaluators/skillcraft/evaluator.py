@@ -8,8 +8,10 @@ purpose), never by the artifact, so paired comparisons share their luck.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from dataclasses import asdict
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,19 @@ class SkillCraftEvaluator:
         self._entities = self.spec.entity_names(self.world)
         self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
         self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    def fingerprint(self) -> str:
+        """Everything that changes results besides (artifact, case, seed): the evaluation cache
+        key includes it, so a changed budget, price or fixture never reuses old scores."""
+        fixtures = hashlib.sha256()
+        for path in sorted(self.data_dir.glob("fixtures*.json")):
+            fixtures.update(path.read_bytes())
+        return json.dumps(
+            {"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
+             "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
+             "fixtures": fixtures.hexdigest()},
+            sort_keys=True,
+        )
 
     # -- caches: parsing the skill and the case is pure, so it is done once per distinct input.
     def profile(self, artifact: Any) -> SkillProfile:
