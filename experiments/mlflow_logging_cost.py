@@ -7,7 +7,8 @@ Configurations (each on a fresh SQLite store in a temp dir; store creation and i
 - floor/equivalent: the same payload as one of our nested runs (tags at create, one `log_batch`
   of metrics, one `log_artifacts` of a 6-file dir, terminate) written with the bare client.
 - tracker/hooks: `MlflowTracker` driven through its hooks with synthetic records (a proposal,
-  its evaluation batches, the iteration stats and a checkpoint flush per iteration).
+  its evaluation batches, the iteration stats and a checkpoint per iteration), with the default
+  batched parent metrics and with `flush_every=1`.
 - search/e2e: a toy `optimize` (instant evaluator) with the run record, with and without the
   tracker: the overhead per iteration a real run would see, start and finish included.
 
@@ -136,9 +137,10 @@ def floor_equivalent(n: int, work: Path, parts: dict[str, list[float]]) -> list[
 
 # -- the tracker through its hooks ---------------------------------------------------------------
 
-def tracker_hooks(n: int, work: Path) -> tuple[list[float], float, float]:
-    """Per iteration: 3 evaluation records, candidate (accepted ones), proposal, iteration,
-    checkpoint. Returns (per-iteration times, start seconds, finish seconds)."""
+def tracker_hooks(n: int, work: Path, flush_every: int = 10) -> tuple[list[float], float, float]:
+    """Per iteration: 3 evaluation records, candidate (accepted ones), proposal, iteration and
+    checkpoint, as the engine calls them with a run dir. Parent metrics go out every
+    `flush_every` iterations. Returns (per-iteration times, start seconds, finish seconds)."""
     from gepa_lab.artifacts import artifact_dict, artifact_id
     from gepa_lab.contracts import Summary
     from gepa_lab.engine import Result
@@ -150,7 +152,7 @@ def tracker_hooks(n: int, work: Path) -> tuple[list[float], float, float]:
     client, _, _ = fresh_store(work)  # creates the tables; the tracker uses its own experiment
     uri = client.tracking_uri
     run_dir = Path(tempfile.mkdtemp(dir=work))
-    tracker = MlflowTracker(uri, "bench", run_dir)
+    tracker = MlflowTracker(uri, "bench", run_dir, flush_every=flush_every, flush_seconds=3600)
     seed_id = artifact_id(seed)
     info = RunInfo("x", "gepa", datetime.now(UTC).isoformat(), dataset, dataset.digests(), artifact_dict(seed),
                    seed_id, {"search": {"random_seed": 1}}, False, str(run_dir))
@@ -227,7 +229,11 @@ def machine() -> dict[str, str]:
 
 
 def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:.1f}"
+    """Median, and the range over repeats when there are several."""
+    text = f"{statistics.median(values) * 1000:.1f}"
+    if len(values) > 1:
+        text += f" ({min(values) * 1000:.1f}–{max(values) * 1000:.1f})"
+    return text
 
 
 def repeat(fn: Callable[[], list[float]], repeats: int) -> list[float]:
@@ -255,6 +261,8 @@ def main() -> None:
             hooks.append(statistics.median(times))
             starts.append(start_s)
             finishes.append(finish_s)
+        unbatched = [statistics.median(tracker_hooks(args.n, work, flush_every=1)[0])
+                     for _ in range(args.repeats)]
         iterations = max(10, args.n // 4)
         bare, tracked = [], []
         for _ in range(args.repeats):
@@ -278,18 +286,22 @@ def main() -> None:
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
         "",
-        "## Per nested run / iteration (median over repeats of the per-item median)",
+        "## Per nested run / iteration",
+        "",
+        "Median over repeats of each repeat's per-item median; the range over repeats in brackets.",
         "",
         "| configuration | what is timed | ms |",
         "|---|---|---|",
         f"| floor/minimal | bare client: create_run + set_terminated | {ms(minimal)} |",
         f"| floor/equivalent | bare client: our payload (14 tags, 12 metrics, 6 files) | {ms(equivalent)} |",
-        f"| tracker/hooks | MlflowTracker: one iteration's hooks (nested run + metric flush) | {ms(hooks)} |",
-        f"| search/e2e | toy optimize, tracker on minus off, per iteration ({iterations} it.) | "
+        f"| tracker/hooks | MlflowTracker: one iteration's hooks (default: parent metrics every 10 iterations) | {ms(hooks)} |",
+        f"| tracker/hooks, unbatched | same with `flush_every=1` (one parent `log_batch` per iteration) | {ms(unbatched)} |",
+        f"| search/e2e | toy optimize, tracker on minus off, per iteration ({iterations} it., start and finish included) | "
         f"{ms(per_iter_overhead)} |",
         "",
         f"Tracker over the equivalent floor: **{statistics.median(hooks) / floor:.2f}x** "
-        f"({(statistics.median(hooks) - floor) * 1000:+.1f} ms per iteration).",
+        f"({(statistics.median(hooks) - floor) * 1000:+.1f} ms per iteration); unbatched "
+        f"{statistics.median(unbatched) / floor:.2f}x.",
         "",
         "Floor/equivalent split by call (median ms): "
         + ", ".join(f"{k} {ms(v)}" for k, v in parts.items()) + ".",
@@ -309,8 +321,14 @@ def main() -> None:
         "",
         "- A nested run cannot cost less than create + terminate (two SQLite transactions); our payload "
         "adds one `log_batch` and one `log_artifacts` directory copy, which is what floor/equivalent measures.",
-        "- The tracker's extra over that floor is the per-iteration parent-metric flush at each checkpoint "
-        "(one `log_batch`) and building the artifacts (SKILL.md render, diff, JSON).",
+        "- floor/equivalent carries an accepted candidate's payload (6 files incl. the validation table); "
+        "in tracker/hooks one proposal in three is accepted and the others write 5 smaller files, which "
+        "is why the tracker can come out below it. Per-call times vary 2x between repeats "
+        "(shared disk), so read ratios near 1 as 'at the floor'.",
+        "- Batching the per-iteration parent metrics saves one `log_batch` per iteration (the unbatched "
+        "row). Buffered metrics are not at risk: fail() flushes them, and each checkpoint carries the "
+        "unwritten ones, which a resume after a hard kill logs. Slow (real-model) runs flush every "
+        "`flush_seconds` (30 s) so the UI stays live.",
         "- Against any real evaluator (seconds per model call) this is noise; it matters only for the "
         "instant simulator.",
     ]

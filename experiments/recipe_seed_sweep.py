@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator  # noqa: E402
-
 from gepa_lab import SearchConfig, optimize  # noqa: E402
 from gepa_lab.data import load_artifact, load_dataset_dir  # noqa: E402
 

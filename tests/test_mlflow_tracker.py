@@ -332,6 +332,37 @@ def test_resume_reuses_the_parent_run_without_duplicates(store, client, tmp_path
     assert [n["parent_id"] is None for n in second._pool] == [True, False]
 
 
+def test_hard_kill_loses_no_iteration_metrics(store, client, tmp_path) -> None:
+    """SIGKILL / OOM: no fail() call, buffered metrics gone from memory. The checkpoint kept them."""
+    first = MlflowTracker(store, "toy-hard", tmp_path)
+    first.fail = lambda error: None  # type: ignore[method-assign]  # the process just dies
+    with pytest.raises(KeyboardInterrupt):
+        toy_run(store, tmp_path, experiment="toy-hard", tracker=first, after=(InterruptAfterIteration(2),))
+    assert client.get_run(first.run_id).info.status == "RUNNING"  # as a killed process leaves it
+    assert client.get_metric_history(first.run_id, "pool_size") == []  # never flushed
+    second = toy_run(store, tmp_path, experiment="toy-hard", resume=True)
+    assert second.run_id == first.run_id
+    assert [m.step for m in client.get_metric_history(first.run_id, "pool_size")] == [0, 1, 2, 3, 4]
+    assert client.get_run(first.run_id).info.status == "FINISHED"
+    assert len(nested_runs(client, client.get_run(first.run_id))) == 6
+
+
+def test_resume_of_a_run_killed_before_its_first_checkpoint(store, client, tmp_path) -> None:
+    class InterruptAtSeed:
+        def candidate(self, info: Any) -> None:
+            raise KeyboardInterrupt
+
+    first = MlflowTracker(store, "toy-early", tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        toy_run(store, tmp_path, experiment="toy-early", tracker=first, after=(InterruptAtSeed(),))
+    assert [c.data.tags["status"] for c in nested_runs(client, client.get_run(first.run_id))] == ["seed"]
+    second = toy_run(store, tmp_path, experiment="toy-early", resume=True)  # starts over from the seed
+    assert second.run_id == first.run_id
+    children = nested_runs(client, client.get_run(first.run_id))
+    assert len(children) == 1 + len(proposal_events(tmp_path)) == 6
+    assert [n["parent_id"] is None for n in second._pool] == [True, False]
+
+
 def test_unreachable_server_fails_before_any_evaluation(tmp_path) -> None:
     import socket
 
@@ -367,6 +398,46 @@ def test_logging_errors_are_counted_not_fatal(store, client, tmp_path, caplog) -
     assert "store hiccup" in parent.data.tags["mlflow_tracker.first_error"]
     assert len(nested_runs(client, parent)) == 5  # one proposal missing, and reported
     assert "MLflow logging failed" in caplog.text
+
+
+# -- the CLI (needs the wiring in gepa_lab.config / cli.py) -----------------------------------
+
+def _mlflow_wired() -> bool:
+    from gepa_lab.config import GROUP_SCHEMAS
+
+    return "mlflow_schema" in GROUP_SCHEMAS.get("tracking", {})
+
+
+@pytest.mark.skipif(not _mlflow_wired(), reason="tracking=mlflow is not registered in gepa_lab.config yet")
+def test_recipe_cli_run_logs_every_candidate(tmp_path) -> None:
+    """Issue 3's acceptance: one `experiment=recipe` run, default store (mlflow.db in the working
+    directory) -> one parent run whose nested runs = proposals in events.jsonl + the seed."""
+    import os
+    import subprocess
+    import sys
+
+    from mlflow import MlflowClient
+
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=mlflow"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = Path(next(line.split(None, 1)[1] for line in done.stdout.splitlines()
+                        if line.strip().startswith("record")).strip())
+    run_dir = run_dir if run_dir.is_absolute() else tmp_path / run_dir
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("gepa-lab")
+    parents = client.search_runs([experiment.experiment_id], "tags.`gepa.run_kind` = 'parent'")
+    assert len(parents) == 1
+    parent = parents[0]
+    tags = parent.data.tags
+    assert parent.info.status == "FINISHED" and tags["experiment"] == "recipe"
+    assert tags["hydra.experiment"] == "recipe" and tags["hydra.tracking"] == "mlflow"
+    for key in ("dataset.id", "dataset.version", "dataset.digest.holdout", "random_seed", "gepa_lab.version",
+                "promotion_eligible", "promotion_reason", "stop_reason", "submission.status"):
+        assert tags.get(key), key
+    assert len(nested_runs(client, parent)) == len(proposal_events(run_dir)) + 1
+    assert json.loads((run_dir / "mlflow_run.json").read_text())["run_id"] == parent.info.run_id
 
 
 # -- configuration and helpers ---------------------------------------------------------------

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict
 from collections import OrderedDict
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
