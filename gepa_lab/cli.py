@@ -188,6 +188,7 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
     from gepa_lab.data import load_artifact, load_dataset_dir, resolve_path
     from gepa_lab.engine import optimize
     from gepa_lab.evaluation import EvaluatorContractError, RunAborted
+    from gepa_lab.mlflow_tracker import MlflowTrackingError
     from gepa_lab.progress import ProgressTracker
     from gepa_lab.reflection import ReflectionSettings
     from gepa_lab.summary import format_summary
@@ -216,6 +217,11 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
         trackers: list[Any] = [ProgressTracker(search.max_metric_calls, conf.progress, search.max_iterations)]
+        if conf.tracking.name == "mlflow":
+            from gepa_lab.mlflow_tracker import build_tracker
+
+            # Last: a tracker whose start() fails after MLflow's would leave its run RUNNING.
+            trackers.append(build_tracker(conf.tracking, conf.experiment_name, run_dir))
         result = optimize(
             seed,
             dataset,
@@ -232,7 +238,7 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         )
     except UsageError as exc:
         fail(str(exc), 2)
-    except (ValueError, FileNotFoundError, EvaluatorContractError, RunAborted) as exc:
+    except (ValueError, FileNotFoundError, EvaluatorContractError, RunAborted, MlflowTrackingError) as exc:
         fail(str(exc), 1)
     except KeyboardInterrupt:
         print(

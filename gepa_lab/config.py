@@ -10,6 +10,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from gepa_lab.mlflow_tracker import MlflowTrackingConfig
+
 
 @dataclass
 class DatasetConfig:
@@ -104,7 +106,7 @@ GROUP_SCHEMAS: dict[str, dict[str, type]] = {
     "promotion": {"promotion_schema": PromotionConfig},
     "evaluator": {"skillcraft_schema": SkillCraftEvaluatorConfig},
     "reflector": {"heuristic_schema": HeuristicReflectorConfig},
-    "tracking": {"none_schema": NoTrackingConfig},
+    "tracking": {"none_schema": NoTrackingConfig, "mlflow_schema": MlflowTrackingConfig},
     "submitter": {"none_schema": NoSubmitterConfig},
 }
 

@@ -356,7 +356,8 @@ def optimize(
             cache.close()
     if submit:
         try:
-            submit_winner(result, decision, dataset, submitter)
+            run_id = next((getattr(t, "run_id", None) for t in trackers if getattr(t, "run_id", None)), None)
+            submit_winner(result, decision, dataset, submitter, mlflow_run_id=run_id)
         except Exception as exc:
             # The search finished: its result (and why submission failed) is kept on record.
             fanout.finish(result)

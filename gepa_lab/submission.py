@@ -20,7 +20,7 @@ class RevisionSubmitter(Protocol):
 
 
 def submit_winner(result: Result, decision: PromotionDecision, dataset: Dataset,
-                  submitter: RevisionSubmitter | None) -> None:
+                  submitter: RevisionSubmitter | None, mlflow_run_id: str | None = None) -> None:
     """Only an eligible winner is ever handed to the submitter."""
     if not decision.eligible or submitter is None:
         result.submission_reason = decision.reason
@@ -38,6 +38,7 @@ def submit_winner(result: Result, decision: PromotionDecision, dataset: Dataset,
             "delta": result.holdout_delta,
             "case_count": result.candidate_holdout.cases,
             "objectives": dict(result.candidate_holdout.objectives),
+            "mlflow_run_id": mlflow_run_id,
         },
     }
     try:
