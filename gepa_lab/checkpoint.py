@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +89,8 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
     return data
 
 
-def prepare_resume(run_dir: Path, digests: dict[str, str], search: dict[str, Any],
-                   seed_id: str) -> tuple[str, dict[str, Any] | None]:
+def prepare_resume(run_dir: Path, digests: dict[str, str], search: dict[str, Any], seed_id: str,
+                   evaluator: str) -> tuple[str, dict[str, Any] | None]:
     """(experiment id, checkpoint). No checkpoint yet (killed while scoring the seed) means the
     run restarts from the beginning under the same id; the cache makes that free."""
     if (run_dir / "result.json").exists():
@@ -112,6 +111,9 @@ def prepare_resume(run_dir: Path, digests: dict[str, str], search: dict[str, Any
     check_resumable(reference, digests, search)
     if reference["seed_id"] != seed_id:
         raise ValueError("cannot resume: the seed artifact changed; resume needs the same seed")
+    if reference.get("evaluator", evaluator) != evaluator:
+        raise ValueError("cannot resume: the evaluator configuration changed (its fingerprint differs); "
+                         "resume with the original evaluator settings")
     return recorded["id"], checkpoint
 
 
@@ -132,6 +134,3 @@ def check_resumable(checkpoint: dict[str, Any], digests: dict[str, str], search:
                 "rerun with the original overrides (see the run's .hydra/overrides.yaml)"
             )
 
-
-def search_fingerprint(config: Any) -> dict[str, Any]:
-    return asdict(config)

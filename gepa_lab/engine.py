@@ -116,7 +116,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-
 def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, submit: bool,
                      submitter: RevisionSubmitter | None) -> None:
     """DESIGN §2 order: seed, dataset, submitter, budget. Raises ValueError before any spend."""
@@ -313,11 +312,8 @@ def optimize(
     if resume:
         if path is None:
             raise ValueError("resume needs the run directory of the interrupted run")
-        experiment_id, checkpoint = prepare_resume(path, digests, asdict(config), seed_id)
-        fingerprint = evaluator_fingerprint(evaluator)
-        if checkpoint is not None and checkpoint.get("evaluator", fingerprint) != fingerprint:
-            raise ValueError("cannot resume: the evaluator configuration changed (its fingerprint differs); "
-                             "resume with the original evaluator settings")
+        experiment_id, checkpoint = prepare_resume(path, digests, asdict(config), seed_id,
+                                                   evaluator_fingerprint(evaluator))
 
     sinks: list[Any] = []
     if path is not None:

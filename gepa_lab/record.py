@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gepa_lab.redact import cap_bytes
-from gepa_lab.tracking import CandidateInfo, EvaluationRecord, IterationStats, Proposal, RunInfo
+from gepa_lab.tracking import CandidateInfo, EvaluationRecord, Proposal, RunInfo
 
 if TYPE_CHECKING:
     from gepa_lab.engine import Result
@@ -139,9 +139,6 @@ class RunRecorder:
                  "component": p.component, "iteration": p.iteration, "rationale": p.rationale},
             )
         self._event(p.event_kind, data)
-
-    def iteration(self, stats: IterationStats) -> None:
-        pass
 
     def finish(self, result: Result) -> None:
         write_json_atomic(self.dir / "result.json", result.to_dict())

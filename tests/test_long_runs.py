@@ -80,6 +80,12 @@ def test_resume_refuses_changed_config_or_data(tmp_path):
     changed = SearchConfig(max_iterations=9, minibatch_size=2, random_seed=5)
     with pytest.raises(ValueError, match="search setting max_iterations changed"):
         optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), changed, run_dir=run_dir, resume=True)
+    class Retuned(HashEvaluator):
+        def fingerprint(self) -> str:
+            return "hash-evaluator-v2"
+
+    with pytest.raises(ValueError, match="evaluator configuration changed"):
+        optimize(long_seed(), long_dataset(), Retuned(), VaryingReflector(), CONFIG, run_dir=run_dir, resume=True)
     ds = long_dataset()
     ds.validation[0] = type(ds.validation[0])("val-0", "a different task")
     with pytest.raises(ValueError, match="validation split changed"):
