@@ -139,7 +139,7 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, sub
 
 def max_iterations_allowed(config: SearchConfig, dataset: Dataset) -> int:
     """Pre-flight: how many iterations the metric budget allows at most."""
-    per_iteration = iteration_calls(min(config.minibatch_size, len(dataset.feedback)), len(dataset.validation))
+    per_iteration = iteration_calls(config.minibatch_size, dataset)
     room = config.max_metric_calls - len(dataset.validation) - 2 * len(dataset.holdout)
     return min(config.max_iterations, max(0, room // per_iteration))
 
@@ -227,7 +227,7 @@ class _Run:
         assert state is not None
         if state.iteration >= config.max_iterations:
             return "max_iterations"
-        per_iteration = iteration_calls(min(config.minibatch_size, len(ds.feedback)), len(ds.validation))
+        per_iteration = iteration_calls(config.minibatch_size, ds)
         reserve = 2 * len(ds.holdout)
         if not state.budget.can_spend(per_iteration, reserve):
             return "metric_budget"

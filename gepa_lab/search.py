@@ -102,8 +102,9 @@ class Scorer(Protocol):
                  phase: str) -> list[Evaluation]: ...
 
 
-def iteration_calls(batch: int, validation: int) -> int:
-    return 2 * batch + validation
+def iteration_calls(minibatch_size: int, dataset: Dataset) -> int:
+    """Metric calls one iteration may spend: parent + child minibatch, child validation."""
+    return 2 * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
 
 
 def run_iteration(

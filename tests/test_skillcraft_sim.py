@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers_skillcraft import DATA, load
 
 from evaluators.skillcraft import FAMILIES, SkillCraftEvaluator
 from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, score_of
@@ -21,13 +22,8 @@ from gepa_lab.artifacts import SkillSpec, artifact_from_dict
 from gepa_lab.contracts import Case, split_digest
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "datasets" / "skillcraft" / "recipe"
 OBJECTIVES = {"official_quality", "passed", "agent_tokens", "tool_calls", "skill_loaded", "latency_ms", "cost_usd"}
 SEEDS = range(12)
-
-
-def load(split: str) -> list[Case]:
-    return [Case.from_dict(json.loads(line)) for line in (DATA / f"{split}.jsonl").read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")
