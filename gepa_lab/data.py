@@ -14,17 +14,23 @@ from gepa_lab.artifacts import Artifact, artifact_from_dict
 from gepa_lab.contracts import SPLITS, Case, Dataset, split_digest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# A wheel install carries the repo's datasets/ as gepa_lab/bundled/.
+BUNDLED_DATASETS = Path(__file__).resolve().parent / "bundled"
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 
 
 def resolve_path(path: str | Path, base: Path | None = None) -> Path:
-    """Absolute as given; relative to `base`, then the working directory, then the project root."""
+    """Absolute as given; relative to `base`, then the working directory, then the project root,
+    then (for `datasets/...`) the copy bundled in an installed wheel."""
     p = Path(path).expanduser()
     if p.is_absolute():
         return p
-    for root in ([base] if base else []) + [Path.cwd(), PROJECT_ROOT]:
-        if (root / p).exists():
-            return root / p
+    candidates = [root / p for root in ([base] if base else []) + [Path.cwd(), PROJECT_ROOT]]
+    if p.parts and p.parts[0] == "datasets":
+        candidates.append(BUNDLED_DATASETS.joinpath(*p.parts[1:]))
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
     return (base or Path.cwd()) / p
 
 

@@ -126,10 +126,23 @@ def test_sigterm_checkpoints_exits_130_and_resume_finishes(tmp_path):
     assert json.loads((run_dir / "result.json").read_text())["stop_reason"] in ("max_iterations", "metric_budget")
 
 
-def test_wheel_ships_the_config(tmp_path):
+def test_non_editable_install_runs_the_recipe_experiment(tmp_path):
+    """The wheel carries the config and the recipe data, so no checkout is needed."""
+    wheels, target, cwd = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    cwd.mkdir()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
-    wheel = next(tmp_path.glob("gepa_lab-*.whl"))
+                    "-w", str(wheels), str(ROOT)], check=True, capture_output=True, timeout=300)
+    wheel = next(wheels.glob("gepa_lab-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"gepa_lab/conf/config.yaml", "gepa_lab/conf/experiment/recipe.yaml",
-            "gepa_lab/conf/search/gepa.yaml", "gepa_lab/__main__.py"} <= names
+            "gepa_lab/bundled/skillcraft/recipe/manifest.json"} <= names
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "decision" in done.stdout
+    assert str(target) in subprocess.run(
+        [sys.executable, "-c", "import gepa_lab; print(gepa_lab.__file__)"], cwd=cwd, env=env,
+        capture_output=True, text=True, check=True).stdout  # really the installed copy

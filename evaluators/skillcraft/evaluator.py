@@ -32,7 +32,11 @@ _TASK_CACHE_SIZE = 4096
 
 
 def default_data_dir(family: str) -> Path:
-    return REPO_ROOT / "datasets" / "skillcraft" / family
+    """The checkout's datasets/skillcraft/<family>, or the wheel's bundled copy."""
+    from gepa_lab.data import resolve_path
+
+    checkout = REPO_ROOT / "datasets" / "skillcraft" / family
+    return checkout if checkout.is_dir() else resolve_path(Path("datasets", "skillcraft", family))
 
 
 def skill_fields(artifact: Any) -> dict[str, Any]:
