@@ -47,7 +47,11 @@ def state_to_json(state: SearchState) -> dict[str, Any]:
                 "iteration": c.iteration,
                 "cursor": c.cursor,
                 "rationale": c.rationale,
-                "validation": [ev.to_dict() for ev in c.validation],
+                # Scores and objectives are all a pool member's validation is used for; the text
+                # stays in evaluations/ (keeps the per-iteration checkpoint small and fast).
+                "validation": [
+                    {"case_id": ev.case_id, "score": ev.score, "objectives": ev.objectives} for ev in c.validation
+                ],
             }
             for c in state.pool
         ],
@@ -79,7 +83,7 @@ def state_from_json(data: dict[str, Any], max_calls: int) -> SearchState:
 
 
 def save_checkpoint(run_dir: Path, payload: dict[str, Any]) -> None:
-    write_json_atomic(run_dir / CHECKPOINT_FILE, {"format": FORMAT, **payload})
+    write_json_atomic(run_dir / CHECKPOINT_FILE, {"format": FORMAT, **payload}, indent=None)
 
 
 def load_checkpoint(run_dir: Path) -> dict[str, Any]:

@@ -125,7 +125,9 @@ class Evaluation:
     objectives: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Hand-written: dataclasses.asdict deep-copies recursively and shows up in profiles.
+        return {"case_id": self.case_id, "score": self.score, "output": self.output, "feedback": self.feedback,
+                "trace": self.trace, "objectives": dict(self.objectives)}
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> Evaluation:

@@ -27,13 +27,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
+def write_json_atomic(path: Path, value: Any, indent: int | None = 2) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, indent=2, ensure_ascii=False, sort_keys=False)
-            fh.write("\n")
+            # dumps (one shot) uses the C encoder when indent is None; dump never does.
+            fh.write(json.dumps(value, indent=indent, ensure_ascii=False) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -122,6 +122,7 @@ class RunRecorder:
                 "results": results,
                 "recorded_at": _now(),
             },
+            indent=None,  # the bulk of a run record; compact keeps recording off the profile
         )
 
     def proposal(self, p: Proposal) -> None:
