@@ -59,9 +59,18 @@ class Case:
             id=str(row["id"]),
             input=raw_input,
             expected=expected,
-            critical=bool(row.get("critical") or False),
+            critical=_flag(row.get("critical"), row["id"]),
             metadata={str(k): str(v) for k, v in metadata.items() if v is not None},
         )
+
+
+def _flag(value: Any, case_id: Any) -> bool:
+    # bool("false") is True: only real booleans (or absent) are accepted.
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"case {case_id!r}: critical must be true or false, got {value!r}")
 
 
 def split_digest(cases: Sequence[Case]) -> str:

@@ -44,6 +44,7 @@ def test_structured_input_is_canonicalised(tmp_path):
     [
         ([{"id": "x", "input": "t", "extra": 1}], "unknown field(s) ['extra']"),
         ([{"id": "x"}], "needs at least 'id' and 'input'"),
+        ([{"id": "x", "input": "t", "critical": "false"}], "critical must be true or false"),
     ],
 )
 def test_bad_rows_name_the_row_and_the_problem(tmp_path, rows, message):
