@@ -122,7 +122,6 @@ def _process_evaluate(artifact: Artifact, case: Case, seed: int) -> object:
 @dataclass
 class CaseOutcome:
     evaluation: Evaluation
-    cached: bool = False
     error: str | None = None  # set when every attempt failed
 
 
@@ -141,7 +140,6 @@ class CaseRunner:
         self.cache = cache
         self.fingerprint = evaluator_fingerprint(evaluator)
         self.consecutive_failures = 0
-        self.evaluator_calls = 0
         self._fanout: ThreadPoolExecutor | None = None  # one waiter thread per in-flight case
         self._processes: Executor | None = None
 
@@ -162,7 +160,6 @@ class CaseRunner:
         # The evaluator gets copies: editing them must not corrupt the pool or the dataset.
         artifact, case = copy.deepcopy(artifact), copy.deepcopy(case)
         timeout = self.settings.timeout_s
-        self.evaluator_calls += 1
         if self.settings.backend == "process":
             future = self._executor().submit(_process_evaluate, artifact, case, seed)
             try:
@@ -226,7 +223,7 @@ class CaseRunner:
         if self.cache is None:
             return None
         hit = self.cache.get(cache_key(artifact_id, case.id, seed, self.fingerprint))
-        return CaseOutcome(hit, cached=True) if hit is not None else None
+        return CaseOutcome(hit) if hit is not None else None
 
     def _fresh(self, artifact: Artifact, artifact_id: str, case: Case, seed: int) -> CaseOutcome:
         outcome = self._evaluate_one(artifact, case, seed)

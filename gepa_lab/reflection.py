@@ -16,7 +16,13 @@ from typing import Any
 
 import json_repair
 
-from gepa_lab.artifacts import Artifact, artifact_id, get_component, with_component
+from gepa_lab.artifacts import (
+    Artifact,
+    artifact_from_dict,
+    artifact_id,
+    get_component,
+    with_component,
+)
 from gepa_lab.contracts import Case, Evaluation
 from gepa_lab.redact import prepare_field
 
@@ -72,15 +78,16 @@ def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> l
     return records
 
 
-def redacted_artifact(artifact: Artifact) -> dict[str, Any]:
-    """The artifact as the reflector may see it (every text bounded and redacted)."""
+def reflector_view(artifact: Artifact) -> Artifact:
+    """The artifact as the reflector may see it (every text bounded and redacted). The child is
+    still built from the real parent, with only the selected component replaced."""
     out: dict[str, Any] = {}
     for key, value in artifact.to_dict().items():
         if isinstance(value, list):
             out[key] = [prepare_field(v, FIELD_MAX_CHARS) for v in value]
         else:
             out[key] = prepare_field(value, FIELD_MAX_CHARS)
-    return out
+    return artifact_from_dict(out, artifact.kind)
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?|\n?\s*```\s*$")

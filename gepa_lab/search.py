@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gepa_lab.artifacts import Artifact, artifact_dict, artifact_from_dict, artifact_id
+from gepa_lab.artifacts import Artifact, artifact_dict, artifact_id
 from gepa_lab.contracts import Case, Dataset, Evaluation, Reflector, Summary
 from gepa_lab.pareto import instance_fronts, prune_dominated, select_parent
 from gepa_lab.reflection import (
@@ -20,7 +20,7 @@ from gepa_lab.reflection import (
     apply_reply,
     build_records,
     call_reflector,
-    redacted_artifact,
+    reflector_view,
 )
 from gepa_lab.tracking import CandidateInfo, IterationStats, Proposal
 
@@ -139,10 +139,8 @@ def run_iteration(
         records=records,
         parent_artifact=artifact_dict(parent.artifact),
     )
-    # The reflector gets a bounded, redacted view of the parent; the child is built from the real
-    # parent with only the selected component replaced.
-    view = artifact_from_dict(redacted_artifact(parent.artifact), parent.artifact.kind)
-    reply = call_reflector(reflector, view, component, records, reflection or ReflectionSettings())
+    reply = call_reflector(reflector, reflector_view(parent.artifact), component, records,
+                           reflection or ReflectionSettings())
     base["reply"] = reply
     try:
         child, rationale = apply_reply(parent.artifact, component, reply)

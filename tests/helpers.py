@@ -173,6 +173,13 @@ def full_dict(artifact: Any) -> dict[str, Any]:
     return d
 
 
+def add_improved_step(artifact: Any, component: str) -> dict[str, Any]:
+    """A scripted reply: the full artifact with IMPROVED_STEP appended to `steps`."""
+    d = full_dict(artifact)
+    d["steps"] = d["steps"] + [IMPROVED_STEP]
+    return d
+
+
 class ImprovingReflector(RecordingReflector):
     """Appends IMPROVED_STEP to `steps` and returns the full dict (whatever the component)."""
 

@@ -17,6 +17,7 @@ from helpers import (
     ScriptedReflector,
     TextReflector,
     ToyEvaluator,
+    add_improved_step,
     attach,
     dataset,
     full_dict,
@@ -324,17 +325,12 @@ def test_child_equal_to_a_pool_member_is_a_duplicate_and_never_evaluated(tmp_pat
     seed = seed_spec()
     seed_dict = full_dict(seed)
 
-    def improve(artifact, component):
-        d = full_dict(artifact)
-        d["steps"] = d["steps"] + [IMPROVED_STEP]
-        return d
-
     def revert_to_seed(artifact, component):
         return dict(seed_dict)
 
     # it0: seed/steps -> child accepted; it1-3: child/pitfalls, when_to_use, description ->
     # unchanged; it4: child/steps -> reverted to the seed's steps = the seed itself: duplicate.
-    ev, rf = attach(ToyEvaluator(), ScriptedReflector(improve, revert_to_seed))
+    ev, rf = attach(ToyEvaluator(), ScriptedReflector(add_improved_step, revert_to_seed))
     result = optimize(seed, dataset(2, 2, 0), ev, rf, SearchConfig(max_iterations=5, minibatch_size=2),
                       run_dir=tmp_path)
 

@@ -13,6 +13,7 @@ from helpers import (
     ImprovingReflector,
     ScriptedReflector,
     ToyEvaluator,
+    add_improved_step,
     attach,
     dataset,
     full_dict,
@@ -113,11 +114,6 @@ def test_every_search_event_kind_is_written(tmp_path):
         d["steps"] = d["steps"] + ["A neutral extra step."]
         return d
 
-    def improve(artifact, component):
-        d = full_dict(artifact)
-        d["steps"] = d["steps"] + [IMPROVED_STEP]
-        return d
-
     def back_to_seed(artifact, component):
         return full_dict(seed)
 
@@ -129,10 +125,10 @@ def test_every_search_event_kind_is_written(tmp_path):
         back_to_seed,
         same_score_change,
         same_score_change,  # it4 steps: scored, equal sums -> candidate_rejected
-        improve,  # it5-7: "did not change"
-        improve,
-        improve,
-        improve,  # it8 steps: strictly better -> candidate_accepted
+        add_improved_step,  # it5-7: "did not change"
+        add_improved_step,
+        add_improved_step,
+        add_improved_step,  # it8 steps: strictly better -> candidate_accepted
         back_to_seed,  # it9-11 unchanged; it12 child/steps == the seed -> candidate_duplicate
     )
     ev = ToyEvaluator()
