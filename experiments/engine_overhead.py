@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator  # noqa: E402
 from gepa_lab import SearchConfig, optimize  # noqa: E402
 from gepa_lab.data import load_artifact, load_dataset_dir  # noqa: E402
-from gepa_lab.evaluation import EvaluationSettings  # noqa: E402
+from gepa_lab import EvaluationSettings  # noqa: E402
 
 
 class TimedEvaluator(SkillCraftEvaluator):

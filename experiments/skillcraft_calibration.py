@@ -2,10 +2,10 @@
 
     python experiments/skillcraft_calibration.py [--seeds 20] [--out experiments/reports/skillcraft_calibration.md]
 
-Measures what the README reports: seed / reference skill scores per split, the share of
-looping cases without guidance, paired vs unpaired variance (common random numbers),
-per-case evaluation time, which single edits help which cases, overfitting probes, and a
-10-iteration closed loop with the heuristic reflector over 5 seeds.
+Measures what docs/skillcraft_sim.md §9 and the README report: seed / reference skill scores
+per split, the share of looping cases without guidance, paired vs unpaired variance (common
+random numbers), per-case evaluation time, which single edits help which cases, overfitting
+probes, and a 10-iteration closed loop with the heuristic reflector over 5 seeds.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, DEFAULT_USD_PE
 from evaluators.skillcraft.recipe import REFERENCE_SKILL, SEED_SKILL  # noqa: E402
 from evaluators.skillcraft.remedies import BLOAT  # noqa: E402
 from evaluators.skillcraft.rng import derived_rng  # noqa: E402
-from gepa_lab.artifacts import SkillSpec, artifact_from_dict  # noqa: E402
-from gepa_lab.contracts import Case  # noqa: E402
-from gepa_lab.reflection import ReflectionRejected, apply_reply, build_records  # noqa: E402
+from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict  # noqa: E402
+from gepa_lab.core.contracts import Case  # noqa: E402
+from gepa_lab.core.errors import ReflectionRejected  # noqa: E402
+from gepa_lab.search.reflection import apply_reply, build_records  # noqa: E402
 
 DATA = REPO / "datasets" / "skillcraft" / "recipe"
 SPLITS = ("feedback", "validation", "holdout")
@@ -168,7 +169,7 @@ def engine_section(w: Callable[[str], None]) -> None:
 
     try:
         from gepa_lab.data import load_artifact, load_dataset_dir
-        from gepa_lab.engine import SearchConfig, optimize
+        from gepa_lab import SearchConfig, optimize
     except ImportError as exc:  # the engine is another part of the project
         w(f"## Default experiment\n\nSkipped: {exc}\n")
         return

@@ -1,23 +1,57 @@
-"""gepa-lab: offline GEPA optimization research harness."""
+"""gepa-lab: offline GEPA optimization research harness.
 
-from gepa_lab.artifacts import PromptArtifact, RoutingPolicy, SkillSpec, ToolDescription
-from gepa_lab.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, Summary
-from gepa_lab.engine import Result, SearchConfig, optimize
+    from gepa_lab import load_dataset_dir, load_artifact, optimize, SearchConfig
+
+The names below are the stable library surface; submodules may move.
+"""
+
+from gepa_lab.core.artifacts import PromptArtifact, RoutingPolicy, SkillSpec, ToolDescription
+from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter, Summary
+from gepa_lab.core.errors import (
+    ConfigError,
+    EvaluatorContractError,
+    EvaluatorError,
+    GepaLabError,
+    ReflectorError,
+    RunAborted,
+)
+from gepa_lab.core.events import Tracker
+from gepa_lab.core.result import Result
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.data import DatasetSource, load_artifact, load_dataset, load_dataset_dir
+from gepa_lab.search.engine import optimize
+from gepa_lab.search.pareto import select_parent
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Case",
+    "ConfigError",
     "Dataset",
+    "DatasetSource",
     "Evaluation",
+    "EvaluationSettings",
     "Evaluator",
+    "EvaluatorContractError",
+    "EvaluatorError",
+    "GepaLabError",
+    "PromotionPolicy",
     "PromptArtifact",
+    "ReflectionSettings",
     "Reflector",
+    "ReflectorError",
     "Result",
+    "RevisionSubmitter",
     "RoutingPolicy",
+    "RunAborted",
     "SearchConfig",
     "SkillSpec",
     "Summary",
     "ToolDescription",
+    "Tracker",
+    "load_artifact",
+    "load_dataset",
+    "load_dataset_dir",
     "optimize",
+    "select_parent",
 ]

@@ -1,8 +1,8 @@
-"""`python -m gepa_lab experiment=recipe` — the Hydra entry point."""
+"""`python -m gepa_lab experiment=recipe`: the Hydra entry point."""
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 import hydra
@@ -26,8 +26,23 @@ def main(cfg: DictConfig) -> None:
     run(cfg, Path(runtime.output_dir), dict(runtime.choices))
 
 
-if __name__ == "__main__":
-    from gepa_lab.cli import precheck_overrides
+def entry() -> None:
+    """Hydra prints its own multi-line errors unless HYDRA_FULL_ERROR is set, in which case it
+    raises them: we turn composition errors (single run or -m) into one line and exit code 2."""
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
-    precheck_overrides(CONF_DIR, sys.argv[1:])
-    main()
+    from gepa_lab.cli import describe_config_error, fail
+    from gepa_lab.core.errors import ConfigError
+
+    try:
+        main()
+    except ConfigError as exc:  # raised by the config check before any run directory exists
+        fail(str(exc), 2)
+    except (HydraException, OmegaConfBaseException) as exc:
+        fail(describe_config_error(exc), 2)
+
+
+if __name__ == "__main__":
+    entry()

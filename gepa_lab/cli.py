@@ -1,18 +1,29 @@
 """The Hydra task: turn a composed config into objects, run `optimize`, print the decision.
 
-Configuration and input errors end with one line on stderr and exit code 2 (config) or 1 (run).
+Every error ends with one line on stderr: exit code 2 for configuration and command-line errors,
+1 for a run that could not start or finish, 130 for an interrupt (the run stays resumable).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import difflib
+import importlib
+import inspect
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from gepa_lab.config import Config
+from gepa_lab.core.errors import ConfigError, GepaLabError, describe
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -20,39 +31,8 @@ OFFLINE_ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "HF_HUB_OFFLINE": "1",
 }
-
-
-class UsageError(Exception):
-    """A bad config value or CLI argument (exit code 2)."""
-
-
-_NOISE = ("object_type=", "reference_type=", "Set the environment variable", "Config search path",
-          "provider=", "To append to your config")
-
-
-def one_line(exc: BaseException) -> str:
-    """Hydra/OmegaConf messages span lines (key, full_key, search path...); keep the substance."""
-    parts: list[str] = []
-    current: BaseException | None = exc
-    while current is not None:
-        lines = [ln.strip() for ln in str(current).splitlines() if ln.strip()]
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            if line.startswith("Available options in"):
-                options = []
-                i += 1
-                while i < len(lines) and not lines[i].startswith(_NOISE) and " " not in lines[i]:
-                    if not lines[i].endswith("_schema"):  # structured-config schemas, not choices
-                        options.append(lines[i])
-                    i += 1
-                parts.append(f"available: {', '.join(options) or 'none'}")
-                continue
-            if not line.startswith(_NOISE) and line.rstrip(".") not in parts:
-                parts.append(line.rstrip("."))
-            i += 1
-        current = current.__cause__
-    return "; ".join(parts) or type(exc).__name__
+KEYS_HINT = "`python -m gepa_lab --cfg job` prints every key"
+_HYDRA_KEYS = {"_target_", "_args_", "_partial_", "_convert_", "_recursive_"}
 
 
 def fail(message: str, code: int) -> None:
@@ -60,121 +40,169 @@ def fail(message: str, code: int) -> None:
     raise SystemExit(code)
 
 
-def precheck_overrides(conf_dir: Path, args: list[str]) -> None:
-    """Compose once before Hydra does, so a bad override gets a one-line error and exit 2.
+# -- configuration errors -----------------------------------------------------------------------
+def describe_config_error(exc: BaseException) -> str:
+    """One line for a Hydra / OmegaConf composition error, built from the exceptions' fields."""
+    from hydra.errors import MissingConfigException, OverrideParseException
 
-    Runs with flags (--help, -m, --cfg ...) are left to Hydra itself.
-    """
-    if any(a.startswith("-") for a in args):
-        return
-    from hydra import compose, initialize_config_dir
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for err in chain:
+        if isinstance(err, MissingConfigException) and err.missing_cfg_file:
+            group, _, option = err.missing_cfg_file.rpartition("/")
+            if group:
+                options = ", ".join(err.options or []) or "none"
+                return f"unknown option {group}={option}; available: {options}"
+            return f"config {err.missing_cfg_file!r} not found"
+        if isinstance(err, OverrideParseException):
+            return f"cannot parse the override {err.override!r}; write key=value (`python -m gepa_lab --help`)"
+        if isinstance(err, OmegaConfBaseException) and err.full_key:
+            if isinstance(err, ValidationError):
+                reason = str(err.msg).splitlines()[0] if err.msg else "wrong type"
+                return f"config key {err.full_key} cannot take {err.value!r}: {reason}"
+            return unknown_key(str(err.full_key), _siblings(err))
+    first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    return first.strip()
 
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3", job_name="gepa_lab"):
-            cfg = compose(config_name="config", overrides=args)
-        to_config(cfg)
-    except UsageError as exc:
-        fail(str(exc), 2)
-    except Exception as exc:  # Hydra raises several composition / override exception types
-        message = one_line(exc)
-        hint = ""
-        if "Could not find" in message:
-            hint = " (pick one of the available options)"
-        elif "not in" in message:
-            hint = " (check the key name; `python -m gepa_lab --cfg job` prints every key)"
-        fail(message + hint, 2)
+
+def _siblings(err: OmegaConfBaseException) -> list[str]:
+    parent = err.parent_node
+    if isinstance(parent, DictConfig):
+        return [str(k) for k in parent.keys()]
+    schema = err.object_type
+    return [f.name for f in dataclasses.fields(schema)] if dataclasses.is_dataclass(schema) else []
 
 
-def _unknown_keys(node: Any, schema: Any, prefix: str) -> list[str]:
-    """Keys Hydra let through (`+key=value` force-adds even on typed nodes)."""
-    import dataclasses
+def unknown_key(full_key: str, known: list[str]) -> str:
+    name = full_key.rpartition(".")[2]
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown config key {full_key!r}{hint} ({KEYS_HINT})"
 
-    if not dataclasses.is_dataclass(schema) or not isinstance(node, DictConfig):
+
+def _forced_keys(node: DictConfig, prefix: str = "") -> list[str]:
+    """Keys a `+key=value` override force-added to a typed group (Hydra accepts those silently)."""
+    schema = OmegaConf.get_type(node)
+    if not dataclasses.is_dataclass(schema):
         return []
-    fields = {f.name: f for f in dataclasses.fields(schema)}
+    fields = [f.name for f in dataclasses.fields(schema)]
     found = []
     for key in map(str, node.keys()):
         if key not in fields:
-            found.append(f"{prefix}{key}")
-            continue
-        child = node._get_node(key)
-        child_schema = OmegaConf.get_type(child) if isinstance(child, DictConfig) else None
-        found += _unknown_keys(child, child_schema, f"{prefix}{key}.")
+            found.append(unknown_key(prefix + key, fields))
+        elif OmegaConf.is_dict(child := node[key]):
+            found += _forced_keys(child, f"{prefix}{key}.")
     return found
 
 
 def to_config(cfg: DictConfig) -> Config:
-    """Full validation: types, missing values, unknown keys, value ranges."""
-    unknown = _unknown_keys(cfg, Config, "")
-    if unknown:
-        raise UsageError(
-            f"unknown config key {unknown[0]!r}; check the spelling (`python -m gepa_lab --cfg job` prints every key)"
-        )
+    """Full validation (types, unknown keys, value ranges) into the root dataclass."""
+    forced = _forced_keys(cfg)
+    if forced:
+        raise ConfigError(forced[0])
     try:
         obj = OmegaConf.to_object(cfg)
-    except Exception as exc:
-        raise UsageError(one_line(exc)) from exc
+    except OmegaConfBaseException as exc:
+        raise ConfigError(describe_config_error(exc)) from exc
     assert isinstance(obj, Config)
-    try:
-        search_config(obj).validate()
-        evaluation_settings(obj).validate()
-        if obj.progress not in ("auto", "bar", "log", "off"):
-            raise ValueError(f"progress must be one of auto, bar, log, off (got {obj.progress!r})")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
     return obj
 
 
-def search_config(conf: Config) -> Any:
-    from gepa_lab.engine import SearchConfig
-
-    return SearchConfig(
-        max_iterations=conf.search.max_iterations,
-        max_metric_calls=conf.search.max_metric_calls,
-        minibatch_size=conf.search.minibatch_size,
-        random_seed=conf.search.random_seed,
-        min_holdout_improvement=conf.promotion.min_holdout_improvement,
-        critical_tolerance=conf.promotion.critical_tolerance,
-        max_cost_usd=conf.search.max_cost_usd,
-        time_limit_s=conf.search.time_limit_s,
-    )
+# -- `_target_` groups --------------------------------------------------------------------------
+TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False}  # required?
 
 
-def evaluation_settings(conf: Config) -> Any:
-    from gepa_lab.evaluation import EvaluationSettings
-
-    e = conf.evaluation
-    return EvaluationSettings(workers=e.workers, backend=e.backend, timeout_s=e.timeout_s,
-                              max_retries=e.max_retries, retry_backoff_s=e.retry_backoff_s,
-                              max_consecutive_failures=e.max_consecutive_failures)
-
-
-def build_evaluator(cfg: Any) -> Any:
-    if cfg.name == "skillcraft":
-        from evaluators.skillcraft import SkillCraftEvaluator
-
-        return SkillCraftEvaluator(
-            family=cfg.family,
-            data_dir=cfg.data_dir,
-            token_budget=cfg.token_budget,
-            usd_per_1k_tokens=cfg.usd_per_1k_tokens,
-        )
-    raise UsageError(f"unknown evaluator {cfg.name!r}")
+def _target(group: str, node: Any, required: bool) -> Any:
+    """The class a `_target_` group names, after checking the keys against its constructor."""
+    if node is None or (OmegaConf.is_dict(node) and len(node) == 0):
+        if required:
+            raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
+        return None
+    if not OmegaConf.is_dict(node) or "_target_" not in node:
+        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group}/)")
+    path = str(node["_target_"])
+    target = _locate(group, path)
+    _check_arguments(group, target, [str(k) for k in node.keys() if k not in _HYDRA_KEYS])
+    return target
 
 
-def build_reflector(cfg: Any) -> Any:
-    if cfg.name == "heuristic":
-        from evaluators.skillcraft import HeuristicReflector
+def _locate(group: str, path: str) -> Any:
+    """`package.module.Name` -> the object (quietly: hydra.utils.get_object logs its failures)."""
+    module_name, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{group}._target_ {path!r} cannot be imported: {describe(exc)}") from exc
 
-        return HeuristicReflector(seed=cfg.seed)
-    raise UsageError(f"unknown reflector {cfg.name!r}")
+
+def check_config(cfg: DictConfig) -> Config:
+    """Everything that can be checked without building anything; raises ConfigError."""
+    conf = to_config(cfg)
+    for group, required in TARGET_GROUPS.items():
+        _target(group, cfg[group], required)
+    return conf
 
 
+def build(group: str, node: Any) -> Any:
+    """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
+    from hydra.utils import instantiate
+
+    if _target(group, node, TARGET_GROUPS[group]) is None:
+        return None
+    try:
+        return instantiate(node, _convert_="all")
+    except Exception as exc:
+        cause = exc.__cause__ or exc
+        if isinstance(cause, (TypeError, ValueError)):
+            raise ConfigError(f"{group}: {describe(cause)}") from cause
+        raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause
+
+
+def _check_arguments(group: str, target: Any, keys: list[str]) -> None:
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in keys:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown config key '{group}.{key}'; {hint}{group} takes: {', '.join(accepted)}")
+    for name, p in params.items():
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in keys:
+            raise ConfigError(f"config key '{group}.{name}' is required")
+
+
+class ConfigCheck(Callback):
+    """Registered in conf/config.yaml (`hydra.callbacks`): checks the composed config before Hydra
+    creates a run directory (single run) or launches any job (multirun); each job checks its own
+    config again in `run`."""
+
+    def _check(self, config: DictConfig) -> None:
+        task = copy.deepcopy(config)
+        with read_write(task), open_dict(task):
+            del task["hydra"]
+        try:
+            check_config(task)
+        except ConfigError as exc:
+            fail(str(exc), 2)  # SystemExit: Hydra turns a callback's exceptions into warnings
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+
+# -- the task -----------------------------------------------------------------------------------
 def _sigterm_as_interrupt() -> None:
-    """SIGTERM takes the Ctrl-C path: checkpoint kept, MLflow run KILLED, exit 130."""
-    import signal
-    import threading
-
+    """SIGTERM takes the Ctrl-C path: checkpoint kept, trackers told, exit 130."""
     if threading.current_thread() is threading.main_thread():
         def handler(signum: int, frame: Any) -> None:
             raise KeyboardInterrupt(f"signal {signum}")
@@ -185,67 +213,37 @@ def _sigterm_as_interrupt() -> None:
 def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
-    from gepa_lab.data import load_artifact, load_dataset_dir, resolve_path
-    from gepa_lab.engine import optimize
-    from gepa_lab.evaluation import EvaluatorContractError, RunAborted
-    from gepa_lab.mlflow_tracker import MlflowTrackingError
-    from gepa_lab.progress import ProgressTracker
-    from gepa_lab.reflection import ReflectionSettings
+    from gepa_lab.data import load_dataset, resolve_path
+    from gepa_lab.search.engine import optimize
     from gepa_lab.summary import format_summary
+    from gepa_lab.tracking.progress import ProgressTracker
 
     _sigterm_as_interrupt()
     try:
-        conf = to_config(cfg)
-        search = search_config(conf)
-        ds_cfg = conf.dataset
-        dataset = load_dataset_dir(
-            ds_cfg.path,
-            id=ds_cfg.id,
-            version=ds_cfg.version,
-            files={"feedback": ds_cfg.feedback, "validation": ds_cfg.validation, "holdout": ds_cfg.holdout},
-            manifest=ds_cfg.manifest,
-        )
-        seed = load_artifact(ds_cfg.seed_artifact, base=resolve_path(ds_cfg.path))
-        evaluator = build_evaluator(conf.evaluator)
-        reflector = build_reflector(conf.reflector)
+        conf = check_config(cfg)
+        evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
+        tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
+        dataset, seed = load_dataset(conf.dataset)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
-                raise UsageError(f"resume={conf.resume}: no such run directory")
+                raise ConfigError(f"resume={conf.resume}: no such run directory")
         container = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(container, dict)
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
-        trackers: list[Any] = [ProgressTracker(search.max_metric_calls, conf.progress, search.max_iterations)]
-        if conf.tracking.name == "mlflow":
-            from gepa_lab.mlflow_tracker import build_tracker
-
-            # Last: a tracker whose start() fails after MLflow's would leave its run RUNNING.
-            trackers.append(build_tracker(conf.tracking, conf.experiment_name, run_dir))
-        result = optimize(
-            seed,
-            dataset,
-            evaluator,
-            reflector,
-            search,
-            submit=conf.submit,
-            run_dir=run_dir,
-            trackers=trackers,
-            run_config=run_config,
-            evaluation=evaluation_settings(conf),
-            reflection=ReflectionSettings(conf.reflection.max_retries, conf.reflection.retry_backoff_s),
-            resume=bool(conf.resume),
-        )
-    except UsageError as exc:
+        trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
+        result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
+                          reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
+                          submit=conf.submit, run_dir=run_dir, resume=bool(conf.resume), trackers=trackers,
+                          name=conf.experiment_name, run_config=run_config)
+    except ConfigError as exc:
         fail(str(exc), 2)
-    except (ValueError, FileNotFoundError, EvaluatorContractError, RunAborted, MlflowTrackingError) as exc:
-        fail(str(exc), 1)
+    except (GepaLabError, ValueError, OSError, TypeError) as exc:
+        fail(str(exc) if isinstance(exc, GepaLabError) else describe(exc), 1)
     except KeyboardInterrupt:
-        print(
-            f"gepa_lab: interrupted; the run is checkpointed in {run_dir}. Resume with the same "
-            f"overrides plus resume={run_dir}",
-            file=sys.stderr,
-        )
+        print(f"gepa_lab: interrupted; the run is checkpointed in {run_dir}. Resume with the same "
+              f"overrides plus resume={run_dir}", file=sys.stderr)
         raise SystemExit(130) from None
     print(format_summary(result, conf.experiment_name, run_dir))
     return 0

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.artifacts import Artifact, artifact_from_dict
-from gepa_lab.contracts import SPLITS, Case, Dataset, split_digest
+from gepa_lab.core.artifacts import Artifact, artifact_from_dict
+from gepa_lab.core.contracts import SPLITS, Case, Dataset, split_digest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # A wheel install carries the repo's datasets/ as gepa_lab/bundled/.
@@ -100,6 +101,28 @@ def load_dataset_dir(
         validation=splits["validation"],
         holdout=splits["holdout"],
     )
+
+
+@dataclass
+class DatasetSource:
+    """Where a frozen dataset and its seed artifact live (also the `dataset` config group)."""
+
+    path: str  # folder with the split files (relative: cwd, then the checkout, then the wheel's copy)
+    id: str | None = None  # None: take it from the manifest
+    version: str | None = None
+    feedback: str = "feedback.jsonl"
+    validation: str = "validation.jsonl"
+    holdout: str | None = "holdout.jsonl"  # None: run without a holdout split
+    manifest: str | None = "manifest.json"  # digests to verify; None: skip
+    seed_artifact: str = "seed_skill.json"  # relative to `path`
+
+
+def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
+    """The frozen dataset (digests checked against the manifest) and the seed artifact."""
+    dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
+                               files={"feedback": source.feedback, "validation": source.validation,
+                                      "holdout": source.holdout})
+    return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
 
 
 def load_artifact(path: str | Path, base: Path | None = None) -> Artifact:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gepa_lab.engine import Result
+from gepa_lab.core.result import Result
 
 
 def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab import Case, Dataset, Evaluation, SkillSpec
-from gepa_lab.artifacts import artifact_id
+from gepa_lab.core.artifacts import artifact_id
 
 IMPROVED_STEP = "Check the improved result."
 SEED_SCORE = 0.2
@@ -176,7 +176,7 @@ def full_dict(artifact: Any) -> dict[str, Any]:
 def add_improved_step(artifact: Any, component: str) -> dict[str, Any]:
     """A scripted reply: the full artifact with IMPROVED_STEP appended to `steps`."""
     d = full_dict(artifact)
-    d["steps"] = d["steps"] + [IMPROVED_STEP]
+    d["steps"] = [*d["steps"], IMPROVED_STEP]
     return d
 
 

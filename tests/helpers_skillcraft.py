@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gepa_lab.contracts import Case
+from gepa_lab.core.contracts import Case
 
 DATA = Path(__file__).resolve().parents[1] / "datasets" / "skillcraft" / "recipe"
 

@@ -30,10 +30,13 @@ def run_dir_of(stdout: str) -> Path:
 def test_recipe_experiment_runs_to_a_decision(tmp_path):
     done = gepa("experiment=recipe", "tracking=none", "progress=log", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "decision" in done.stdout and "ELIGIBLE" in done.stdout
+    decision = next(x.split(None, 1)[1] for x in done.stdout.splitlines() if x.strip().startswith("decision"))
     record = run_dir_of(done.stdout)
+    assert decision.startswith(("ELIGIBLE: ", "NOT ELIGIBLE: "))
     assert record.is_relative_to(tmp_path / "outputs")  # Hydra output dir under the cwd
     result = json.loads((record / "result.json").read_text())
+    verdict = "ELIGIBLE" if result["promotion_eligible"] else "NOT ELIGIBLE"
+    assert decision == f"{verdict}: {result['promotion_reason']}"
     assert result["stop_reason"] == "max_iterations" and result["metric_calls"] <= 1000
     assert result["dataset"]["id"] == "skillcraft-sim/recipe"
     experiment = json.loads((record / "experiment.json").read_text())
@@ -41,24 +44,54 @@ def test_recipe_experiment_runs_to_a_decision(tmp_path):
     assert "pre-flight" in done.stderr and "iteration 10/10" in done.stderr
 
 
-@pytest.mark.parametrize(
-    "override, expected",
-    [
-        ("experiment=nope", "Could not find 'experiment/nope'; available: recipe"),
-        ("search.max_iteratons=3", "Key 'max_iteratons' not in 'SearchGroupConfig'"),
-        ("search.max_iterations=abc", "could not be converted to Integer"),
-        ("+search.foo=1", "unknown config key 'search.foo'"),
-        ("promotion.min_holdout_improvement=2", "min_holdout_improvement must be between 0 and 1"),
-        ("evaluation.workers=0", "evaluation.workers must be at least 1"),
-    ],
-)
+BAD_CONFIG = [
+    ("experiment=nope", "unknown option experiment=nope; available: recipe"),
+    ("search.max_iteratons=3", "unknown config key 'search.max_iteratons'; did you mean 'max_iterations'?"),
+    ("search.algorithm=banana", "unknown config key 'search.algorithm'"),
+    ("search.max_iterations=abc", "config key search.max_iterations cannot take 'abc'"),
+    ("+search.foo=1", "unknown config key 'search.foo'"),
+    ("promotion.min_holdout_improvement=2", "promotion.min_holdout_improvement must be a number between 0 and 1"),
+    ("evaluation.workers=0", "evaluation.workers must be an integer >= 1"),
+    ("progress=sometimes", "progress must be one of auto, bar, log, off"),
+    ("evaluator.famly=weather", "unknown config key 'evaluator.famly'; did you mean 'family'?"),
+    ("+evaluator.famly=weather", "unknown config key 'evaluator.famly'; did you mean 'family'?"),
+    ("reflector._target_=nowhere.Reflector", "reflector._target_ 'nowhere.Reflector' cannot be imported"),
+    ("search.max_iterations", "cannot parse the override 'search.max_iterations'"),
+]
+
+
+@pytest.mark.parametrize("override, expected", BAD_CONFIG, ids=[o for o, _ in BAD_CONFIG])
 def test_bad_config_exits_2_with_one_line(tmp_path, override, expected):
     done = gepa(override, cwd=tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gepa_lab: error: ")
+    assert len(lines) == 1 and lines[0].startswith("gepa_lab: error: "), done.stderr
     assert expected in lines[0]
-    assert not (tmp_path / "outputs").exists()  # nothing started
+    for internal in ("SearchConfig", "PromotionPolicy", "EvaluationSettings", "SkillCraftEvaluator", "Config'"):
+        assert internal not in lines[0]
+    assert not (tmp_path / "outputs").exists()  # checked before Hydra creates a run directory
+
+
+@pytest.mark.parametrize("sweep, expected", [
+    ("search.max_iteratons=3,4", "unknown config key 'search.max_iteratons'"),
+    ("search.random_seed=1,x", "config key search.random_seed cannot take 'x'"),
+    ("search.minibatch_size=1,0", "search.minibatch_size must be an integer >= 1 (got 0)"),
+])
+def test_bad_sweep_exits_2_with_one_line(tmp_path, sweep, expected):
+    done = gepa("-m", "experiment=recipe", "tracking=none", "progress=off", "search.max_iterations=1", sweep,
+                cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error: ")]
+    assert len(errors) == 1 and expected in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_evaluator_value_exits_2(tmp_path):
+    done = gepa("experiment=recipe", "tracking=none", "evaluator.token_budget=-3", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "gepa_lab: error: evaluator: ValueError: token_budget must be a positive integer, got -3")
+    assert not list(tmp_path.rglob("checkpoint.json"))
 
 
 @pytest.mark.parametrize(

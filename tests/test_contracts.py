@@ -10,7 +10,8 @@ import pytest
 from helpers import ImprovingReflector, ToyEvaluator, attach, cases, dataset, seed_spec
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize
-from gepa_lab.evaluation import EvaluatorContractError, check_batch
+from gepa_lab.core.errors import EvaluatorContractError
+from gepa_lab.search.evaluation import check_batch
 
 # --------------------------------------------------------------------------------------------
 # Dataset validation: messages and order

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from gepa_lab.contracts import split_digest
+from gepa_lab.core.contracts import split_digest
 from gepa_lab.data import load_artifact, load_dataset_dir, load_split
 
 ROWS = [
@@ -87,7 +87,7 @@ def test_manifest_supplies_identity_and_guards_the_digests(tmp_path):
 def test_holdout_can_be_switched_off(tmp_path):
     make_dir(tmp_path, holdout=False)
     ds = load_dataset_dir(tmp_path, id="d", version="1", files={"holdout": None})
-    assert ds.holdout == [] and len(ds.validation) == 3
+    assert ds.holdout == () and len(ds.validation) == 3
     with pytest.raises(FileNotFoundError):
         load_dataset_dir(tmp_path, id="d", version="1")
 

@@ -27,6 +27,8 @@ from helpers import (
 )
 
 from gepa_lab import (
+    EvaluatorError,
+    PromotionPolicy,
     PromptArtifact,
     RoutingPolicy,
     SearchConfig,
@@ -34,7 +36,7 @@ from gepa_lab import (
     ToolDescription,
     optimize,
 )
-from gepa_lab.artifacts import artifact_id
+from gepa_lab.core.artifacts import artifact_id
 
 
 def ids(cases):
@@ -101,7 +103,7 @@ def test_first_mutation_is_steps_and_other_components_are_untouched():
 
     assert rf.components == ["steps"]
     best = result.best
-    assert best.steps == seed.steps + [IMPROVED_STEP]
+    assert best.steps == (*seed.steps, IMPROVED_STEP)
     assert (best.name, best.description, best.when_to_use, best.pitfalls) == (
         seed.name,
         seed.description,
@@ -343,7 +345,7 @@ def test_child_equal_to_a_pool_member_is_a_duplicate_and_never_evaluated(tmp_pat
     assert dup["parent_id"] == result.best_id
     assert dup["iteration"] == 4
     for e in events[1:4]:
-        assert "did not change" in e["data"]["error"]
+        assert "did not change" in e["data"]["reason"]
 
     # The duplicate (= seed) is never scored as a child: after the first iteration only the
     # parent's minibatch evaluations happen.
@@ -374,9 +376,9 @@ def test_reflection_rejections_are_recorded_and_the_run_continues(tmp_path, repl
     events = [e for e in read_events(tmp_path) if e["kind"] in SEARCH_EVENTS]
     assert [e["kind"] for e in events] == ["reflection_rejected"] * 3
     assert [e["data"]["component"] for e in events] == ["steps", "pitfalls", "when_to_use"]
-    assert reason in events[0]["data"]["error"]  # the first proposal is for `steps`
+    assert reason in events[0]["data"]["reason"]  # the first proposal is for `steps`
     for i, e in enumerate(events):
-        assert e["data"]["error"]
+        assert e["data"]["reason"]
         assert e["data"]["iteration"] == i
         assert e["data"]["parent_id"] == result.seed_id
     # Nothing but parent minibatches was scored: 2 + 3 x 2 + holdout 2 (seed only).
@@ -389,7 +391,7 @@ def test_identity_reflector_is_rejected_as_unchanged(tmp_path):
                       run_dir=tmp_path)
     events = [e for e in read_events(tmp_path) if e["kind"] in SEARCH_EVENTS]
     assert [e["kind"] for e in events] == ["reflection_rejected"] * 2
-    assert all("did not change" in e["data"]["error"] for e in events)
+    assert all("did not change" in e["data"]["reason"] for e in events)
     assert result.candidate_count == 1
 
 
@@ -402,8 +404,8 @@ def test_equal_minibatch_sum_is_rejected_for_strict_improvement(tmp_path):
     assert [e["kind"] for e in events] == ["candidate_rejected"]
     data = events[0]["data"]
     assert data["reason"] == "strict_minibatch_improvement"
-    assert data["parent_score"] == pytest.approx(1.0)
-    assert data["child_score"] == pytest.approx(1.0)
+    assert data["parent_sum"] == pytest.approx(1.0)
+    assert data["child_sum"] == pytest.approx(1.0)
     assert data["candidate_id"] != result.seed_id
     assert result.candidate_count == 1
     assert result.metric_calls == 6  # never validated
@@ -508,19 +510,28 @@ def test_other_artifact_kinds_are_optimised_through_their_components(seed, compo
 
 
 @pytest.mark.parametrize(
-    "config, field",
+    "make, field",
     [
-        (SearchConfig(max_iterations=-1), "max_iterations"),
-        (SearchConfig(minibatch_size=0), "minibatch_size"),
-        (SearchConfig(max_metric_calls=0), "max_metric_calls"),
-        (SearchConfig(min_holdout_improvement=float("nan")), "min_holdout_improvement"),
-        (SearchConfig(min_holdout_improvement=-0.1), "min_holdout_improvement"),
-        (SearchConfig(min_holdout_improvement=1.5), "min_holdout_improvement"),
+        (lambda: SearchConfig(max_iterations=-1), "max_iterations"),
+        (lambda: SearchConfig(minibatch_size=0), "minibatch_size"),
+        (lambda: SearchConfig(max_metric_calls=0), "max_metric_calls"),
+        (lambda: SearchConfig(max_cost_usd=0.0), "max_cost_usd"),
+        (lambda: PromotionPolicy(min_holdout_improvement=float("nan")), "min_holdout_improvement"),
+        (lambda: PromotionPolicy(min_holdout_improvement=-0.1), "min_holdout_improvement"),
+        (lambda: PromotionPolicy(min_holdout_improvement=1.5), "min_holdout_improvement"),
+        (lambda: PromotionPolicy(critical_tolerance=2.0), "critical_tolerance"),
     ],
 )
-def test_invalid_search_config_is_rejected_before_evaluating(config, field):
-    ev, rf = attach(ToyEvaluator(), ImprovingReflector())
+def test_invalid_settings_are_rejected_on_construction(make, field):
     with pytest.raises(ValueError, match=field):
+        make()
+
+
+def test_settings_changed_after_construction_are_rejected_before_evaluating():
+    ev, rf = attach(ToyEvaluator(), ImprovingReflector())
+    config = SearchConfig()
+    config.minibatch_size = 0
+    with pytest.raises(ValueError, match="minibatch_size"):
         optimize(seed_spec(), dataset(), ev, rf, config)
     assert ev.calls == []
 
@@ -533,23 +544,28 @@ def test_missing_seed_is_rejected():
 
 
 class MutatingEvaluator(ToyEvaluator):
-    """Misbehaves: edits the artifact and the cases it is handed."""
+    """Misbehaves: tries to edit the artifact and the cases it is handed."""
+
+    def __init__(self, target: str):
+        super().__init__()
+        self.target = target
 
     def evaluate(self, artifact, cases, seed):
-        artifact.steps.append("Injected by the evaluator.")
-        for case in cases:
-            case.metadata["touched"] = "yes"
+        if self.target == "artifact":
+            artifact.steps.append("Injected by the evaluator.")
+        else:
+            cases[0].metadata["touched"] = "yes"
         return super().evaluate(artifact, cases, seed)
 
 
-def test_evaluator_cannot_mutate_the_seed_dataset_or_pool():
+@pytest.mark.parametrize("target", ["artifact", "case"])
+def test_evaluator_cannot_mutate_the_seed_or_dataset(target):
     seed = seed_spec()
     ds = dataset(2, 2, 2)
     before_steps = list(seed.steps)
-    ev, rf = attach(MutatingEvaluator(), ImprovingReflector())
-    result = optimize(seed, ds, ev, rf, SearchConfig(max_iterations=1, minibatch_size=2))
-    assert seed.steps == before_steps
-    assert all(c.metadata == {} for c in ds.feedback + ds.validation + ds.holdout)
-    assert result.seed_id == artifact_id(seed)
-    assert result.best_id == artifact_id(result.best)
-    assert "Injected by the evaluator." not in result.best.steps
+    ev, rf = attach(MutatingEvaluator(target), ImprovingReflector())
+    # Artifacts and cases are immutable: the attempt is a bug in the evaluator and stops the run.
+    with pytest.raises(EvaluatorError, match=r"evaluator MutatingEvaluator raised (AttributeError|TypeError)"):
+        optimize(seed, ds, ev, rf, SearchConfig(max_iterations=1, minibatch_size=2))
+    assert list(seed.steps) == before_steps
+    assert all(dict(c.metadata) == {} for c in ds.feedback + ds.validation + ds.holdout)

@@ -12,10 +12,11 @@ from helpers_skillcraft import DATA, load
 from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator
 from evaluators.skillcraft.recipe import SEED_SKILL
 from gepa_lab import SearchConfig, optimize
-from gepa_lab.artifacts import SkillSpec, artifact_from_dict
-from gepa_lab.contracts import Case
+from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
+from gepa_lab.core.contracts import Case
+from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.data import load_dataset_dir
-from gepa_lab.reflection import ReflectionRejected, apply_reply, build_records
+from gepa_lab.search.reflection import apply_reply, build_records
 
 REPO = Path(__file__).resolve().parents[1]
 COMPONENTS = ("steps", "pitfalls", "when_to_use", "description")
@@ -53,7 +54,7 @@ def test_reply_has_all_fields_and_applies_cleanly(ev, feedback):
             assert set(reply) == {"name", "description", "when_to_use", "steps", "pitfalls", "rationale"}
             assert reply["name"] == SEED.name and isinstance(reply["rationale"], str) and reply["rationale"]
             for other in set(COMPONENTS) - {component}:
-                assert reply[other] == getattr(SEED, other)  # only the selected component changes
+                assert reply[other] == SEED.to_dict()[other]  # only the selected component changes
             try:
                 child, _ = apply_reply(SEED, component, reply)
             except ReflectionRejected as exc:

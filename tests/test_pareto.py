@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from gepa_lab.pareto import select_parent
+from gepa_lab import select_parent
 
 WORKED = {"A": [1.0, 1.0, 0.2], "B": [0.2, 0.2, 1.0], "C": [1.0, 1.0, 0.0]}
 

@@ -8,11 +8,11 @@ import pytest
 from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
 
 from gepa_lab import SearchConfig, optimize
-from gepa_lab.progress import ProgressTracker
+from gepa_lab.tracking.progress import ProgressTracker
 
 
 def test_bar_tracks_metric_calls_and_shows_search_state(capsys):
-    tracker = ProgressTracker(200, mode="bar", max_iterations=3)
+    tracker = ProgressTracker(mode="bar")
     result = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(),
                       SearchConfig(max_iterations=3, max_metric_calls=200, minibatch_size=2), trackers=[tracker])
     err = capsys.readouterr().err
@@ -24,7 +24,7 @@ def test_log_mode_writes_one_line_per_iteration(caplog):
     caplog.set_level(logging.INFO, logger="gepa_lab.progress")
     optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(),
              SearchConfig(max_iterations=3, max_metric_calls=200, minibatch_size=2),
-             trackers=[ProgressTracker(200, mode="log", max_iterations=3)])
+             trackers=[ProgressTracker(mode="log")])
     lines = [r.getMessage() for r in caplog.records if r.name == "gepa_lab.progress"]
     assert [x.split(":")[0] for x in lines if x.startswith("iteration")] == ["iteration 1/3", "iteration 2/3",
                                                                              "iteration 3/3"]
@@ -33,4 +33,4 @@ def test_log_mode_writes_one_line_per_iteration(caplog):
 
 def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="progress must be one of"):
-        ProgressTracker(10, mode="loud")
+        ProgressTracker(mode="loud")

@@ -8,8 +8,8 @@ import json
 import pytest
 from helpers import IMPROVED_STEP, ImprovingReflector, ToyEvaluator, attach, cases, seed_spec
 
-from gepa_lab import Case, Dataset, Evaluation, SearchConfig, optimize
-from gepa_lab.promotion import assess_promotion
+from gepa_lab import Case, Dataset, Evaluation, PromotionPolicy, SearchConfig, optimize
+from gepa_lab.search.promotion import assess_promotion
 
 SATISFIED = "holdout requirements satisfied"
 
@@ -25,7 +25,7 @@ def assess(baseline, candidate, *, best_is_seed=False, critical=(), min_improvem
         holdout=holdout,
         baseline=evals(holdout, baseline),
         candidate=evals(holdout, candidate),
-        min_improvement=min_improvement,
+        policy=PromotionPolicy(min_holdout_improvement=min_improvement),
     )
 
 
@@ -40,7 +40,7 @@ def test_best_is_seed():
 
 
 def test_no_holdout():
-    d = assess_promotion(best_is_seed=False, holdout=[], baseline=[], candidate=[], min_improvement=0.0)
+    d = assess_promotion(best_is_seed=False, holdout=[], baseline=[], candidate=[])
     assert d.eligible is False
     assert d.reason == "no holdout split configured"
     assert outcomes(d)[:2] == [True, False]
@@ -120,8 +120,9 @@ def run(holdout_scores=None, *, holdout=None, improve=True, min_improvement=0.0,
 
     ds = Dataset("p", "v1", cases("fb", n), cases("val", n), holdout)
     ev, rf = attach(ToyEvaluator(score), ImprovingReflector())
-    config = SearchConfig(max_iterations=1, minibatch_size=2, min_holdout_improvement=min_improvement)
-    return optimize(seed_spec(), ds, ev, rf, config, submit=submit, submitter=submitter)
+    config = SearchConfig(max_iterations=1, minibatch_size=2)
+    return optimize(seed_spec(), ds, ev, rf, config, submit=submit, submitter=submitter,
+                    promotion=PromotionPolicy(min_holdout_improvement=min_improvement))
 
 
 def test_end_to_end_eligible():
@@ -202,7 +203,8 @@ def test_eligible_winner_is_submitted_once():
     assert result.promotion_eligible is True
     assert len(submitter.requests) == 1
     assert _field(submitter.requests[0], "source") == f"optimization/gepa:{result.experiment_id}"
-    assert "pending_approval" in (result.submission_reason or "")
+    assert result.submission_reason == "revision submitted with status pending_approval"
+    assert result.revision == {"revision_id": "rev-1", "status": "pending_approval"}
 
 
 def test_ineligible_winner_is_never_submitted():

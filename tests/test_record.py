@@ -1,12 +1,12 @@
-"""The run record in run_dir (DESIGN §6; reference §2.8, §7.1 recorder tests)."""
+"""The run record in run_dir: enough to audit a run without MLflow (docs/design.md §6)."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from conftest import RunRecord
 from helpers import (
     IMPROVED_STEP,
     SEARCH_EVENTS,
@@ -17,21 +17,13 @@ from helpers import (
     attach,
     dataset,
     full_dict,
-    read_events,
     seed_spec,
 )
 
-from gepa_lab import SearchConfig, optimize
+from gepa_lab import EvaluatorContractError, SearchConfig, optimize
 
 MARKER = "\n...[truncated]...\n"
 CAP = 16_384
-EVAL_NAME = re.compile(
-    r"^(\d{4})-(validation|feedback-parent|feedback-child|holdout-baseline|holdout-candidate)-([0-9a-f]{64})\.json$"
-)
-
-
-def _load(path: Path):
-    return json.loads(path.read_bytes().decode("utf-8"))  # strict UTF-8
 
 
 def _accepted_run(run_dir: Path, **evaluator_kwargs):
@@ -44,48 +36,46 @@ def _accepted_run(run_dir: Path, **evaluator_kwargs):
 def test_record_layout_for_one_accepted_iteration(tmp_path):
     result, ds, ev = _accepted_run(tmp_path)
 
-    experiment = _load(tmp_path / "experiment.json")
+    experiment = RunRecord(tmp_path).json("experiment.json")
     assert experiment["id"] == result.experiment_id
     assert experiment["algorithm"] == "gepa"
     assert json.dumps(experiment).count(ds.digests()["holdout"]) >= 1  # the run records its digests
     for digest in ds.digests().values():
         assert digest in json.dumps(experiment)
 
-    cands = sorted(p.stem for p in (tmp_path / "candidates").glob("*.json"))
-    assert cands == sorted([result.seed_id, result.best_id])
-    child = _load(tmp_path / "candidates" / f"{result.best_id}.json")
-    assert child["parent_id"] == result.seed_id
-    assert IMPROVED_STEP in json.dumps(child)
+    record = RunRecord(tmp_path)
+    assert [(c["id"], c["status"]) for c in record.candidates] == [(result.seed_id, "seed"),
+                                                                    (result.best_id, "accepted")]
+    child = record.candidates[1]
+    assert child["parent_id"] == result.seed_id and child["iteration"] == 0
+    assert IMPROVED_STEP in child["artifact"]["steps"]
 
-    names = sorted(p.name for p in (tmp_path / "evaluations").iterdir())
-    parsed = [EVAL_NAME.match(n) for n in names]
-    assert all(parsed), names
-    assert [(m.group(1), m.group(2), m.group(3)) for m in parsed] == [
-        ("0000", "validation", result.seed_id),
-        ("0001", "feedback-parent", result.seed_id),
-        ("0002", "feedback-child", result.best_id),
-        ("0003", "validation", result.best_id),
-        ("0004", "holdout-baseline", result.seed_id),
-        ("0005", "holdout-candidate", result.best_id),
+    batches = record.evaluations
+    assert [(b["index"], b["phase"], b["candidate_id"]) for b in batches] == [
+        (0, "validation", result.seed_id),
+        (1, "feedback-parent", result.seed_id),
+        (2, "feedback-child", result.best_id),
+        (3, "validation", result.best_id),
+        (4, "holdout-baseline", result.seed_id),
+        (5, "holdout-candidate", result.best_id),
     ]
-    batches = ev.batches()
-    for name, batch in zip(names, batches, strict=True):
-        record = _load(tmp_path / "evaluations" / name)
-        assert record["phase"] == EVAL_NAME.match(name).group(2)
-        assert record["candidate_id"] == batch.artifact_id
-        assert record["seed"] == batch.seed
-        assert [r["case_id"] for r in record["results"]] == batch.case_ids
-        assert "cases" not in record  # no copy of case inputs
+    for line, batch in zip(batches, ev.batches(), strict=True):
+        assert line["candidate_id"] == batch.artifact_id
+        assert line["seed"] == batch.seed
+        assert [r["case_id"] for r in line["results"]] == batch.case_ids
+        assert "cases" not in line  # no copy of case inputs
 
-    kinds = [e["kind"] for e in read_events(tmp_path)]
-    assert kinds.count("candidate_accepted") == 1
-    accepted = next(e for e in read_events(tmp_path) if e["kind"] == "candidate_accepted")
+    assert record.kinds() == ["candidate_accepted"]
+    accepted = record.events[0]
     assert accepted["data"]["candidate_id"] == result.best_id
     assert accepted["data"]["parent_id"] == result.seed_id
     assert accepted["data"]["component"] == "steps"
-    assert all({"at", "kind", "data"} <= set(e) for e in read_events(tmp_path))
+    assert accepted["data"]["batches"] == [1, 2, 3]  # parent minibatch, child minibatch, child validation
+    assert [r["case_id"] for r in accepted["data"]["records"]] == ["case-1", "case-2"]  # what the reflector saw
+    assert IMPROVED_STEP in accepted["data"]["reply"]["steps"]
+    assert all({"at", "kind", "mark", "data"} <= set(e) for e in record.events)
 
-    stored = _load(tmp_path / "result.json")
+    stored = record.json("result.json")
     assert stored["experiment_id"] == result.experiment_id
     assert stored["metric_calls"] == 12
     assert stored["stop_reason"] == "max_iterations"
@@ -97,7 +87,7 @@ def test_record_layout_for_one_accepted_iteration(tmp_path):
 def test_holdout_candidate_is_recorded_even_when_the_seed_is_best(tmp_path):
     ev, rf = attach(ToyEvaluator(), ImprovingReflector())
     result = optimize(seed_spec(), dataset(2, 2, 2), ev, rf, SearchConfig(max_iterations=0), run_dir=tmp_path)
-    phases = [EVAL_NAME.match(p.name).group(2) for p in sorted((tmp_path / "evaluations").iterdir())]
+    phases = [b["phase"] for b in RunRecord(tmp_path).evaluations]
     assert phases[0] == "validation" and phases[1] == "holdout-baseline"
     assert result.metric_calls == 4
     assert (tmp_path / "result.json").exists()
@@ -135,18 +125,19 @@ def test_every_search_event_kind_is_written(tmp_path):
     attach(ev, rf)
     optimize(seed, dataset(2, 2, 0), ev, rf, SearchConfig(max_iterations=13, minibatch_size=2), run_dir=tmp_path)
 
-    events = [e for e in read_events(tmp_path) if e["kind"] in SEARCH_EVENTS]
+    record = RunRecord(tmp_path)
+    events = [e for e in record.events if e["kind"] in SEARCH_EVENTS]
     rr = "reflection_rejected"
     assert [e["kind"] for e in events] == [rr] * 4 + ["candidate_rejected"] + [rr] * 3 + [
         "candidate_accepted"
     ] + [rr] * 3 + ["candidate_duplicate"]
     assert [e["data"]["iteration"] for e in events] == list(range(13))
-    rejected = [e for e in read_events(tmp_path) if e["kind"] == "candidate_rejected"]
+    rejected = [e for e in record.events if e["kind"] == "candidate_rejected"]
     assert rejected[0]["data"]["reason"] == "strict_minibatch_improvement"
-    # Rejected children were scored, so their evaluation files must resolve to a candidate file.
-    for path in (tmp_path / "evaluations").iterdir():
-        cid = EVAL_NAME.match(path.name).group(3)
-        assert (tmp_path / "candidates" / f"{cid}.json").exists()
+    # Rejected children were scored, so every evaluated candidate resolves to a candidate line.
+    known = {c["id"] for c in record.candidates}
+    assert {b["candidate_id"] for b in record.evaluations} <= known
+    assert [c["status"] for c in record.candidates].count("rejected") == 1
 
 
 def _texts(artifact, case, seed):
@@ -159,18 +150,17 @@ def _texts(artifact, case, seed):
 
 def test_stored_evaluator_text_is_capped_at_16_kib_with_marker_and_valid_utf8(tmp_path):
     _accepted_run(tmp_path, text=_texts)
-    files = sorted((tmp_path / "evaluations").iterdir())
-    assert files
+    raw = (tmp_path / "evaluations.jsonl").read_bytes()
+    raw.decode("utf-8")  # strict: raises on a split multibyte character
+    batches = RunRecord(tmp_path).evaluations
+    assert len(batches) == 6
     originals = _texts(None, None, 0)
-    for path in files:
-        raw = path.read_bytes()
-        raw.decode("utf-8")  # strict: raises on a split multibyte character
-        record = json.loads(raw)
+    for record in batches:
         for row in record["results"]:
             for key in ("output", "feedback", "trace"):
                 value, original = row[key], originals[key]
                 size = len(value.encode("utf-8"))
-                assert size <= CAP, (path.name, key, size)
+                assert size <= CAP, (record["index"], key, size)
                 assert size >= CAP - 8, "the cap should be used, not undershot"
                 assert MARKER in value
                 head, tail = value.split(MARKER)
@@ -184,7 +174,7 @@ def test_short_text_is_stored_verbatim(tmp_path):
         return {"output": f"out {case.id} ✓", "feedback": "fine", "trace": ""}
 
     _accepted_run(tmp_path, text=texts)
-    record = _load(sorted((tmp_path / "evaluations").iterdir())[0])
+    record = RunRecord(tmp_path).evaluations[0]
     assert [r["output"] for r in record["results"]] == ["out val-1 ✓", "out val-2 ✓"]
     assert all(r["feedback"] == "fine" for r in record["results"])
 
@@ -200,8 +190,6 @@ def test_no_temp_files_are_left_behind(tmp_path):
 
 
 def test_failed_run_records_the_failure_and_writes_no_result(tmp_path):
-    from gepa_lab.evaluation import EvaluatorContractError
-
     class Bad:
         def evaluate(self, artifact, cases, seed):
             return []
@@ -210,13 +198,14 @@ def test_failed_run_records_the_failure_and_writes_no_result(tmp_path):
         optimize(seed_spec(), dataset(), Bad(), ImprovingReflector(), run_dir=tmp_path)
     assert (tmp_path / "experiment.json").exists()
     assert not (tmp_path / "result.json").exists()
-    assert "run_failed" in [e["kind"] for e in read_events(tmp_path)]
+    assert RunRecord(tmp_path).kinds()[-1] == "run_failed"
 
 
 def test_candidate_file_keeps_the_rationale(tmp_path):
     result, _, _ = _accepted_run(tmp_path)
-    child = _load(tmp_path / "candidates" / f"{result.best_id}.json")
-    assert "records show the result was never checked" in json.dumps(child)
+    child = RunRecord(tmp_path).candidates[1]
+    assert child["id"] == result.best_id
+    assert child["rationale"] == "records show the result was never checked"
 
 
 def test_invalid_unicode_from_the_evaluator_does_not_crash_a_recorded_run(tmp_path):
@@ -225,6 +214,5 @@ def test_invalid_unicode_from_the_evaluator_does_not_crash_a_recorded_run(tmp_pa
 
     result, _, _ = _accepted_run(tmp_path, text=texts)
     assert result.metric_calls == 12
-    for path in (tmp_path / "evaluations").iterdir():
-        record = json.loads(path.read_bytes().decode("utf-8"))
-        assert all("\ud800" not in r["output"] for r in record["results"])
+    for record in RunRecord(tmp_path).evaluations:  # strict UTF-8 decoding
+        assert all(r["output"] == "partial \ufffd output" for r in record["results"])

@@ -18,7 +18,8 @@ from helpers import (
 )
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, optimize
-from gepa_lab.reflection import ReflectionRejected, apply_reply, build_records
+from gepa_lab.core.errors import ReflectionRejected
+from gepa_lab.search.reflection import apply_reply, build_records
 
 CANARY = "CANARY-7f3a"
 META_CANARY = "META-CANARY-91c2"
@@ -210,7 +211,7 @@ NEW_STEPS = ["Read the task.", "Check the improved result."]
 def test_reply_formats_parse(reply):
     parent = seed_spec()
     child, _ = apply_reply(parent, "steps", reply)
-    assert child.steps == NEW_STEPS
+    assert list(child.steps) == NEW_STEPS
     assert full_dict(child) == {**full_dict(parent), "steps": NEW_STEPS}
 
 
@@ -258,21 +259,21 @@ def test_only_the_selected_component_is_applied_and_name_never_changes(component
 def test_list_components_are_trimmed_and_blanks_dropped():
     parent = seed_spec()
     child, _ = apply_reply(parent, "steps", {"steps": ["  first  ", "", "   ", "\tsecond\n"]})
-    assert child.steps == ["first", "second"]
+    assert child.steps == ("first", "second")
     child, _ = apply_reply(parent, "pitfalls", {"pitfalls": [" p1 ", "", " "]})
-    assert child.pitfalls == ["p1"]
+    assert child.pitfalls == ("p1",)
     child, _ = apply_reply(parent, "when_to_use", {"when_to_use": "  trimmed  "})
     assert child.when_to_use == "trimmed"
 
 
 def test_reply_text_end_to_end_only_changes_the_selected_component():
     seed = seed_spec()
-    reply = "Sure.\n```json\n" + json.dumps({**EVERYTHING_CHANGED, "steps": seed.steps + [IMPROVED_STEP]}) + "\n```"
+    reply = "Sure.\n```json\n" + json.dumps({**EVERYTHING_CHANGED, "steps": [*seed.steps, IMPROVED_STEP]}) + "\n```"
     ev, rf = attach(ToyEvaluator(), TextReflector(reply))
     result = optimize(seed, Dataset("d", "1", [Case("f1", "a"), Case("f2", "b")], [Case("v1", "c")]), ev, rf,
                       SearchConfig(max_iterations=1, minibatch_size=2))
     assert result.candidate_count == 2
-    assert full_dict(result.best) == {**full_dict(seed), "steps": seed.steps + [IMPROVED_STEP]}
+    assert full_dict(result.best) == {**full_dict(seed), "steps": [*seed.steps, IMPROVED_STEP]}
 
 
 def test_unsupported_component_is_a_plain_error_not_a_rejection():
@@ -317,7 +318,7 @@ def _best_time(fn, repeat):
 
 
 def test_redaction_cost_is_linear_in_a_long_token():
-    from gepa_lab.redact import prepare_field
+    from gepa_lab.search.redact import prepare_field
 
     words = "abcd " * 800  # 4,000 chars of short tokens: the fast path
     token = "QUJD" * 1000  # 4,000 chars, one token (e.g. base64)

@@ -18,8 +18,8 @@ from evaluators.skillcraft.generate import render_files
 from evaluators.skillcraft.recipe import REFERENCE_SKILL, SEED_SKILL
 from evaluators.skillcraft.remedies import BLOAT
 from evaluators.skillcraft.rng import Draws
-from gepa_lab.artifacts import SkillSpec, artifact_from_dict
-from gepa_lab.contracts import Case, split_digest
+from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
+from gepa_lab.core.contracts import Case, split_digest
 
 REPO = Path(__file__).resolve().parents[1]
 OBJECTIVES = {"official_quality", "passed", "agent_tokens", "tool_calls", "skill_loaded", "latency_ms", "cost_usd"}

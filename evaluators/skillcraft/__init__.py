@@ -4,8 +4,9 @@
     HeuristicReflector(seed=0)             offline reflector (reads only artifact + records)
     FAMILIES                               registry of task families (recipe for now)
 
-It is a simulation and documented as one: see experiments/reports/skillcraft_calibration.md
-(regenerate with `python experiments/skillcraft_calibration.py`).
+It is a simulation and documented as one: the model is described in docs/skillcraft_sim.md, its
+numbers in experiments/reports/skillcraft_calibration.md (regenerate with
+`python experiments/skillcraft_calibration.py`).
 """
 
 from evaluators.skillcraft import catalog  # noqa: F401  (registers the built-in families)

@@ -4,6 +4,7 @@ q = share of rubric checks passed; pass = artifact written and every critical ch
 score = 0.79·q on fail, min(1, 0.80 + 0.19·q + 0.01·eff) on pass, eff = 1 − min(1, tokens/budget).
 Same (artifact, case, seed) ⇒ the same Evaluation: all randomness is keyed by (seed, case id,
 purpose), never by the artifact, so paired comparisons share their luck.
+See docs/skillcraft_sim.md §5 (grading) and §7 (common random numbers).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from evaluators.skillcraft.families import Check, Episode, get_family
 from evaluators.skillcraft.feedback import render_feedback, render_trace
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
-from gepa_lab.contracts import Case, Evaluation
+from gepa_lab.core.contracts import Case, Evaluation
 
 DEFAULT_TOKEN_BUDGET = 200_000
 DEFAULT_USD_PER_1K_TOKENS = 0.002
@@ -51,7 +52,9 @@ def skill_fields(artifact: Any) -> dict[str, Any]:
 
 
 def score_of(checks: list[Check], written: bool, tokens: int, token_budget: int) -> tuple[float, float, bool]:
-    """(score, quality, passed) exactly as the SkillCraft optimizer computes them."""
+    """(score, quality, passed) exactly as the SkillCraft optimizer computes them.
+
+    See docs/skillcraft_sim.md §5."""
     quality = sum(c.passed for c in checks) / len(checks) if checks else 0.0
     passed = written and all(c.passed for c in checks if c.critical)
     eff = 1.0 - min(1.0, tokens / token_budget)

@@ -3,6 +3,7 @@
 A family bundles its fixtures loader, its named behaviours (with cue phrases), a task parser,
 a simulated agent and a rubric grader. The evaluator is family-agnostic; adding weather,
 worldbank, catfacts or pokemon means writing those pieces and calling `register`.
+See docs/skillcraft_sim.md §2 and §4.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.contracts import Case
+from gepa_lab.core.contracts import Case
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 Mirrors the SkillCraft optimizer's feedback: the official result and failed checks in words,
 agent errors and tool-error notes, an efficiency line, up to 8 exactly repeated tool calls
 and a missing-artifact hint. The trace is JSON with a bounded tool-call list.
+See docs/skillcraft_sim.md §6.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@
 
 Writes fixtures.json (the local API), feedback/validation/holdout.jsonl (10 cases per scale:
 e1,e2 | e3,m1 | m2,h1), manifest.json (split digests) and seed_skill.json.
+See docs/skillcraft_sim.md §3.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from evaluators.skillcraft.fixtures import generate_recipe_fixtures
 from evaluators.skillcraft.recipe import SEED_SKILL, ground_truth, task_params, task_statement
 from evaluators.skillcraft.rng import derived_rng
 from evaluators.skillcraft.tools import RecipeWorld
-from gepa_lab.contracts import Case, canonical_json, split_digest
+from gepa_lab.core.contracts import Case, canonical_json, split_digest
 
 VERSION = "sim-v1"
 CASES_PER_SCALE = 10

@@ -11,7 +11,7 @@ from typing import Any
 
 from evaluators.skillcraft.families import Behaviour, Check
 from evaluators.skillcraft.tools import RecipeWorld
-from gepa_lab.contracts import Case
+from gepa_lab.core.contracts import Case
 
 SCALE_LEVELS = {"e1": 0, "e2": 1, "e3": 2, "m1": 3, "m2": 4, "h1": 5}
 SECTIONS = {"category": "category_dishes", "cuisine": "cuisine_dishes", "ingredient": "ingredient_dishes"}

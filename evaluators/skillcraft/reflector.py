@@ -9,6 +9,7 @@ a RNG derived (hashlib) from its seed and its inputs, so a call is deterministic
 Like real reflection models it is imperfect on purpose: it sometimes copies counts or names from
 the records (over-specific), bloats the skill, writes an over-general efficiency rule, drops a
 step the records never exercised, makes a vague edit, or returns the component unchanged.
+See docs/skillcraft_sim.md §8; the reflection boundary it sits behind is docs/design.md §2.6.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from evaluators.skillcraft.remedies import (
     TASK_WORDS,
 )
 from evaluators.skillcraft.rng import derived_rng
-from gepa_lab.contracts import canonical_json
+from gepa_lab.core.contracts import canonical_json
 
 _COUNT_IN_EXPECTED = re.compile(r'"([A-Za-z][A-Za-z ]+)":\{"count":(\d+)')
 _TOKENS = re.compile(r"Efficiency: ([\d,]+) agent tokens \((\d+)%")

@@ -3,6 +3,7 @@
 Every random draw is a pure function of (seed, case id, purpose), computed with hashlib, so a
 parent and a child scored with the same seed face the same luck on every decision; only the
 artifact-dependent *thresholds* differ. Python's salted `hash()` is never used.
+See docs/skillcraft_sim.md §7.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 This is the only place the skill text influences the simulation, and it only moves
 probabilities (never random draws), which keeps parent/child comparisons paired.
+See docs/skillcraft_sim.md §4.2-§4.4.
 """
 
 from __future__ import annotations

@@ -18,9 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed  # noqa: E402
 
-from gepa_lab import SearchConfig, optimize  # noqa: E402
-from gepa_lab.artifacts import artifact_id  # noqa: E402
-from gepa_lab.evaluation import EvaluationSettings  # noqa: E402
+from gepa_lab import (  # noqa: E402
+    EvaluationSettings,  # noqa: E402
+    SearchConfig,
+    optimize,
+)
+from gepa_lab.core.artifacts import artifact_id  # noqa: E402
 
 
 class KillingEvaluator(HashEvaluator):

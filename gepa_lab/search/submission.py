@@ -1,31 +1,18 @@
-"""Handing an eligible winner to a revision store (DESIGN §4-5). Eligible is not live: the
+"""Handing an eligible winner to a revision store (docs/design.md §4–5). Eligible is not live: the
 store's gates and a named approver decide that."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from gepa_lab.artifacts import artifact_dict
-from gepa_lab.contracts import Dataset
-from gepa_lab.promotion import PromotionDecision
-
-if TYPE_CHECKING:
-    from gepa_lab.engine import Result
+from gepa_lab.core.artifacts import artifact_dict
+from gepa_lab.core.contracts import Dataset, RevisionSubmitter
+from gepa_lab.core.result import Result
 
 
-class RevisionSubmitter(Protocol):
-    def submit(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Store an eligible winner as a revision; returns at least {'revision_id', 'status'}."""
-        ...
-
-
-def submit_winner(result: Result, decision: PromotionDecision, dataset: Dataset,
-                  submitter: RevisionSubmitter | None, mlflow_run_id: str | None = None) -> None:
-    """Only an eligible winner is ever handed to the submitter."""
-    if not decision.eligible or submitter is None:
-        result.submission_reason = decision.reason
-        return
-    request = {
+def submission_request(result: Result, dataset: Dataset) -> dict[str, Any]:
+    """The request a `RevisionSubmitter` receives: artifact, source and holdout evidence."""
+    return {
         "source": f"optimization/{result.algorithm}:{result.experiment_id}",
         "artifact": artifact_dict(result.best),
         "evidence": {
@@ -38,13 +25,20 @@ def submit_winner(result: Result, decision: PromotionDecision, dataset: Dataset,
             "delta": result.holdout_delta,
             "case_count": result.candidate_holdout.cases,
             "objectives": dict(result.candidate_holdout.objectives),
-            "mlflow_run_id": mlflow_run_id,
+            "mlflow_run_id": result.links.get("mlflow_run_id"),
         },
     }
+
+
+def submit_winner(result: Result, dataset: Dataset, submitter: RevisionSubmitter | None) -> None:
+    """Only an eligible winner is ever handed to the submitter; the outcome goes on the result."""
+    if not result.promotion_eligible or submitter is None:
+        result.submission_reason = result.promotion_reason
+        return
     try:
-        revision = submitter.submit(request)
+        revision = submitter.submit(submission_request(result, dataset))
     except Exception as exc:
-        result.submission_reason = f"revision submission failed: {exc}"
+        result.submission_reason = f"revision submission failed: {type(exc).__name__}: {exc}"
         raise
     if not revision:
         result.submission_reason = "revision submission failed: submitter returned no revision"

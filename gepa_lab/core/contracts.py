@@ -1,15 +1,20 @@
-"""Data contracts shared by the engine, evaluators and reflectors (DESIGN §2)."""
+"""Data contracts shared by the engine, evaluators, reflectors and submitters (docs/design.md §2).
+
+Cases, datasets and evaluations are immutable values: the engine passes the same objects to
+evaluators, reflectors and trackers without copying them.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from gepa_lab.artifacts import Artifact
+from gepa_lab.core.artifacts import Artifact
 
 SPLITS = ("feedback", "validation", "holdout")
 MIN_SUBMISSION_CASES = 10
@@ -32,10 +37,20 @@ class Case:
     input: str
     expected: str | None = None
     critical: bool = False
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # A read-only view of a private copy: nobody can edit a case's metadata in place.
+        if not isinstance(self.metadata, MappingProxyType):
+            object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A mapping proxy does not pickle (process workers, deepcopy); rebuild from a plain dict.
+        return (Case, (self.id, self.input, self.expected, self.critical, dict(self.metadata)))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"id": self.id, "input": self.input, "expected": self.expected, "critical": self.critical,
+                "metadata": dict(self.metadata)}
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> Case:
@@ -80,14 +95,20 @@ def split_digest(cases: Sequence[Case]) -> str:
 
 @dataclass(frozen=True)
 class Dataset:
+    """Three splits of cases (stored as tuples). Validate with `validate()` before use."""
+
     id: str
     version: str
-    feedback: list[Case]
-    validation: list[Case]
-    holdout: list[Case] = field(default_factory=list)
+    feedback: Sequence[Case]
+    validation: Sequence[Case]
+    holdout: Sequence[Case] = ()
 
-    def split(self, name: str) -> list[Case]:
-        return getattr(self, name)
+    def __post_init__(self) -> None:
+        for name in SPLITS:
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def split(self, name: str) -> tuple[Case, ...]:
+        return getattr(self, name)  # type: ignore[no-any-return]
 
     def digests(self) -> dict[str, str]:
         return {name: split_digest(self.split(name)) for name in SPLITS}
@@ -122,7 +143,7 @@ class Dataset:
                 seen[case_id] = name
 
 
-@dataclass
+@dataclass(frozen=True)
 class Evaluation:
     """One evaluator result for one case. Only `score` drives search and selection."""
 
@@ -173,18 +194,41 @@ class Summary:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"score": self.score, "cases": self.cases, "objectives": dict(self.objectives)}
 
 
 @runtime_checkable
 class Evaluator(Protocol):
+    """Scores an artifact on cases.
+
+    Optional declarations (class attributes):
+    - `retryable_exceptions`: exception types that are transient for this evaluator (retried
+      like timeouts and connection errors; anything else undeclared is a bug and stops the run);
+    - `evaluates_batches = True`: call `evaluate` once with every uncached case of a batch
+      instead of once per case (e.g. batched LM calls);
+    - `fingerprint() -> str`: names its configuration for the evaluation cache key.
+    """
+
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        """Exactly one Evaluation per case; same (artifact, case, seed) gives the same result."""
+        """Exactly one Evaluation per case; same (artifact, case, seed) gives the same result.
+        Task failures are low scores with feedback, not exceptions."""
         ...
 
 
 @runtime_checkable
 class Reflector(Protocol):
+    """Proposes a new value for one component from Feedback records.
+
+    Optional: `retryable_exceptions` (as for evaluators) and `total_cost_usd` (cumulative spend,
+    counted as reflection cost)."""
+
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str | dict:
         """Raw model text, or a parsed object with the artifact's fields."""
+        ...
+
+
+@runtime_checkable
+class RevisionSubmitter(Protocol):
+    def submit(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Store an eligible winner as a revision; returns at least {'revision_id', 'status'}."""
         ...

@@ -1,15 +1,19 @@
-"""Artifact kinds (the text the search evolves). The engine only sees named components."""
+"""Artifact kinds: the text the search evolves. The engine only sees named components.
+
+Artifacts are immutable values (list fields are stored as tuples), so the engine hands the same
+object to evaluators, reflectors and trackers without copying it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 MAX_ARTIFACT_CHARS = 65_536
 
-ComponentValue = str | list[str]
+ComponentValue = str | tuple[str, ...]
 
 
 @runtime_checkable
@@ -27,8 +31,16 @@ def _size(values: list[ComponentValue]) -> int:
     # Characters (code points), as a rune count would be.
     total = 0
     for v in values:
-        total += sum(len(x) for x in v) if isinstance(v, list) else len(v)
+        total += sum(len(x) for x in v) if isinstance(v, tuple) else len(v)
     return total
+
+
+def _freeze(artifact: Any, *names: str) -> None:
+    """Store list fields as tuples: an evaluator cannot edit a pool member in place."""
+    for name in names:
+        value = getattr(artifact, name)
+        if isinstance(value, list):
+            object.__setattr__(artifact, name, tuple(value))
 
 
 def _require(value: str, message: str) -> None:
@@ -51,8 +63,11 @@ class SkillSpec:
     name: str
     description: str
     when_to_use: str
-    steps: list[str] = field(default_factory=list)
-    pitfalls: list[str] = field(default_factory=list)
+    steps: tuple[str, ...] = ()
+    pitfalls: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _freeze(self, "steps", "pitfalls")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +82,10 @@ class SkillSpec:
         _require(self.name, "name is required")
         _require(self.description, "description is required")
         _require(self.when_to_use, "when_to_use is required")
+        for name in ("steps", "pitfalls"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{name} must be a list of strings")
         if not self.steps:
             raise ValueError("at least one step is required")
         _check_size(self)
@@ -162,7 +181,7 @@ def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifac
     for f in fields(cls):
         value = getattr(artifact, f.name)
         is_list = f.name in ("steps", "pitfalls")
-        if is_list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        if is_list and not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
             raise ValueError(f"{kind} artifact field {f.name!r} must be a list of strings")
         if not is_list and not isinstance(value, str):
             raise ValueError(f"{kind} artifact field {f.name!r} must be a string")
@@ -172,8 +191,8 @@ def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifac
 def get_component(artifact: Artifact, component: str) -> ComponentValue:
     if component not in artifact.COMPONENTS:
         raise ValueError(f"unsupported component {component!r} for {artifact.kind}")
-    value = getattr(artifact, component)
-    return list(value) if isinstance(value, list) else value
+    value: ComponentValue = getattr(artifact, component)
+    return value
 
 
 def with_component(artifact: Artifact, component: str, value: ComponentValue) -> Artifact:

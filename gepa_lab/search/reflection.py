@@ -9,55 +9,24 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import json_repair
 
-from gepa_lab.artifacts import (
+from gepa_lab.core.artifacts import (
     Artifact,
     artifact_from_dict,
     artifact_id,
     get_component,
     with_component,
 )
-from gepa_lab.contracts import Case, Evaluation
-from gepa_lab.redact import prepare_field
+from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.core.errors import ReflectionRejected
+from gepa_lab.search.redact import prepare_field
 
 FIELD_MAX_CHARS = 4000
 RECORD_KEYS = ("case_id", "input", "expected", "score", "output", "feedback", "trace")
-
-
-class ReflectionRejected(Exception):
-    """A reflector reply that yields no usable child (recorded, not fatal)."""
-
-
-class ReflectorFailed(RuntimeError):
-    """The reflector kept raising (provider errors, rate limits): the search stops cleanly."""
-
-
-@dataclass(frozen=True)
-class ReflectionSettings:
-    max_retries: int = 2
-    retry_backoff_s: float = 1.0  # doubles per retry
-
-
-def call_reflector(reflector: Any, artifact: Artifact, component: str, records: list[dict[str, Any]],
-                   settings: ReflectionSettings) -> Any:
-    """Retry provider errors with backoff; a reply that parses badly is not retried (it is data)."""
-    attempts = settings.max_retries + 1
-    for attempt in range(attempts):
-        try:
-            return reflector.reflect(artifact, component, records)
-        except Exception as exc:
-            if attempt + 1 == attempts:
-                raise ReflectorFailed(
-                    f"reflector failed {attempts} time(s) in a row: {type(exc).__name__}: {exc}"
-                ) from exc
-            time.sleep(settings.retry_backoff_s * (2**attempt))
-    raise AssertionError("unreachable")
 
 
 def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
@@ -83,7 +52,7 @@ def reflector_view(artifact: Artifact) -> Artifact:
     still built from the real parent, with only the selected component replaced."""
     out: dict[str, Any] = {}
     for key, value in artifact.to_dict().items():
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):
             out[key] = [prepare_field(v, FIELD_MAX_CHARS) for v in value]
         else:
             out[key] = prepare_field(value, FIELD_MAX_CHARS)
@@ -124,7 +93,7 @@ def parse_reply(reply: str | dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _clean_component(value: Any, current: Any, component: str) -> str | list[str]:
-    if isinstance(current, list):
+    if isinstance(current, tuple):
         if isinstance(value, str):
             value = value.splitlines()
         if not isinstance(value, list):

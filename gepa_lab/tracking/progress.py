@@ -6,34 +6,36 @@ import logging
 import sys
 from typing import Any
 
-from gepa_lab.tracking import EvaluationRecord, IterationStats, RunInfo
+from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.events import IterationStats, RunInfo, ScoredBatch
 
 log = logging.getLogger("gepa_lab.progress")
+MODES = ("auto", "bar", "log", "off")
 
 
 class ProgressTracker:
-    def __init__(self, total_calls: int, mode: str = "auto", max_iterations: int | None = None):
-        if mode not in ("auto", "bar", "log", "off"):
-            raise ValueError("progress must be one of auto, bar, log, off")
-        if mode == "auto":
-            mode = "bar" if sys.stderr.isatty() else "log"
-        self.mode = mode
-        self.total = total_calls
-        self.max_iterations = max_iterations
+    def __init__(self, mode: str = "auto"):
+        if mode not in MODES:
+            raise ConfigError(f"progress must be one of {', '.join(MODES)} (got {mode!r})")
+        self.mode = "bar" if mode == "auto" and sys.stderr.isatty() else ("log" if mode == "auto" else mode)
+        self.total = 0
+        self.max_iterations: int | None = None
         self._bar: Any = None
 
     def start(self, run: RunInfo) -> None:
+        self.total = run.search.max_metric_calls
+        self.max_iterations = run.search.max_iterations
         if self.mode == "bar":
             from tqdm import tqdm
 
             self._bar = tqdm(total=self.total, unit="call", desc="gepa", dynamic_ncols=True, leave=True)
         elif self.mode == "log":
             log.info("run %s%s started: budget %d metric calls", run.experiment_id[:8],
-                     " (resumed)" if run.resumed else "", self.total)
+                     " (resumed)" if run.resume else "", self.total)
 
-    def evaluation(self, record: EvaluationRecord) -> None:
+    def evaluation(self, batch: ScoredBatch) -> None:
         if self._bar is not None:
-            self._bar.update(len(record.evaluations))
+            self._bar.update(len(batch.evaluations))
 
     def iteration(self, stats: IterationStats) -> None:
         spend = stats.task_cost_usd + stats.reflection_cost_usd

@@ -1,0 +1,126 @@
+"""What can go wrong in a run, and which failures are worth a retry.
+
+A failure is either *transient* (a timeout, a dropped connection, an HTTP 429 or 5xx from an LM
+provider, or an exception type the evaluator / reflector declares retryable) and retried, or a
+*bug* and the run stops at once with one line that names it. Bugs are never scored 0 and never
+retried: a broken evaluator must not quietly steer the search.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+
+class GepaLabError(Exception):
+    """An error the command line reports as one line (exit code 1)."""
+
+
+class ConfigError(GepaLabError, ValueError):
+    """A bad configuration value or command-line argument (exit code 2)."""
+
+
+class ResumeError(GepaLabError, ValueError):
+    """A run directory that cannot be resumed (or reused) as asked."""
+
+
+class ProtocolError(GepaLabError, TypeError):
+    """An evaluator, reflector or submitter that does not implement its protocol's methods."""
+
+
+class EvaluatorContractError(GepaLabError, RuntimeError):
+    """The evaluator broke its contract (wrong count, unknown / duplicate / missing case id, bad
+    score or objective); the run stops."""
+
+
+class EvaluatorError(GepaLabError, RuntimeError):
+    """The evaluator raised an exception that is not transient: a bug; the run stops."""
+
+
+class ReflectorError(GepaLabError, RuntimeError):
+    """The reflector raised an exception that is not transient: a bug; the run stops."""
+
+
+class ReflectorUnavailable(GepaLabError, RuntimeError):
+    """Transient reflector failures outlasted the retries: the search stops cleanly
+    (`stop_reason=reflector_error`) and the holdout comparison still runs."""
+
+
+class RunAborted(GepaLabError, RuntimeError):
+    """Too many evaluations in a row failed transiently: a run where everything fails must not
+    report success."""
+
+
+class TrackingError(GepaLabError, RuntimeError):
+    """A tracker could not start (bad URI, unreachable server): nothing has been spent yet."""
+
+
+class ReflectionRejected(Exception):
+    """A reflector reply that yields no usable child: recorded as a rejection, not fatal."""
+
+
+# HTTP statuses worth retrying: request timeout, rate limit, server errors.
+_TRANSIENT_STATUS = frozenset({408, 429})
+
+
+def _status_code(exc: BaseException) -> int | None:
+    """The HTTP status an LM client attached to its exception (openai, litellm, httpx style)."""
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def _client_transient_types() -> tuple[type[BaseException], ...]:
+    """Connection / timeout exception types of LM client libraries, if they are loaded. Looked up
+    in sys.modules so classifying an error never imports a heavy library."""
+    found: list[type[BaseException]] = []
+    for module, names in (
+        ("openai", ("APIConnectionError", "APITimeoutError")),
+        ("httpx", ("TransportError", "TimeoutException")),
+        ("requests", ("ConnectionError", "Timeout")),
+        ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+                     "InternalServerError")),
+    ):
+        loaded = sys.modules.get(module)
+        if loaded is None:
+            continue
+        for name in names:
+            kind = getattr(loaded, name, None)
+            if isinstance(kind, type) and issubclass(kind, BaseException):
+                found.append(kind)
+    return tuple(found)
+
+
+def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = ()) -> bool:
+    """True for failures a retry may fix; everything else is a bug."""
+    declared = tuple(declared)
+    if declared and isinstance(exc, declared):
+        return True
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return True
+    code = _status_code(exc)
+    if code is not None:
+        return code in _TRANSIENT_STATUS or 500 <= code < 600
+    return isinstance(exc, _client_transient_types())
+
+
+def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
+    """The exception types an evaluator or reflector declares transient (`retryable_exceptions`)."""
+    value = getattr(component, "retryable_exceptions", ())
+    if isinstance(value, type):
+        value = (value,)
+    kinds = tuple(value or ())
+    for kind in kinds:
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            raise TypeError(
+                f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}"
+            )
+    return kinds
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,81 @@
+"""The outcome of a run: the promotion decision and the `Result` that `optimize` returns and
+`result.json` holds."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gepa_lab.core.artifacts import Artifact, artifact_dict
+from gepa_lab.core.contracts import Summary
+
+ELIGIBLE_REASON = "holdout requirements satisfied"
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    rule: str
+    passed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class PromotionDecision:
+    eligible: bool
+    reason: str  # the first failing rule's detail, else ELIGIBLE_REASON
+    rules: tuple[RuleOutcome, ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    """One pool member's lineage and validation scores (in validation-split order)."""
+
+    id: str
+    parent_id: str | None
+    component: str | None
+    iteration: int | None  # None: the seed
+    metric_calls: int  # budget spent when it joined the pool
+    validation_scores: tuple[float, ...]
+
+    @property
+    def validation_mean(self) -> float:
+        return sum(self.validation_scores) / len(self.validation_scores) if self.validation_scores else 0.0
+
+
+@dataclass
+class Result:
+    algorithm: str
+    experiment_id: str
+    best: Artifact
+    best_id: str
+    seed_id: str
+    baseline_validation: Summary
+    candidate_validation: Summary
+    baseline_holdout: Summary
+    candidate_holdout: Summary
+    candidate_count: int
+    metric_calls: int
+    stop_reason: str
+    promotion_eligible: bool
+    promotion_reason: str
+    promotion_rules: list[dict[str, Any]]
+    seeds: dict[str, int]
+    dataset: dict[str, Any]
+    submission_reason: str | None = None
+    revision: dict[str, Any] | None = None
+    holdout_cases: list[dict[str, Any]] = field(default_factory=list)
+    cost_usd: dict[str, float] = field(default_factory=dict)
+    proposals: int = 0
+    pool: list[PoolEntry] = field(default_factory=list)
+    validation_case_ids: list[str] = field(default_factory=list)
+    links: dict[str, str] = field(default_factory=dict)  # where trackers put the run (e.g. MLflow)
+
+    @property
+    def holdout_delta(self) -> float:
+        return self.candidate_holdout.score - self.baseline_holdout.score
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["best"] = artifact_dict(self.best)
+        out["holdout_delta"] = self.holdout_delta
+        return out

@@ -1,0 +1,385 @@
+"""Run lifecycle (docs/design.md §3): validate, score the seed, search, select, holdout, promote,
+submit.
+
+The engine owns the budget, the run's single seeded RNG (inside the search state), the retry
+policy around the reflector and the checkpoint; the strategy (`strategy.py`) runs one iteration;
+trackers (the run record, progress, MLflow) observe through `Trackers` and never steer.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import random
+import time
+import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from gepa_lab.core.artifacts import Artifact, artifact_id
+from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter, Summary
+from gepa_lab.core.errors import (
+    ProtocolError,
+    ReflectorError,
+    ReflectorUnavailable,
+    ResumeError,
+    declared_retryable,
+    describe,
+    is_transient,
+)
+from gepa_lab.core.events import CandidateInfo, IterationStats, ResumePoint, RunInfo, ScoredBatch, Tracker
+from gepa_lab.core.result import PoolEntry, Result
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.runs.cache import EvaluationCache
+from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
+from gepa_lab.runs.record import RunRecorder
+from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
+from gepa_lab.search.promotion import assess_promotion
+from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
+from gepa_lab.search.strategy import iteration_calls, run_iteration
+from gepa_lab.search.submission import submit_winner
+from gepa_lab.tracking import Trackers
+
+log = logging.getLogger("gepa_lab")
+
+ALGORITHM = "gepa"
+
+
+def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
+    fn = getattr(obj, method, None)
+    wanted = f"{method}({', '.join(params)})"
+    if not callable(fn):
+        raise ProtocolError(f"{role} {type(obj).__name__} has no method {wanted}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins and C callables have no signature
+        return
+    try:
+        signature.bind(*params)
+    except TypeError as exc:
+        raise ProtocolError(f"{role} {type(obj).__name__}.{method}{signature} cannot be called as {wanted}: "
+                            f"{exc}") from None
+
+
+def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None) -> None:
+    """Method signatures, checked before anything is spent."""
+    _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
+    _check_method(reflector, "reflector", "reflect", ("artifact", "component", "records"))
+    if submitter is not None:
+        _check_method(submitter, "submitter", "submit", ("request",))
+    declared_retryable(evaluator)
+    declared_retryable(reflector)
+
+
+def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, submit: bool,
+                     submitter: RevisionSubmitter | None) -> None:
+    """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
+    dataset.validate(submit=submit)
+    if seed is None:
+        raise ValueError("seed artifact is required")
+    try:
+        seed.validate()
+    except ValueError as exc:
+        raise ValueError(f"invalid seed artifact: {exc}") from exc
+    if submit and submitter is None:
+        raise ValueError("submission requested without a revision submitter (set submitter=... or submit=false)")
+    need = len(dataset.validation) + 2 * len(dataset.holdout)
+    if need > config.max_metric_calls:
+        raise ValueError(
+            f"metric budget cannot cover validation and holdout: needs at least {need} calls "
+            f"(|validation| + 2 x |holdout|), max_metric_calls is {config.max_metric_calls}"
+        )
+
+
+def max_iterations_allowed(config: SearchConfig, dataset: Dataset) -> int:
+    """Pre-flight: how many iterations the metric budget allows at most."""
+    room = config.max_metric_calls - len(dataset.validation) - 2 * len(dataset.holdout)
+    most = max(0, room // iteration_calls(config.minibatch_size, dataset))
+    return most if config.max_iterations is None else min(config.max_iterations, most)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _reflector_cost(reflector: Reflector) -> float:
+    """Reflectors that pay for LM calls expose a cumulative `total_cost_usd`."""
+    value = getattr(reflector, "total_cost_usd", 0.0)
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+
+
+class _Run:
+    """One run's mutable context: scoring (budget, records), reflection, checkpoints, stop rules."""
+
+    def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, runner: CaseRunner,
+                 trackers: Trackers, store: CheckpointStore | None, experiment_id: str, identity: dict[str, Any],
+                 reflection: ReflectionSettings):
+        self.dataset = dataset
+        self.reflector = reflector
+        self.config = config
+        self.runner = runner
+        self.trackers = trackers
+        self.store = store
+        self.experiment_id = experiment_id
+        self.identity = identity
+        self.batches = 0
+        self.task_cost_usd = 0.0  # nominal: cached results count too, so resumes replay exactly
+        self.reflection_cost_usd = 0.0
+        self.elapsed_before = 0.0
+        self.started = time.monotonic()
+        self.state: SearchState | None = None
+        declared = declared_retryable(reflector)
+        self._declared = declared
+        self._retrying = Retrying(
+            stop=stop_after_attempt(reflection.max_retries + 1),
+            wait=wait_exponential(multiplier=reflection.retry_backoff_s),
+            retry=retry_if_exception(lambda exc: is_transient(exc, declared)),
+            reraise=True,
+        )
+
+    # -- the two boundaries ------------------------------------------------------------------
+    def score(self, artifact: Artifact, candidate_id: str, cases: Any, seed: int, phase: str) -> ScoredBatch:
+        assert self.state is not None
+        # Spent before the call: an evaluation that fails still consumed its calls.
+        self.state.budget.used += len(cases)
+        evaluations = self.runner.run(artifact, candidate_id, cases, seed)
+        self.task_cost_usd += math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in evaluations)
+        batch = ScoredBatch(self.batches, phase, candidate_id, seed, tuple(evaluations))
+        self.batches += 1
+        self.trackers.evaluation(batch)
+        return batch
+
+    def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
+        before = _reflector_cost(self.reflector)
+        try:
+            return self._retrying(self.reflector.reflect, artifact, component, records)
+        except Exception as exc:
+            name = type(self.reflector).__name__
+            if is_transient(exc, self._declared):
+                raise ReflectorUnavailable(f"reflector {name} kept failing: {describe(exc)}") from exc
+            raise ReflectorError(
+                f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
+                "a bad reply (fix the reflector, then resume the run; declare transient error types in "
+                "`retryable_exceptions`)") from exc
+        finally:
+            self.reflection_cost_usd += max(0.0, _reflector_cost(self.reflector) - before)
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def elapsed(self) -> float:
+        return self.elapsed_before + time.monotonic() - self.started
+
+    def checkpoint(self, finished: bool = False) -> None:
+        if self.store is not None:
+            self.store.save(Checkpoint(self.experiment_id, self.identity, self.state, self.batches,
+                                       self.task_cost_usd, self.reflection_cost_usd, self.elapsed(), finished))
+
+    def restore(self, cp: Checkpoint) -> None:
+        self.state = cp.state
+        self.batches = cp.batches
+        self.task_cost_usd = cp.task_cost_usd
+        self.reflection_cost_usd = cp.reflection_cost_usd
+        self.elapsed_before = cp.elapsed_s
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def init_seed(self, seed: Artifact, seed_id: str) -> None:
+        rng = random.Random(self.config.random_seed)
+        validation_seed = draw_seed(rng)  # first draw
+        self.state = SearchState(rng=rng, budget=Budget(self.config.max_metric_calls), validation_seed=validation_seed)
+        batch = self.score(seed, seed_id, self.dataset.validation, validation_seed, "validation")
+        self.state.add(Candidate(seed_id, seed, None, None, None, 0, batch.evaluations, self.state.budget.used))
+        self.trackers.candidate(CandidateInfo(seed_id, seed, None, None, None, batch, self.state.budget.used))
+        self.checkpoint()
+
+    def stop_reason(self) -> str | None:
+        """Checked before each iteration; each budget keeps the holdout comparison affordable."""
+        state, config, ds = self.state, self.config, self.dataset
+        assert state is not None
+        if config.max_iterations is not None and state.iteration >= config.max_iterations:
+            return "max_iterations"
+        per_iteration = iteration_calls(config.minibatch_size, ds)
+        reserve = 2 * len(ds.holdout)
+        if not state.budget.can_spend(per_iteration, reserve):
+            return "metric_budget"
+        if config.max_cost_usd is not None:
+            per_call = self.task_cost_usd / max(1, state.budget.used)
+            per_reflection = self.reflection_cost_usd / max(1, state.iteration)
+            projected = (self.task_cost_usd + self.reflection_cost_usd
+                         + per_call * (per_iteration + reserve) + per_reflection)
+            if projected > config.max_cost_usd:
+                return "cost_budget"
+        if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
+            return "time_limit"
+        return None
+
+    def search(self) -> None:
+        state = self.state
+        assert state is not None
+        while state.stop_reason is None:
+            reason = self.stop_reason()
+            if reason is not None:
+                state.stop_reason = reason
+                break
+            try:
+                proposal = run_iteration(state, self.dataset, self.reflect, self.score, self.config.minibatch_size)
+            except ReflectorUnavailable as exc:
+                # A provider that stays down ends the search cleanly; the holdout still runs.
+                log.error("stopping the search: %s", exc)
+                self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
+                state.stop_reason = "reflector_error"
+                break
+            state.proposals += 1
+            if proposal.status == "accepted":
+                joined = state.pool[-1]
+                assert proposal.validation_batch is not None
+                self.trackers.candidate(CandidateInfo(joined.id, joined.artifact, joined.parent_id, joined.component,
+                                                      joined.iteration, proposal.validation_batch,
+                                                      joined.metric_calls, joined.rationale))
+            self.trackers.proposal(proposal)
+            best = state.best()
+            self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
+                                                   state.front_size(), state.budget.used, state.proposals,
+                                                   self.task_cost_usd, self.reflection_cost_usd))
+            state.iteration += 1
+            self.checkpoint()
+        self.checkpoint()
+
+    def finish(self, seed: Artifact, seed_id: str, policy: PromotionPolicy) -> Result:
+        """Final selection, paired holdout comparison, promotion decision."""
+        state, dataset = self.state, self.dataset
+        assert state is not None and state.stop_reason is not None
+        best, baseline = state.best(), state.pool[0]
+        holdout_seed = draw_seed(state.rng) if dataset.holdout else None
+        base_holdout: tuple[Any, ...] = ()
+        cand_holdout: tuple[Any, ...] = ()
+        if holdout_seed is not None:
+            base_holdout = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations
+            cand_holdout = base_holdout if best.id == seed_id else self.score(
+                best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations
+        decision = assess_promotion(best_is_seed=best.id == seed_id, holdout=dataset.holdout, baseline=base_holdout,
+                                    candidate=cand_holdout, policy=policy)
+        return Result(
+            algorithm=ALGORITHM,
+            experiment_id=self.experiment_id,
+            best=best.artifact,
+            best_id=best.id,
+            seed_id=seed_id,
+            baseline_validation=Summary.of(baseline.validation),
+            candidate_validation=Summary.of(best.validation),
+            baseline_holdout=Summary.of(base_holdout),
+            candidate_holdout=Summary.of(cand_holdout),
+            candidate_count=len(state.pool),
+            metric_calls=state.budget.used,
+            stop_reason=state.stop_reason,
+            promotion_eligible=decision.eligible,
+            promotion_reason=decision.reason,
+            promotion_rules=[asdict(r) for r in decision.rules],
+            seeds={"random_seed": self.config.random_seed, "validation_seed": state.validation_seed,
+                   **({"holdout_seed": holdout_seed} if holdout_seed is not None else {})},
+            dataset={"id": dataset.id, "version": dataset.version, "digests": self.identity["digests"]},
+            holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
+                            "delta": k.score - b.score}
+                           for c, b, k in zip(dataset.holdout, base_holdout, cand_holdout, strict=True)],
+            cost_usd={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
+            proposals=state.proposals,
+            pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
+                  for c in state.pool],
+            validation_case_ids=[c.id for c in dataset.validation],
+        )
+
+
+def optimize(
+    seed: Artifact,
+    dataset: Dataset,
+    evaluator: Evaluator,
+    reflector: Reflector,
+    config: SearchConfig | None = None,
+    *,
+    evaluation: EvaluationSettings | None = None,
+    reflection: ReflectionSettings | None = None,
+    promotion: PromotionPolicy | None = None,
+    submitter: RevisionSubmitter | None = None,
+    submit: bool = False,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    trackers: list[Tracker] | tuple[Tracker, ...] = (),
+    name: str = "default",
+    run_config: dict[str, Any] | None = None,
+) -> Result:
+    """Run one GEPA experiment and decide whether its winner may be promoted.
+
+    `run_dir` gets the auditable run record, the evaluation cache and checkpoints; `resume=True`
+    continues the interrupted run recorded there and ends with the result an uninterrupted run
+    would have had. `trackers` observe the run (progress, MLflow); `name` and `run_config` only
+    label it for them.
+    """
+    config, evaluation = config or SearchConfig(), evaluation or EvaluationSettings()
+    reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
+    for settings in (config, evaluation, reflection, promotion):
+        settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
+    validate_request(seed, dataset, config, submit, submitter)
+    check_protocols(evaluator, reflector, submitter)
+    path = Path(run_dir) if run_dir is not None else None
+    store = CheckpointStore(path) if path is not None else None
+    digests, seed_id = dataset.digests(), artifact_id(seed)
+    identity = {"digests": digests, "seed_id": seed_id, "evaluator": evaluator_fingerprint(evaluator),
+                "search": asdict(config), "promotion": asdict(promotion)}
+    checkpoint: Checkpoint | None = None
+    if resume:
+        if store is None:
+            raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
+        checkpoint = store.resume(identity, config.max_metric_calls)
+        experiment_id = checkpoint.experiment_id
+    else:
+        if store is not None and store.exists():
+            raise ResumeError(f"{path} already holds a run; resume it or use a new run directory")
+        experiment_id = str(uuid.uuid4())
+
+    sinks: list[Tracker] = [RunRecorder(path)] if path is not None else []
+    fanout = Trackers([*sinks, *trackers])
+    cache = EvaluationCache(path) if path is not None else None
+    runner = CaseRunner(evaluator, evaluation, cache)
+    run = _Run(dataset=dataset, reflector=reflector, config=config, runner=runner, trackers=fanout, store=store,
+               experiment_id=experiment_id, identity=identity, reflection=reflection)
+    resume_point = None
+    if checkpoint is not None:
+        run.restore(checkpoint)
+        resume_point = ResumePoint(checkpoint.state.iteration if checkpoint.state else 0, checkpoint.batches)
+    elif store is not None:
+        run.checkpoint()  # the run's identity is on disk before anything is spent
+    log.info("pre-flight: the metric budget (%d calls) allows at most %d iterations%s", config.max_metric_calls,
+             max_iterations_allowed(config, dataset),
+             "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
+    full_config = {"search": asdict(config), "evaluation": asdict(evaluation), "reflection": asdict(reflection),
+                   "promotion": asdict(promotion), **(run_config or {})}
+    fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
+                         full_config, submit, str(path) if path else None, resume_point))
+    try:
+        if run.state is None:
+            run.init_seed(seed, seed_id)
+        run.search()
+        result = run.finish(seed, seed_id, promotion)
+        result.links = fanout.links()
+    except BaseException as exc:
+        fanout.fail(exc)
+        raise
+    finally:
+        runner.close()
+        if cache is not None:
+            cache.close()
+    failure: Exception | None = None
+    if submit:
+        try:
+            submit_winner(result, dataset, submitter)
+        except Exception as exc:  # the search finished: its result (and why submission failed) is kept
+            failure = exc
+    fanout.finish(result)
+    run.checkpoint(finished=True)
+    if failure is not None:
+        failure.add_note(f"the run's result was recorded; submission_reason: {result.submission_reason}")
+        raise failure
+    return result
