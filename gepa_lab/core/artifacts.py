@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 MAX_ARTIFACT_CHARS = 65_536
+_ID = "_gepa_lab_id"
 
 ComponentValue = str | tuple[str, ...]
 
@@ -31,7 +32,7 @@ def _size(values: list[ComponentValue]) -> int:
     # Characters (code points), as a rune count would be.
     total = 0
     for v in values:
-        total += sum(len(x) for x in v) if isinstance(v, tuple) else len(v)
+        total += sum(len(x) for x in v) if isinstance(v, (list, tuple)) else len(v)
     return total
 
 
@@ -49,7 +50,7 @@ def _require(value: str, message: str) -> None:
 
 
 def _check_size(artifact: Any) -> None:
-    if _size([getattr(artifact, f.name) for f in fields(artifact)]) > MAX_ARTIFACT_CHARS:
+    if _size(list(artifact.to_dict().values())) > MAX_ARTIFACT_CHARS:
         raise ValueError(f"spec exceeds {MAX_ARTIFACT_CHARS} characters")
 
 
@@ -158,9 +159,18 @@ def artifact_dict(artifact: Artifact) -> dict[str, Any]:
 
 
 def artifact_id(artifact: Artifact) -> str:
-    """Identity = sha256 of the canonical JSON (kind included, keys sorted)."""
+    """Identity = sha256 of the canonical JSON (kind included, keys sorted). Computed once per
+    object: artifacts are immutable."""
+    cached = getattr(artifact, "__dict__", {}).get(_ID)
+    if cached is not None:
+        return str(cached)
     text = json.dumps(artifact_dict(artifact), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    value = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        object.__setattr__(artifact, _ID, value)  # not a field: equality, repr and replace() ignore it
+    except (AttributeError, TypeError):  # an artifact class without an instance dict
+        pass
+    return value
 
 
 def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifact:

@@ -1,7 +1,9 @@
 """What a run reports as it goes, and the `Tracker` protocol every sink implements.
 
 The engine emits these values, in order, to its trackers (run record, progress, MLflow); trackers
-observe and never steer. Values are immutable and shared, never copied per tracker.
+observe and never steer. The values are shared, never copied per tracker: treat them as read-only.
+(The per-batch and per-iteration ones are plain dataclasses, not frozen: a frozen dataclass costs
+six times as much to build, and they are built on the hot path.)
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class RunInfo:
     resume: ResumePoint | None = None  # set when this process continues an interrupted run
 
 
-@dataclass(frozen=True)
+@dataclass
 class ScoredBatch:
     """One scoring call of the engine: an artifact on some cases with one seed."""
 
@@ -80,7 +82,7 @@ class CandidateInfo:
     rationale: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Proposal:
     """One iteration's reflective proposal, what became of it, and every batch it scored."""
 
@@ -122,7 +124,7 @@ EVENT_KINDS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class IterationStats:
     iteration: int
     best_id: str

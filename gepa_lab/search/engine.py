@@ -19,8 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from gepa_lab.core.artifacts import Artifact, artifact_id
 from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter, Summary
 from gepa_lab.core.errors import (
@@ -30,16 +28,28 @@ from gepa_lab.core.errors import (
     ResumeError,
     declared_retryable,
     describe,
-    is_transient,
 )
-from gepa_lab.core.events import CandidateInfo, IterationStats, ResumePoint, RunInfo, ScoredBatch, Tracker
+from gepa_lab.core.events import (
+    CandidateInfo,
+    IterationStats,
+    ResumePoint,
+    RunInfo,
+    ScoredBatch,
+    Tracker,
+)
 from gepa_lab.core.result import PoolEntry, Result
-from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.runs.cache import EvaluationCache
 from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
 from gepa_lab.runs.record import RunRecorder
 from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
 from gepa_lab.search.promotion import assess_promotion
+from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
 from gepa_lab.search.strategy import iteration_calls, run_iteration
 from gepa_lab.search.submission import submit_winner
@@ -133,14 +143,7 @@ class _Run:
         self.elapsed_before = 0.0
         self.started = time.monotonic()
         self.state: SearchState | None = None
-        declared = declared_retryable(reflector)
-        self._declared = declared
-        self._retrying = Retrying(
-            stop=stop_after_attempt(reflection.max_retries + 1),
-            wait=wait_exponential(multiplier=reflection.retry_backoff_s),
-            retry=retry_if_exception(lambda exc: is_transient(exc, declared)),
-            reraise=True,
-        )
+        self._retry = RetryPolicy(reflector, reflection.max_retries, reflection.retry_backoff_s)
 
     # -- the two boundaries ------------------------------------------------------------------
     def score(self, artifact: Artifact, candidate_id: str, cases: Any, seed: int, phase: str) -> ScoredBatch:
@@ -148,7 +151,9 @@ class _Run:
         # Spent before the call: an evaluation that fails still consumed its calls.
         self.state.budget.used += len(cases)
         evaluations = self.runner.run(artifact, candidate_id, cases, seed)
-        self.task_cost_usd += math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in evaluations)
+        costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]
+        if costs:
+            self.task_cost_usd += math.fsum(costs)
         batch = ScoredBatch(self.batches, phase, candidate_id, seed, tuple(evaluations))
         self.batches += 1
         self.trackers.evaluation(batch)
@@ -157,10 +162,10 @@ class _Run:
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
         before = _reflector_cost(self.reflector)
         try:
-            return self._retrying(self.reflector.reflect, artifact, component, records)
+            return self._retry(self.reflector.reflect, artifact, component, records)
         except Exception as exc:
             name = type(self.reflector).__name__
-            if is_transient(exc, self._declared):
+            if self._retry.transient(exc):
                 raise ReflectorUnavailable(f"reflector {name} kept failing: {describe(exc)}") from exc
             raise ReflectorError(
                 f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
@@ -240,10 +245,11 @@ class _Run:
                                                       joined.iteration, proposal.validation_batch,
                                                       joined.metric_calls, joined.rationale))
             self.trackers.proposal(proposal)
-            best = state.best()
-            self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
-                                                   state.front_size(), state.budget.used, state.proposals,
-                                                   self.task_cost_usd, self.reflection_cost_usd))
+            if self.trackers.wants("iteration"):
+                best = state.best()
+                self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
+                                                       state.front_size(), state.budget.used, state.proposals,
+                                                       self.task_cost_usd, self.reflection_cost_usd))
             state.iteration += 1
             self.checkpoint()
         self.checkpoint()

@@ -15,27 +15,19 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Case, Evaluation, Evaluator
-from gepa_lab.core.errors import (
-    EvaluatorContractError,
-    EvaluatorError,
-    RunAborted,
-    declared_retryable,
-    describe,
-    is_transient,
-)
+from gepa_lab.core.errors import EvaluatorContractError, EvaluatorError, RunAborted, describe
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.runs.cache import EvaluationCache
-
+from gepa_lab.search.retry import RetryPolicy
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -48,28 +40,31 @@ def _valid_text(text: str) -> str:
 
 
 def _checked(ev: object, wanted: set[str], seen: set[str]) -> Evaluation:
-    if not isinstance(ev, Evaluation):
+    if type(ev) is not Evaluation and not isinstance(ev, Evaluation):
         raise EvaluatorContractError(f"evaluator returned {type(ev).__name__}, expected gepa_lab.Evaluation")
-    if ev.case_id not in wanted:
-        raise EvaluatorContractError(f"unexpected evaluation case {ev.case_id!r}")
-    if ev.case_id in seen:
-        raise EvaluatorContractError(f"duplicate evaluation case {ev.case_id!r}")
-    score = ev.score
+    case_id, score = ev.case_id, ev.score
+    if case_id not in wanted:
+        raise EvaluatorContractError(f"unexpected evaluation case {case_id!r}")
+    if case_id in seen:
+        raise EvaluatorContractError(f"duplicate evaluation case {case_id!r}")
     if type(score) is not float:
         if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise EvaluatorContractError(f"case {ev.case_id!r} score must be finite and within [0, 1], got {score!r}")
+            raise EvaluatorContractError(f"case {case_id!r} score must be finite and within [0, 1], got {score!r}")
         ev = replace(ev, score=float(score))
-    if not (0.0 <= ev.score <= 1.0):  # also false for NaN
-        raise EvaluatorContractError(f"case {ev.case_id!r} score must be finite and within [0, 1], got {score!r}")
+    if not 0.0 <= ev.score <= 1.0:  # also false for NaN
+        raise EvaluatorContractError(f"case {case_id!r} score must be finite and within [0, 1], got {score!r}")
     for name, value in ev.objectives.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise EvaluatorContractError(f"case {ev.case_id!r} objective {name!r} must be finite, got {value!r}")
-    texts = (ev.output, ev.feedback, ev.trace)
-    for text_field, text in zip(("output", "feedback", "trace"), texts, strict=True):
+            raise EvaluatorContractError(f"case {case_id!r} objective {name!r} must be finite, got {value!r}")
+    output, feedback, trace = ev.output, ev.feedback, ev.trace
+    if type(output) is str and type(feedback) is str and type(trace) is str and (
+            output.isascii() and feedback.isascii() and trace.isascii()):
+        return ev  # the common case: nothing to check further
+    for text_field, text in (("output", output), ("feedback", feedback), ("trace", trace)):
         if not isinstance(text, str):
-            raise EvaluatorContractError(f"case {ev.case_id!r} {text_field} must be a string")
-    cleaned = tuple(_valid_text(t) for t in texts)
-    if cleaned != texts:
+            raise EvaluatorContractError(f"case {case_id!r} {text_field} must be a string")
+    cleaned = (_valid_text(output), _valid_text(feedback), _valid_text(trace))
+    if cleaned != (output, feedback, trace):
         ev = replace(ev, output=cleaned[0], feedback=cleaned[1], trace=cleaned[2])
     return ev
 
@@ -80,6 +75,8 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
         raise EvaluatorContractError(f"evaluator must return a list of Evaluation, got {type(results).__name__}")
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
+    if len(cases) == 1:  # the common per-case call
+        return [_checked(results[0], {cases[0].id}, set())]
     wanted = {c.id for c in cases}
     by_id: dict[str, Evaluation] = {}
     for ev in results:
@@ -121,14 +118,9 @@ class CaseRunner:
         self.name = type(evaluator).__name__
         self.fingerprint = evaluator_fingerprint(evaluator)
         self.batched = getattr(evaluator, "evaluates_batches", False) is True
-        declared = declared_retryable(evaluator)
-        self._retrying = Retrying(
-            stop=stop_after_attempt(self.settings.max_retries + 1),
-            wait=wait_exponential(multiplier=self.settings.retry_backoff_s),
-            retry=retry_if_exception(lambda exc: is_transient(exc, declared)),
-            reraise=True,
-        )
-        self._declared = declared
+        self._retry = RetryPolicy(evaluator, self.settings.max_retries, self.settings.retry_backoff_s)
+        # In-process, no timeout, nothing to cache: the evaluator can be called directly.
+        self._plain = cache is None and self.settings.timeout_s is None and self.settings.backend == "thread"
         self.consecutive_failures = 0
         self._threads: ThreadPoolExecutor | None = None
         self._processes: Executor | None = None
@@ -142,6 +134,8 @@ class CaseRunner:
     # -- one evaluator call ---------------------------------------------------------------
     def _call(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
         timeout = self.settings.timeout_s
+        if timeout is None and self.settings.backend == "thread":
+            return check_batch(cases, self.evaluator.evaluate(artifact, cases, seed))
         if self.settings.backend == "process":
             if self._processes is None:
                 self._processes = ProcessPoolExecutor(self.settings.workers, initializer=_process_init,
@@ -176,24 +170,40 @@ class CaseRunner:
         """(evaluation, error) per case; a transient failure that outlasted the retries is a
         failed evaluation (score 0, never cached), anything else raises."""
         try:
-            evaluations = self._retrying(self._call, artifact, cases, seed)
+            evaluations = self._retry(self._call, artifact, cases, seed)
         except EvaluatorContractError:
             raise
         except Exception as exc:
-            if not is_transient(exc, self._declared):
-                where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
-                raise EvaluatorError(
-                    f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a "
-                    "task failure (fix the evaluator, then resume the run; declare transient error "
-                    "types in `retryable_exceptions`)"
-                ) from exc
-            error = describe(exc)
-            attempts = self.settings.max_retries + 1
-            return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
-                                objectives={"evaluation_failed": 1.0}), error) for case in cases]
+            return self._failed(exc, cases)
         if self.cache is not None:
             self.cache.put_many([(artifact_id, ev.case_id, seed, self.fingerprint, ev) for ev in evaluations])
         return [(ev, None) for ev in evaluations]
+
+    def _retry_after(self, exc: Exception, artifact: Artifact, case: Case,
+                     seed: int) -> tuple[Evaluation, str | None]:
+        """The remaining attempts after a failed first one (no cache here: see `_plain`)."""
+        if not self._retry.retries or not self._retry.transient(exc):
+            return self._failed(exc, [case])[0]
+        time.sleep(self._retry.backoff_s)
+        try:
+            return self._retry.later(self._call, artifact, [case], seed)[0], None
+        except EvaluatorContractError:
+            raise
+        except Exception as again:
+            return self._failed(again, [case])[0]
+
+    def _failed(self, exc: Exception, cases: list[Case]) -> list[tuple[Evaluation, str | None]]:
+        if not self._retry.transient(exc):
+            where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
+            raise EvaluatorError(
+                f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
+                "failure (fix the evaluator, then resume the run; declare transient error types in "
+                "`retryable_exceptions`)"
+            ) from exc
+        error = describe(exc)
+        attempts = self.settings.max_retries + 1
+        return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
+                            objectives={"evaluation_failed": 1.0}), error) for case in cases]
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:
@@ -203,11 +213,21 @@ class CaseRunner:
                 hit = self.cache.get(artifact_id, case.id, seed, self.fingerprint)
                 if hit is not None:
                     found[case.id] = (hit, None)
-        misses = [c for c in cases if c.id not in found]
+        misses = [c for c in cases if c.id not in found] if found else cases
         out: list[Evaluation] = []
         if not self.batched and (self.settings.workers == 1 or len(misses) <= 1):
             for case in cases:  # one at a time: the failure guard trips before paying for more
-                evaluation, error = found.get(case.id) or self._evaluate(artifact, artifact_id, [case], seed)[0]
+                got = found.get(case.id) if found else None
+                if got is None and self._plain:  # the common case, without the general path's layers
+                    try:
+                        out.append(check_batch((case,), self.evaluator.evaluate(artifact, [case], seed))[0])
+                        self.consecutive_failures = 0
+                        continue
+                    except EvaluatorContractError:
+                        raise
+                    except Exception as exc:  # first attempt failed: retry (or classify) as usual
+                        got = self._retry_after(exc, artifact, case, seed)
+                evaluation, error = got or self._evaluate(artifact, artifact_id, [case], seed)[0]
                 self._count(error)
                 out.append(evaluation)
             return out

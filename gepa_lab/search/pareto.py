@@ -1,4 +1,9 @@
-"""Instance-level Pareto parent selection with coverage-dominance pruning (DESIGN §3)."""
+"""Instance-level Pareto parent selection with coverage-dominance pruning (docs/design.md §3).
+
+Pure functions over a score matrix (candidate id -> scores per validation case, in pool order).
+The search state keeps the fronts up to date incrementally and calls `prune_dominated` /
+`ordered_selection` itself; `select_parent` is the same rule in one call.
+"""
 
 from __future__ import annotations
 
@@ -43,12 +48,16 @@ def prune_dominated(scores: Mapping[str, Sequence[float]], fronts: list[set[str]
     return alive
 
 
+def ordered_selection(fronts: Sequence[set[str]], alive: set[str], pool_order: Sequence[str]) -> list[str]:
+    """Per case in dataset order, each surviving front member in pool order."""
+    position = {c: i for i, c in enumerate(pool_order)}
+    return [c for front in fronts for c in sorted(front & alive, key=position.__getitem__)]
+
+
 def selection_list(scores: Mapping[str, Sequence[float]]) -> list[str]:
     """Per case in dataset order, each surviving front member in pool order."""
     fronts = instance_fronts(scores)
-    alive = prune_dominated(scores, fronts)
-    pool_order = list(scores)
-    return [c for front in fronts for c in pool_order if c in front and c in alive]
+    return ordered_selection(fronts, prune_dominated(scores, fronts), list(scores))
 
 
 def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:

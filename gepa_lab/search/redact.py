@@ -69,5 +69,9 @@ def cap_bytes(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:
 
 def prepare_field(text: str, limit: int = 4000) -> str:
     """Bound first (cheap regex work), redact, then bound again (redaction may lengthen)."""
+    if not text:
+        return text
     text = text.strip()
+    if len(text) <= limit and not _TRIGGER.search(text):
+        return text
     return cap_chars(redact(cap_chars(text, limit)), limit)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import json_repair
@@ -17,7 +18,6 @@ import json_repair
 from gepa_lab.core.artifacts import (
     Artifact,
     artifact_from_dict,
-    artifact_id,
     get_component,
     with_component,
 )
@@ -29,6 +29,12 @@ FIELD_MAX_CHARS = 4000
 RECORD_KEYS = ("case_id", "input", "expected", "score", "output", "feedback", "trace")
 
 
+@lru_cache(maxsize=8192)
+def _case_field(text: str) -> str:
+    # A case's input and expected never change: prepared once, not once per minibatch.
+    return prepare_field(text, FIELD_MAX_CHARS)
+
+
 def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
     """Reflection records for a Feedback minibatch, in minibatch order."""
     records = []
@@ -36,8 +42,8 @@ def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> l
         records.append(
             {
                 "case_id": f"case-{n}",
-                "input": prepare_field(case.input, FIELD_MAX_CHARS),
-                "expected": prepare_field(case.expected or "", FIELD_MAX_CHARS),
+                "input": _case_field(case.input),
+                "expected": _case_field(case.expected or ""),
                 "score": float(ev.score),
                 "output": prepare_field(ev.output, FIELD_MAX_CHARS),
                 "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS),
@@ -115,7 +121,7 @@ def apply_reply(parent: Artifact, component: str, reply: str | dict[str, Any] | 
         child.validate()
     except ValueError as exc:
         raise ReflectionRejected(f"invalid reflected candidate: {exc}") from exc
-    if artifact_id(child) == artifact_id(parent):
+    if child == parent:
         raise ReflectionRejected("reflection did not change the selected component")
     rationale = data.get("rationale", "")
     return child, prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Evaluation
-from gepa_lab.search.pareto import instance_fronts, prune_dominated, selection_list
+from gepa_lab.search.pareto import ordered_selection, prune_dominated
 
 SEED_BITS = 63
 
@@ -62,14 +62,29 @@ class SearchState:
     proposals: int = 0
     stop_reason: str | None = None
     _by_id: dict[str, Candidate] = field(default_factory=dict, repr=False)
+    _top: list[float] = field(default_factory=list, repr=False)  # per validation case: the best score
+    _fronts: list[set[str]] = field(default_factory=list, repr=False)  # per case: who holds it
     _selection: list[str] | None = field(default=None, repr=False)
-    _front_size: int | None = field(default=None, repr=False)
+    _alive: set[str] | None = field(default=None, repr=False)
 
     def add(self, candidate: Candidate) -> None:
         self.pool.append(candidate)
         self._by_id[candidate.id] = candidate
-        self._selection = None
-        self._front_size = None
+        if not self._fronts:
+            self._top = list(candidate.scores)
+            self._fronts = [{candidate.id} for _ in candidate.scores]
+        else:  # the fronts move only where the newcomer ties or beats the best (exact ties kept)
+            for case, score in enumerate(candidate.scores):
+                if score > self._top[case]:
+                    self._top[case], self._fronts[case] = score, {candidate.id}
+                elif score == self._top[case]:
+                    self._fronts[case].add(candidate.id)
+        self._selection = self._alive = None
+
+    def _survivors(self) -> set[str]:
+        if self._alive is None:
+            self._alive = prune_dominated(self.score_matrix(), self._fronts)
+        return self._alive
 
     def __contains__(self, candidate_id: str) -> bool:
         return candidate_id in self._by_id
@@ -83,7 +98,7 @@ class SearchState:
     def select_parent(self) -> Candidate:
         """Instance-level Pareto selection (exactly `pareto.select_parent`), one RNG draw."""
         if self._selection is None:
-            self._selection = selection_list(self.score_matrix())
+            self._selection = ordered_selection(self._fronts, self._survivors(), [c.id for c in self.pool])
         if not self._selection:  # no validation cases: nothing owns a front
             return self.best()
         return self._by_id[self._selection[self.rng.randrange(len(self._selection))]]
@@ -97,7 +112,4 @@ class SearchState:
         return best
 
     def front_size(self) -> int:
-        if self._front_size is None:
-            matrix = self.score_matrix()
-            self._front_size = len(prune_dominated(matrix, instance_fronts(matrix)))
-        return self._front_size
+        return len(self._survivors())

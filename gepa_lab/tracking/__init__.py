@@ -22,6 +22,10 @@ class Trackers:
             hook: [m for t in self.members if (m := getattr(t, hook, None)) is not None] for hook in HOOKS
         }
 
+    def wants(self, hook: str) -> bool:
+        """Whether any tracker observes `hook` (values nobody observes are not built)."""
+        return bool(self._hooks[hook])
+
     def start(self, run: RunInfo) -> None:
         for hook in self._hooks["start"]:
             hook(run)
