@@ -12,7 +12,12 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.data import DatasetSource
 
 PROGRESS_MODES = ("auto", "bar", "log", "off")

@@ -138,7 +138,7 @@ class IterationStats:
 
 
 class Tracker(Protocol):
-    """A sink for a run's events. A tracker may leave hooks out; `Trackers` skips them.
+    """A sink for a run's events (the fan-out also accepts objects that leave hooks out).
 
     Hooks, in the order the engine calls them: `start(run)`; then per scored batch
     `evaluation(batch)`, per pool member `candidate(info)`, per iteration `proposal(p)` and

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import artifact_dict
-from gepa_lab.core.events import CandidateInfo, Proposal, RunInfo, ScoredBatch
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch
 from gepa_lab.core.result import Result
 from gepa_lab.runs.files import JsonLines, rewrite_jsonl, write_json_atomic
 from gepa_lab.search.redact import cap_bytes
@@ -110,6 +110,9 @@ class RunRecorder:
                 "rationale": p.rationale,
             })
         self._event(p.event_kind, data, mark=self._mark)
+
+    def iteration(self, stats: IterationStats) -> None:
+        """Not recorded: the proposals and evaluations above determine every statistic."""
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
         self._event(kind, data)

@@ -165,12 +165,12 @@ class CaseRunner:
             raise box["error"]
         return check_batch(cases, box["value"])
 
-    def _evaluate(self, artifact: Artifact, artifact_id: str, cases: list[Case],
+    def _evaluate(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case],
                   seed: int) -> list[tuple[Evaluation, str | None]]:
         """(evaluation, error) per case; a transient failure that outlasted the retries is a
         failed evaluation (score 0, never cached), anything else raises."""
         try:
-            evaluations = self._retry(self._call, artifact, cases, seed)
+            evaluations = self._retry(self._call, artifact, list(cases), seed)
         except EvaluatorContractError:
             raise
         except Exception as exc:
@@ -182,7 +182,7 @@ class CaseRunner:
     def _retry_after(self, exc: Exception, artifact: Artifact, case: Case,
                      seed: int) -> tuple[Evaluation, str | None]:
         """The remaining attempts after a failed first one (no cache here: see `_plain`)."""
-        if not self._retry.retries or not self._retry.transient(exc):
+        if self._retry.later is None or not self._retry.transient(exc):
             return self._failed(exc, [case])[0]
         time.sleep(self._retry.backoff_s)
         try:
@@ -192,7 +192,7 @@ class CaseRunner:
         except Exception as again:
             return self._failed(again, [case])[0]
 
-    def _failed(self, exc: Exception, cases: list[Case]) -> list[tuple[Evaluation, str | None]]:
+    def _failed(self, exc: Exception, cases: Sequence[Case]) -> list[tuple[Evaluation, str | None]]:
         if not self._retry.transient(exc):
             where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
             raise EvaluatorError(

@@ -98,13 +98,13 @@ def parse_reply(reply: str | dict[str, Any] | None) -> dict[str, Any]:
     raise ReflectionRejected("parse reflection response: no JSON object found")
 
 
-def _clean_component(value: Any, current: Any, component: str) -> str | list[str]:
+def _clean_component(value: Any, current: Any, component: str) -> str | tuple[str, ...]:
     if isinstance(current, tuple):
         if isinstance(value, str):
             value = value.splitlines()
         if not isinstance(value, list):
             raise ReflectionRejected(f"invalid reflected candidate: {component} must be a list of strings")
-        return [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+        return tuple(str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip())
     if not isinstance(value, str):
         raise ReflectionRejected(f"invalid reflected candidate: {component} must be a string")
     return value.strip()

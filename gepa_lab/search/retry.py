@@ -23,7 +23,6 @@ class RetryPolicy:
 
     def __init__(self, component: object, retries: int, backoff_s: float):
         self.declared = declared_retryable(component)
-        self.retries = retries
         self.backoff_s = backoff_s
         self.later = Retrying(
             stop=stop_after_attempt(retries),

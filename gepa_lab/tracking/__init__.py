@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch, Tracker
+from gepa_lab.core.events import (
+    CandidateInfo,
+    IterationStats,
+    Proposal,
+    RunInfo,
+    ScoredBatch,
+    Tracker,
+)
 from gepa_lab.core.result import Result
 
 HOOKS = ("start", "evaluation", "candidate", "proposal", "iteration", "note", "finish", "fail")

@@ -1,0 +1,110 @@
+"""The package's shape: one direction of use, no import cycle, the engine imported only by the
+entry points, leaf values that import nothing else of gepa_lab."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gepa_lab"
+ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli"}
+ENGINE = "gepa_lab.search.engine"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "conf" not in p.parts and "bundled" not in p.parts}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports_of(module: str) -> set[str]:
+    """gepa_lab modules `module` imports at run time (anywhere in the file; TYPE_CHECKING blocks,
+    which never execute, excluded)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("gepa_lab"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gepa_lab"):
+            for alias in node.names:  # `from gepa_lab.x import y` may name the submodule x.y
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {m for m in found if m in MODULES and m != module}
+
+
+GRAPH = {m: imports_of(m) for m in MODULES}
+
+
+def test_the_graph_sees_the_package():
+    assert {"gepa_lab.core.contracts", "gepa_lab.search.engine", "gepa_lab.runs.record", "gepa_lab.cli"} <= set(MODULES)
+    assert ENGINE in GRAPH["gepa_lab"] and ENGINE in GRAPH["gepa_lab.cli"]
+
+
+def test_only_the_entry_points_import_the_engine():
+    importers = {m for m, deps in GRAPH.items() if ENGINE in deps}
+    assert importers <= ENTRY_POINTS, importers - ENTRY_POINTS
+
+
+def _cycle() -> list[str] | None:
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        stack.append(module)
+        for dep in sorted(GRAPH[module]):
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        stack.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(GRAPH):
+        if module not in state and (found := visit(module)):
+            return found
+    return None
+
+
+def test_no_import_cycle():
+    assert _cycle() is None, " -> ".join(_cycle() or [])
+
+
+def test_nothing_below_the_entry_points_imports_the_package_root():
+    # `gepa_lab/__init__.py` re-exports the library surface; importing it from inside would
+    # make every module depend on every other.
+    offenders = {m for m, deps in GRAPH.items() if "gepa_lab" in deps and m not in ("gepa_lab",)}
+    assert offenders == set()
+
+
+@pytest.mark.parametrize("layer, allowed", [
+    ("gepa_lab.core", ("gepa_lab.core",)),
+    ("gepa_lab.runs", ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search.state", "gepa_lab.search.pareto",
+                       "gepa_lab.search.redact")),
+    ("gepa_lab.tracking", ("gepa_lab.core", "gepa_lab.tracking")),
+])
+def test_lower_layers_import_only_what_is_below_them(layer, allowed):
+    for module, deps in GRAPH.items():
+        if module == layer or module.startswith(layer + "."):
+            bad = {d for d in deps if not d.startswith(allowed)}
+            assert not bad, f"{module} imports {sorted(bad)}"

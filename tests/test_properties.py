@@ -1,0 +1,164 @@
+"""Property tests (Hypothesis): Pareto selection invariants, the metric budget never exceeded,
+text caps and UTF-8 validity, artifact and checkpoint round-trips."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize, select_parent
+from gepa_lab.core.artifacts import PromptArtifact, artifact_dict, artifact_from_dict, artifact_id
+from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
+from gepa_lab.search.pareto import instance_fronts, prune_dominated, selection_list
+from gepa_lab.search.redact import TRUNCATION_MARKER, cap_bytes, prepare_field
+from gepa_lab.search.state import Budget, Candidate, SearchState
+from gepa_lab.search.strategy import iteration_calls
+
+SCORES = st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])  # few values: plenty of exact ties
+
+
+@st.composite
+def score_matrices(draw: st.DrawFn) -> dict[str, list[float]]:
+    cases = draw(st.integers(1, 6))
+    pool = draw(st.integers(1, 7))
+    return {f"c{i}": draw(st.lists(SCORES, min_size=cases, max_size=cases)) for i in range(pool)}
+
+
+@given(score_matrices())
+def test_pruning_keeps_every_front_covered_and_only_front_members(scores):
+    fronts = instance_fronts(scores)
+    alive = prune_dominated(scores, fronts)
+    assert all(front & alive for front in fronts)  # no case loses its last owner
+    assert alive <= set().union(*fronts)
+    for case, front in enumerate(fronts):
+        top = max(row[case] for row in scores.values())
+        assert front == {c for c, row in scores.items() if row[case] == top}
+
+
+@given(score_matrices(), st.integers(0, 2**32))
+def test_selection_draws_from_survivors_in_proportion_to_cases_owned(scores, seed):
+    weighted = selection_list(scores)
+    alive = prune_dominated(scores, instance_fronts(scores))
+    assert set(weighted) == alive
+    assert len(weighted) == sum(len(front & alive) for front in instance_fronts(scores))
+    first = select_parent(scores, random.Random(seed))
+    assert first in alive and first == select_parent(scores, random.Random(seed))  # same seed, same draw
+
+
+@given(score_matrices(), st.integers(0, 2**32))
+def test_the_incremental_pool_selects_exactly_like_select_parent(scores, seed):
+    state = SearchState(rng=random.Random(seed), budget=Budget(10), validation_seed=0)
+    for cid, row in scores.items():
+        evals = tuple(Evaluation(f"v{j}", s) for j, s in enumerate(row))
+        state.add(Candidate(cid, PromptArtifact(cid), None, None, None, 0, evals))
+        expected_rng = random.Random(seed)
+        expected_rng.setstate(state.rng.getstate())
+        assert state.select_parent().id == select_parent(state.score_matrix(), expected_rng)
+        assert state.front_size() == len(prune_dominated(state.score_matrix(), instance_fronts(state.score_matrix())))
+
+
+class RandomEvaluator:
+    """Deterministic per (artifact, case, seed); otherwise arbitrary."""
+
+    def evaluate(self, artifact, cases, seed):
+        return [Evaluation(c.id, random.Random(f"{artifact_id(artifact)}|{c.id}|{seed}").random()) for c in cases]
+
+
+class AppendingReflector:
+    def __init__(self):
+        self.n = 0
+
+    def reflect(self, artifact, component, records):
+        self.n += 1
+        return {"text": f"{artifact.text} r{self.n}"}
+
+
+def _cases(prefix: str, n: int) -> list[Case]:
+    return [Case(f"{prefix}{i}", f"task {i}") for i in range(n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(feedback=st.integers(1, 6), validation=st.integers(1, 5), holdout=st.integers(0, 5),
+       batch=st.integers(1, 4), slack=st.integers(0, 80), seed=st.integers(0, 1000))
+def test_the_metric_budget_is_never_exceeded(feedback, validation, holdout, batch, slack, seed):
+    ds = Dataset("d", "1", _cases("f", feedback), _cases("v", validation), _cases("h", holdout))
+    budget = validation + 2 * holdout + slack
+    result = optimize(PromptArtifact("seed"), ds, RandomEvaluator(), AppendingReflector(),
+                      SearchConfig(max_iterations=None, max_metric_calls=budget, minibatch_size=batch,
+                                   random_seed=seed))
+    assert result.metric_calls <= budget
+    assert result.stop_reason == "metric_budget"
+    spent_on_holdout = holdout * (1 if result.best_id == result.seed_id else 2)
+    search_spent = result.metric_calls - spent_on_holdout
+    # It stopped only because one more iteration could not keep the holdout reserve.
+    assert search_spent + iteration_calls(batch, ds) + 2 * holdout > budget
+    assert result.baseline_holdout.cases == holdout
+
+
+@given(st.text(max_size=9000), st.integers(40, 5000))
+def test_prepared_fields_are_bounded_and_keep_head_and_tail(text, limit):
+    out = prepare_field(text, limit)
+    assert len(out) <= limit
+    stripped = text.strip()
+    if len(stripped) <= limit and out == stripped:
+        return
+    if TRUNCATION_MARKER in out and TRUNCATION_MARKER not in stripped:
+        head, tail = out.split(TRUNCATION_MARKER)
+        assert len(head) >= len(tail)  # head 3/4, tail 1/4
+
+
+@given(st.text(max_size=6000), st.integers(64, 4096))
+def test_byte_caps_give_valid_utf8_within_the_limit(text, limit):
+    clean = text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogates in stored text
+    out = cap_bytes(clean, limit)
+    data = out.encode("utf-8")
+    assert len(data) <= limit
+    data.decode("utf-8")  # strict
+    if len(clean.encode("utf-8")) <= limit:
+        assert out == clean
+    else:
+        head, tail = out.split(TRUNCATION_MARKER)
+        assert clean.startswith(head) and clean.endswith(tail)
+
+
+LINE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(str.strip)
+
+
+@given(name=LINE, description=LINE, when=LINE, steps=st.lists(LINE, min_size=1, max_size=5),
+       pitfalls=st.lists(LINE, max_size=3))
+def test_artifacts_round_trip_through_json_with_the_same_identity(name, description, when, steps, pitfalls):
+    spec = SkillSpec(name, description, when, steps, pitfalls)
+    back = artifact_from_dict(json.loads(json.dumps(artifact_dict(spec))))
+    assert back == spec and artifact_id(back) == artifact_id(spec)
+    assert isinstance(back.steps, tuple)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(score_matrices(), st.integers(0, 2**32), st.integers(0, 50), st.lists(st.integers(0, 3), max_size=7))
+def test_checkpoints_round_trip(scores, seed, used, cursors):
+    rng = random.Random(seed)
+    rng.random()
+    state = SearchState(rng=rng, budget=Budget(1000, used=used), validation_seed=seed, iteration=3, proposals=3)
+    for i, (cid, row) in enumerate(scores.items()):
+        evals = tuple(Evaluation(f"v{j}", s, objectives={"cost_usd": 0.5}) for j, s in enumerate(row))
+        state.add(Candidate(cid, SkillSpec(cid, "d", "w", [f"step {cid}"]), None if i == 0 else "c0",
+                            None if i == 0 else "steps", None if i == 0 else i, cursors[i] if i < len(cursors) else 0,
+                            evals, metric_calls=i, rationale=f"why {cid}"))
+    with tempfile.TemporaryDirectory() as tmp:
+        store = CheckpointStore(Path(tmp))
+        store.save(Checkpoint("exp", {"digests": {}}, state, batches=7, task_cost_usd=1.5, elapsed_s=2.0))
+        back = CheckpointStore(Path(tmp)).load(1000)
+    loaded = back.state
+    assert loaded is not None and back.batches == 7 and back.task_cost_usd == 1.5
+    assert loaded.rng.getstate() == state.rng.getstate()
+    assert (loaded.budget.used, loaded.iteration, loaded.proposals) == (used, 3, 3)
+    assert [(c.id, c.artifact, c.parent_id, c.component, c.iteration, c.cursor, c.scores, c.metric_calls,
+             c.rationale) for c in loaded.pool] == [
+        (c.id, c.artifact, c.parent_id, c.component, c.iteration, c.cursor, c.scores, c.metric_calls, c.rationale)
+        for c in state.pool]
+    assert loaded.select_parent().id == state.select_parent().id  # same RNG, same fronts
