@@ -175,7 +175,9 @@ def test_non_editable_install_runs_the_recipe_experiment(tmp_path):
     done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off"],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "decision" in done.stdout
+    result = json.loads((run_dir_of(done.stdout) / "result.json").read_text())
+    assert result["stop_reason"] == "max_iterations" and result["dataset"]["id"] == "skillcraft-sim/recipe"
+    assert run_dir_of(done.stdout).is_relative_to(cwd / "outputs")
     assert str(target) in subprocess.run(
         [sys.executable, "-c", "import gepa_lab; print(gepa_lab.__file__)"], cwd=cwd, env=env,
         capture_output=True, text=True, check=True).stdout  # really the installed copy

@@ -278,8 +278,9 @@ def test_time_limit_stops_with_its_reason_and_keeps_the_holdout():
     result = optimize(long_seed(), long_dataset(), Slow(), VaryingReflector(),
                       SearchConfig(max_iterations=1000, max_metric_calls=100_000, minibatch_size=2, time_limit_s=0.3))
     assert result.stop_reason == "time_limit"
-    assert result.candidate_count >= 1 and result.baseline_holdout.cases == 4
-    assert result.metric_calls < 1000  # stopped by the clock, long before the budget
+    assert result.baseline_holdout.cases == 4
+    # 10 ms per case: ~30 cases fit in 0.3 s; the clock, not the budget or the cap, stopped it.
+    assert 8 <= result.metric_calls - 2 * 4 <= 80 and result.proposals < 1000
 
 
 def test_budget_preflight_reports_the_iteration_ceiling(caplog):

@@ -176,7 +176,7 @@ def test_end_to_end_critical_regression():
     holdout = [Case("ho-1", "a"), Case("ho-2", "b", critical=True)]
     scores = {(False, "ho-1"): 0.2, (False, "ho-2"): 0.6, (True, "ho-1"): 1.0, (True, "ho-2"): 0.5}
     result = run(scores, holdout=holdout)
-    assert result.holdout_delta > 0
+    assert result.holdout_delta == pytest.approx(0.75 - 0.4)
     assert result.promotion_eligible is False
     assert result.promotion_reason == "critical holdout case regressed: ho-2"
     critical = [h for h in result.holdout_cases if h["critical"]]
