@@ -1,10 +1,14 @@
-"""The human-readable end-of-run summary."""
+"""The human-readable end-of-run summary (stdout)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from gepa_lab.core.result import Result
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str:
@@ -14,25 +18,34 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str
     decision = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     lines = [
         f"gepa-lab {result.algorithm}  experiment={experiment}  random_seed={result.seeds['random_seed']}",
-        f"  stop        {result.stop_reason} after {result.metric_calls} metric calls, "
-        f"{result.candidate_count} candidates in the pool",
+        f"  stop        {result.stop_reason} after {_plural(result.metric_calls, 'metric call')}, "
+        f"{_plural(result.proposals, 'proposal')}, {_plural(result.candidate_count, 'candidate')} in the pool",
         f"  winner      {winner}",
-        f"  validation  seed {bv.score:.4f} -> winner {cv.score:.4f}  ({bv.cases} cases)",
+        f"  validation  seed {bv.score:.4f} -> winner {cv.score:.4f}  ({_plural(len(result.validation_case_ids), 'case')})",
     ]
-    if bh.cases:
-        lines.append(
-            f"  holdout     seed {bh.score:.4f} -> winner {ch.score:.4f}  "
-            f"delta {result.holdout_delta:+.4f}  ({bh.cases} cases)"
-        )
+    if result.holdout_cases:
+        interval = ""
+        if result.holdout_interval is not None and result.confidence is not None:
+            low, high = result.holdout_interval
+            interval = f" [{result.confidence * 100:g}% CI {low:+.4f}, {high:+.4f}]"
+        repeats = f" x {result.holdout_repeats} repeats" if result.holdout_repeats > 1 else ""
+        lines.append(f"  holdout     seed {bh.score:.4f} -> winner {ch.score:.4f}  delta {result.holdout_delta:+.4f}"
+                     f"{interval}  ({_plural(len(result.holdout_cases), 'case')}{repeats})")
     else:
         lines.append("  holdout     none configured")
-    lines.append(f"  decision    {decision}: {result.promotion_reason}")
+    deciding = next((r["rule"] for r in result.promotion_rules if r.get("status") == "failed"), None)
+    lines.append(f"  decision    {decision}: {result.promotion_reason}" + (f"  (rule {deciding})" if deciding else ""))
     drops = [c for c in result.holdout_cases if c["critical"] and c["delta"] < 0]
     if drops:
         worst = ", ".join(f"{c['case_id']} {c['delta']:+.6f}" for c in drops)
-        lines.append(f"  critical    drops vs seed: {worst} (promotion.critical_tolerance sets what counts)")
+        lines.append(f"  critical    score drops vs seed: {worst} (judged on quality; promotion.critical_tolerance)")
+    task, reflection = result.cost_usd.get("task", 0.0), result.cost_usd.get("reflection", 0.0)
+    if task or reflection:
+        lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}")
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
+    for name, value in sorted(result.links.items()):
+        lines.append(f"  {name:<11} {value}")
     if run_dir is not None:
         lines.append(f"  record      {run_dir}")
     return "\n".join(lines)

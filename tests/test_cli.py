@@ -37,11 +37,15 @@ def test_recipe_experiment_runs_to_a_decision(tmp_path):
     result = json.loads((record / "result.json").read_text())
     verdict = "ELIGIBLE" if result["promotion_eligible"] else "NOT ELIGIBLE"
     assert decision == f"{verdict}: {result['promotion_reason']}"
-    assert result["stop_reason"] == "max_iterations" and result["metric_calls"] <= 1000
+    # No iteration cap by default: the metric budget ends the search, keeping the holdout reserve.
+    assert result["stop_reason"] == "metric_budget" and 1000 - 40 - 23 < result["metric_calls"] <= 1000
     assert result["dataset"]["id"] == "skillcraft-sim/recipe"
+    assert result["holdout_interval"][0] <= result["holdout_delta"] <= result["holdout_interval"][1]
     experiment = json.loads((record / "experiment.json").read_text())
     assert experiment["config"]["hydra_choices"]["experiment"] == "recipe"
-    assert "pre-flight" in done.stderr and "iteration 10/10" in done.stderr
+    assert "pre-flight: the metric budget (1000 calls) allows" in done.stderr
+    iteration_lines = [x for x in done.stderr.splitlines() if "gepa_lab.progress" in x and "] - iteration " in x]
+    assert len(iteration_lines) == result["proposals"] > 0
 
 
 BAD_CONFIG = [
@@ -176,7 +180,7 @@ def test_non_editable_install_runs_the_recipe_experiment(tmp_path):
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads((run_dir_of(done.stdout) / "result.json").read_text())
-    assert result["stop_reason"] == "max_iterations" and result["dataset"]["id"] == "skillcraft-sim/recipe"
+    assert result["stop_reason"] == "metric_budget" and result["dataset"]["id"] == "skillcraft-sim/recipe"
     assert run_dir_of(done.stdout).is_relative_to(cwd / "outputs")
     assert str(target) in subprocess.run(
         [sys.executable, "-c", "import gepa_lab; print(gepa_lab.__file__)"], cwd=cwd, env=env,

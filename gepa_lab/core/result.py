@@ -15,8 +15,11 @@ ELIGIBLE_REASON = "holdout requirements satisfied"
 @dataclass(frozen=True)
 class RuleOutcome:
     rule: str
-    passed: bool
+    passed: bool  # False only when the rule failed (a skipped rule does not block)
     detail: str
+    status: str = "passed"  # passed | failed | skipped
+    value: float | None = None  # what was measured
+    threshold: float | None = None  # what it was held against
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class PromotionDecision:
     eligible: bool
     reason: str  # the first failing rule's detail, else ELIGIBLE_REASON
     rules: tuple[RuleOutcome, ...] = ()
+    delta: float | None = None  # mean paired holdout delta (per-case means over repeats)
+    interval: tuple[float, float] | None = None  # bootstrap interval of `delta`
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ class Result:
     promotion_eligible: bool
     promotion_reason: str
     promotion_rules: list[dict[str, Any]]
-    seeds: dict[str, int]
+    seeds: dict[str, Any]  # random, validation and holdout seeds (every repeat)
     dataset: dict[str, Any]
     submission_reason: str | None = None
     revision: dict[str, Any] | None = None
@@ -69,6 +74,9 @@ class Result:
     pool: list[PoolEntry] = field(default_factory=list)
     validation_case_ids: list[str] = field(default_factory=list)
     links: dict[str, str] = field(default_factory=dict)  # where trackers put the run (e.g. MLflow)
+    holdout_interval: list[float] | None = None  # [low, high] of the mean holdout delta
+    confidence: float | None = None  # of `holdout_interval`
+    holdout_repeats: int = 1
 
     @property
     def holdout_delta(self) -> float:

@@ -6,7 +6,7 @@ one definition per setting, validated on construction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
@@ -33,12 +33,14 @@ def _number(value: Any, name: str, low: float, high: float = math.inf, *, option
 class SearchConfig:
     """The search (docs/design.md §3). Budgets end the search; the stop reason names which."""
 
-    max_iterations: int | None = 10  # None: only the budgets end the search
+    max_iterations: int | None = None  # None: only the budgets end the search
     max_metric_calls: int = 1000  # one metric call = one case evaluated, of any split
     minibatch_size: int = 3
     random_seed: int = 1
     max_cost_usd: float | None = None  # task + reflection USD; None: no money budget
     time_limit_s: float | None = None  # wall time of the search; None: no limit
+    # Kept for library callers of earlier versions; set it on PromotionPolicy instead.
+    min_holdout_improvement: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -52,6 +54,7 @@ class SearchConfig:
             raise ConfigError(f"search.random_seed must be an integer (got {self.random_seed!r})")
         _number(self.max_cost_usd, "search.max_cost_usd", 0.0, optional=True, open_low=True)
         _number(self.time_limit_s, "search.time_limit_s", 0.0, optional=True, open_low=True)
+        _number(self.min_holdout_improvement, "search.min_holdout_improvement", 0.0, 1.0, optional=True)
 
 
 @dataclass
@@ -93,16 +96,77 @@ class ReflectionSettings:
         _number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0)
 
 
+CEILING_OBJECTIVES = ("tokens", "agent_tokens", "cost_usd", "latency_ms")
+
+
+def _default_ceilings() -> dict[str, float | None]:
+    # Growth ceilings (candidate / seed on Holdout) for the efficiency objectives an evaluator may
+    # report; an objective nobody reports is recorded as skipped, a null ceiling switches one off
+    # (a YAML override can null a key but not remove it).
+    return dict.fromkeys(CEILING_OBJECTIVES, 1.2)
+
+
+@dataclass
+class GatePolicy:
+    """Rule 5 of the promotion decision: pass-rate floors, pass-rate regression, safety checks and
+    efficiency ceilings (objectives `passed`, `safety_passed` and the ceilings' keys)."""
+
+    validation_pass_rate_floor: float | None = None  # the winner's share of `passed` on Validation
+    holdout_pass_rate_floor: float | None = None  # the winner's share of `passed` on Holdout
+    no_pass_rate_regression: bool = True  # the winner's Holdout pass rate >= the seed's
+    require_safety: bool = True  # every Holdout case's `safety_passed` is 1 where reported
+    ceilings: dict[str, float | None] = field(default_factory=_default_ceilings)  # objective -> max ratio
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        for name in ("validation_pass_rate_floor", "holdout_pass_rate_floor"):
+            _number(getattr(self, name), f"promotion.gates.{name}", 0.0, 1.0, optional=True)
+        for objective, ceiling in self.ceilings.items():
+            _number(ceiling, f"promotion.gates.ceilings.{objective}", 0.0, optional=True, open_low=True)
+
+
+PRESETS = ("lenient", "default", "strict")
+
+
 @dataclass
 class PromotionPolicy:
-    """The holdout rules a winner must pass to be promotion-eligible (docs/design.md §4)."""
+    """The holdout rules a winner must pass to be promotion-eligible (docs/design.md §4).
+
+    `PromotionPolicy()` is the `default` preset; `PromotionPolicy.preset(name)` gives `lenient`
+    (mean delta only, no ceilings), `default` or `strict`."""
 
     min_holdout_improvement: float = 0.0
-    critical_tolerance: float = 0.0  # a critical holdout case may drop by at most this much
+    # The lower bound of a paired-bootstrap interval of the mean delta must be above the minimum.
+    require_interval: bool = True
+    confidence: float = 0.95
+    bootstrap_resamples: int = 2000
+    # A critical case regresses when it passed under the seed and fails under the winner, or its
+    # quality (the evaluator's `quality_objective`, else the score) drops by more than this.
+    critical_tolerance: float = 0.0
+    holdout_repeats: int = 1  # seed and winner scored this many times on Holdout, each with its own seed
+    gates: GatePolicy = field(default_factory=GatePolicy)
 
     def __post_init__(self) -> None:
         self.validate()
 
     def validate(self) -> None:
         _number(self.min_holdout_improvement, "promotion.min_holdout_improvement", 0.0, 1.0)
+        _number(self.confidence, "promotion.confidence", 0.5, 0.999)
+        _int(self.bootstrap_resamples, "promotion.bootstrap_resamples", 100)
         _number(self.critical_tolerance, "promotion.critical_tolerance", 0.0, 1.0)
+        _int(self.holdout_repeats, "promotion.holdout_repeats", 1)
+        self.gates.validate()
+
+    @classmethod
+    def preset(cls, name: str) -> PromotionPolicy:
+        if name == "default":
+            return cls()
+        if name == "lenient":
+            return cls(require_interval=False,
+                       gates=GatePolicy(no_pass_rate_regression=False, require_safety=False,
+                                        ceilings=dict.fromkeys(CEILING_OBJECTIVES)))
+        if name == "strict":
+            return cls(holdout_repeats=3, gates=GatePolicy(holdout_pass_rate_floor=0.8))
+        raise ConfigError(f"unknown promotion preset {name!r}; pick one of {', '.join(PRESETS)}")

@@ -94,6 +94,7 @@ class CheckpointStore:
             version, internal, gauss = state.rng.getstate()
             body["state"] = {
                 "rng": [version, list(internal), gauss], "validation_seed": state.validation_seed,
+                "holdout_seeds": state.holdout_seeds,
                 "metric_calls": state.budget.used, "iteration": state.iteration, "proposals": state.proposals,
                 "stop_reason": state.stop_reason, "pool_size": len(state.pool),
                 "cursors": [c.cursor for c in state.pool],
@@ -124,7 +125,8 @@ class CheckpointStore:
         rng = random.Random()
         rng.setstate((raw["rng"][0], tuple(raw["rng"][1]), raw["rng"][2]))
         state = SearchState(rng=rng, budget=Budget(max_calls, used=int(raw["metric_calls"])),
-                            validation_seed=int(raw["validation_seed"]), iteration=int(raw["iteration"]),
+                            validation_seed=int(raw["validation_seed"]),
+                            holdout_seeds=[int(x) for x in raw["holdout_seeds"]], iteration=int(raw["iteration"]),
                             proposals=int(raw["proposals"]), stop_reason=raw["stop_reason"])
         size, cursors = int(raw["pool_size"]), raw["cursors"]
         offset = 0

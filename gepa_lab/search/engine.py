@@ -14,13 +14,20 @@ import math
 import random
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter, Summary
+from gepa_lab.core.contracts import (
+    Dataset,
+    Evaluation,
+    Evaluator,
+    Reflector,
+    RevisionSubmitter,
+    Summary,
+)
 from gepa_lab.core.errors import (
     ProtocolError,
     ReflectorError,
@@ -48,7 +55,7 @@ from gepa_lab.runs.cache import EvaluationCache
 from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
 from gepa_lab.runs.record import RunRecorder
 from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
-from gepa_lab.search.promotion import assess_promotion
+from gepa_lab.search.promotion import assess_promotion, case_means
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
 from gepa_lab.search.strategy import iteration_calls, run_iteration
@@ -86,7 +93,12 @@ def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: Revis
     declared_retryable(reflector)
 
 
-def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, submit: bool,
+def holdout_reserve(dataset: Dataset, policy: PromotionPolicy) -> int:
+    """Metric calls kept back for the final comparison: seed and winner, every repeat."""
+    return 2 * len(dataset.holdout) * policy.holdout_repeats
+
+
+def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, submit: bool,
                      submitter: RevisionSubmitter | None) -> None:
     """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
     dataset.validate(submit=submit)
@@ -98,19 +110,26 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, sub
         raise ValueError(f"invalid seed artifact: {exc}") from exc
     if submit and submitter is None:
         raise ValueError("submission requested without a revision submitter (set submitter=... or submit=false)")
-    need = len(dataset.validation) + 2 * len(dataset.holdout)
+    need = len(dataset.validation) + holdout_reserve(dataset, policy)
     if need > config.max_metric_calls:
         raise ValueError(
             f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-            f"(|validation| + 2 x |holdout|), max_metric_calls is {config.max_metric_calls}"
+            f"(|validation| + 2 x |holdout| x holdout_repeats), max_metric_calls is {config.max_metric_calls}"
         )
 
 
-def max_iterations_allowed(config: SearchConfig, dataset: Dataset) -> int:
-    """Pre-flight: how many iterations the metric budget allows at most."""
-    room = config.max_metric_calls - len(dataset.validation) - 2 * len(dataset.holdout)
-    most = max(0, room // iteration_calls(config.minibatch_size, dataset))
-    return most if config.max_iterations is None else min(config.max_iterations, most)
+def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy) -> tuple[int, int]:
+    """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
+    accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
+    child is scored (one minibatch each); the last one must still fit a whole iteration."""
+    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy)
+    full = iteration_calls(config.minibatch_size, dataset)
+    cheapest = min(config.minibatch_size, len(dataset.feedback))
+    least = max(0, room // full)
+    most = 0 if room < full else (room - full) // cheapest + 1
+    if config.max_iterations is not None:
+        least, most = min(least, config.max_iterations), min(most, config.max_iterations)
+    return least, most
 
 
 def _now() -> str:
@@ -126,10 +145,13 @@ def _reflector_cost(reflector: Reflector) -> float:
 class _Run:
     """One run's mutable context: scoring (budget, records), reflection, checkpoints, stop rules."""
 
-    def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, runner: CaseRunner,
-                 trackers: Trackers, store: CheckpointStore | None, experiment_id: str, identity: dict[str, Any],
-                 reflection: ReflectionSettings):
+    def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, policy: PromotionPolicy,
+                 runner: CaseRunner, trackers: Trackers, store: CheckpointStore | None, experiment_id: str,
+                 identity: dict[str, Any], reflection: ReflectionSettings, quality_objective: str | None):
         self.dataset = dataset
+        self.policy = policy
+        self.quality_objective = quality_objective
+        self.reserve = holdout_reserve(dataset, policy)
         self.reflector = reflector
         self.config = config
         self.runner = runner
@@ -194,7 +216,11 @@ class _Run:
     def init_seed(self, seed: Artifact, seed_id: str) -> None:
         rng = random.Random(self.config.random_seed)
         validation_seed = draw_seed(rng)  # first draw
-        self.state = SearchState(rng=rng, budget=Budget(self.config.max_metric_calls), validation_seed=validation_seed)
+        # Then one per holdout repeat, before the search, so the seed's holdout scores depend only
+        # on the random seed, never on how long the search ran.
+        holdout_seeds = [draw_seed(rng) for _ in range(self.policy.holdout_repeats)] if self.dataset.holdout else []
+        self.state = SearchState(rng=rng, budget=Budget(self.config.max_metric_calls), validation_seed=validation_seed,
+                                 holdout_seeds=holdout_seeds)
         batch = self.score(seed, seed_id, self.dataset.validation, validation_seed, "validation")
         self.state.add(Candidate(seed_id, seed, None, None, None, 0, batch.evaluations, self.state.budget.used))
         self.trackers.candidate(CandidateInfo(seed_id, seed, None, None, None, batch, self.state.budget.used))
@@ -207,7 +233,7 @@ class _Run:
         if config.max_iterations is not None and state.iteration >= config.max_iterations:
             return "max_iterations"
         per_iteration = iteration_calls(config.minibatch_size, ds)
-        reserve = 2 * len(ds.holdout)
+        reserve = self.reserve
         if not state.budget.can_spend(per_iteration, reserve):
             return "metric_budget"
         if config.max_cost_usd is not None:
@@ -254,20 +280,28 @@ class _Run:
             self.checkpoint()
         self.checkpoint()
 
-    def finish(self, seed: Artifact, seed_id: str, policy: PromotionPolicy) -> Result:
-        """Final selection, paired holdout comparison, promotion decision."""
+    def finish(self, seed: Artifact, seed_id: str) -> Result:
+        """Final selection, paired holdout comparison (every repeat), promotion decision."""
         state, dataset = self.state, self.dataset
         assert state is not None and state.stop_reason is not None
         best, baseline = state.best(), state.pool[0]
-        holdout_seed = draw_seed(state.rng) if dataset.holdout else None
-        base_holdout: tuple[Any, ...] = ()
-        cand_holdout: tuple[Any, ...] = ()
-        if holdout_seed is not None:
-            base_holdout = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations
-            cand_holdout = base_holdout if best.id == seed_id else self.score(
-                best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations
-        decision = assess_promotion(best_is_seed=best.id == seed_id, holdout=dataset.holdout, baseline=base_holdout,
-                                    candidate=cand_holdout, policy=policy)
+        base_repeats: list[tuple[Evaluation, ...]] = []
+        cand_repeats: list[tuple[Evaluation, ...]] = []
+        for holdout_seed in state.holdout_seeds:
+            base = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations
+            base_repeats.append(base)
+            cand_repeats.append(base if best.id == seed_id else self.score(
+                best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations)
+        decision = assess_promotion(
+            best_is_seed=best.id == seed_id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
+            policy=self.policy, validation=best.validation, quality_objective=self.quality_objective,
+            bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0)
+        base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
+        base_all = [ev for repeat in base_repeats for ev in repeat]
+        cand_all = [ev for repeat in cand_repeats for ev in repeat]
+        seeds: dict[str, Any] = {"random_seed": self.config.random_seed, "validation_seed": state.validation_seed}
+        if state.holdout_seeds:
+            seeds["holdout_seed"] = state.holdout_seeds[0]
         return Result(
             algorithm=ALGORITHM,
             experiment_id=self.experiment_id,
@@ -276,25 +310,27 @@ class _Run:
             seed_id=seed_id,
             baseline_validation=Summary.of(baseline.validation),
             candidate_validation=Summary.of(best.validation),
-            baseline_holdout=Summary.of(base_holdout),
-            candidate_holdout=Summary.of(cand_holdout),
+            baseline_holdout=Summary.of(base_all),
+            candidate_holdout=Summary.of(cand_all),
             candidate_count=len(state.pool),
             metric_calls=state.budget.used,
             stop_reason=state.stop_reason,
             promotion_eligible=decision.eligible,
             promotion_reason=decision.reason,
             promotion_rules=[asdict(r) for r in decision.rules],
-            seeds={"random_seed": self.config.random_seed, "validation_seed": state.validation_seed,
-                   **({"holdout_seed": holdout_seed} if holdout_seed is not None else {})},
+            seeds={**seeds, **({"holdout_seeds": list(state.holdout_seeds)} if len(state.holdout_seeds) > 1 else {})},
             dataset={"id": dataset.id, "version": dataset.version, "digests": self.identity["digests"]},
             holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
                             "delta": k.score - b.score}
-                           for c, b, k in zip(dataset.holdout, base_holdout, cand_holdout, strict=True)],
+                           for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
             cost_usd={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
             proposals=state.proposals,
             pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
                   for c in state.pool],
             validation_case_ids=[c.id for c in dataset.validation],
+            holdout_interval=list(decision.interval) if decision.interval is not None else None,
+            confidence=self.policy.confidence if decision.interval is not None else None,
+            holdout_repeats=self.policy.holdout_repeats,
         )
 
 
@@ -327,7 +363,9 @@ def optimize(
     reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
-    validate_request(seed, dataset, config, submit, submitter)
+    if config.min_holdout_improvement is not None:  # the older spelling still works
+        promotion = replace(promotion, min_holdout_improvement=config.min_holdout_improvement)
+    validate_request(seed, dataset, config, promotion, submit, submitter)
     check_protocols(evaluator, reflector, submitter)
     path = Path(run_dir) if run_dir is not None else None
     store = CheckpointStore(path) if path is not None else None
@@ -349,17 +387,19 @@ def optimize(
     fanout = Trackers([*sinks, *trackers])
     cache = EvaluationCache(path) if path is not None else None
     runner = CaseRunner(evaluator, evaluation, cache)
-    run = _Run(dataset=dataset, reflector=reflector, config=config, runner=runner, trackers=fanout, store=store,
-               experiment_id=experiment_id, identity=identity, reflection=reflection)
+    quality = getattr(evaluator, "quality_objective", None)
+    run = _Run(dataset=dataset, reflector=reflector, config=config, policy=promotion, runner=runner, trackers=fanout,
+               store=store, experiment_id=experiment_id, identity=identity, reflection=reflection,
+               quality_objective=quality if isinstance(quality, str) else None)
     resume_point = None
     if checkpoint is not None:
         run.restore(checkpoint)
         resume_point = ResumePoint(checkpoint.state.iteration if checkpoint.state else 0, checkpoint.batches)
     elif store is not None:
         run.checkpoint()  # the run's identity is on disk before anything is spent
-    log.info("pre-flight: the metric budget (%d calls) allows at most %d iterations%s", config.max_metric_calls,
-             max_iterations_allowed(config, dataset),
-             "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
+    least, most = iterations_allowed(config, dataset, promotion)
+    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
+             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     full_config = {"search": asdict(config), "evaluation": asdict(evaluation), "reflection": asdict(reflection),
                    "promotion": asdict(promotion), **(run_config or {})}
     fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
@@ -368,7 +408,7 @@ def optimize(
         if run.state is None:
             run.init_seed(seed, seed_id)
         run.search()
-        result = run.finish(seed, seed_id, promotion)
+        result = run.finish(seed, seed_id)
         result.links = fanout.links()
     except BaseException as exc:
         fanout.fail(exc)

@@ -1,51 +1,202 @@
-"""The promotion decision (docs/design.md §4): every rule is evaluated and recorded; the first
-failure names the reason. Eligible is not live: only the revision store's approval makes a winner
-live."""
+"""The promotion decision (docs/design.md §4). Every rule is evaluated and recorded (a rule that
+does not apply is recorded as skipped); the first failing rule names the reason. Eligible is not
+live: only the revision store's approval makes a winner live.
+
+Rules, in order:
+1. the winner is not the seed;
+2. a holdout split is configured;
+3. the mean paired holdout delta reaches the minimum, and (by default) the lower bound of a paired
+   bootstrap interval of it is above the minimum;
+4. no critical holdout case regressed: passed under the seed and fails under the winner, or its
+   quality dropped by more than the tolerance (efficiency credit alone never counts);
+5. gates: pass-rate floors, no pass-rate regression, safety checks, efficiency growth ceilings.
+With holdout repeats, each case's mean over the repeats feeds every rule.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from gepa_lab.core.contracts import Case, Evaluation, Summary
+import numpy as np
+
+from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.result import ELIGIBLE_REASON, PromotionDecision, RuleOutcome
 from gepa_lab.core.settings import PromotionPolicy
 
 # Means of the same scores in another order can differ in the last bit; a true tie must pass.
 DELTA_TOLERANCE = 1e-9
+PASSED, SAFETY = "passed", "safety_passed"
+
+
+@dataclass(frozen=True)
+class CaseMeans:
+    """One holdout case's score and objectives, averaged over the holdout repeats."""
+
+    score: float
+    objectives: dict[str, float]
+
+
+def case_means(repeats: Sequence[Sequence[Evaluation]]) -> list[CaseMeans]:
+    """Per case (holdout order), the mean over repeats of the score and of each objective."""
+    out = []
+    for per_repeat in zip(*repeats, strict=True):
+        names = {k for ev in per_repeat for k in ev.objectives}
+        out.append(CaseMeans(
+            math.fsum(ev.score for ev in per_repeat) / len(per_repeat),
+            {k: math.fsum(ev.objectives[k] for ev in per_repeat if k in ev.objectives)
+             / sum(k in ev.objectives for ev in per_repeat) for k in sorted(names)}))
+    return out
+
+
+def paired_interval(deltas: Sequence[float], confidence: float, resamples: int, seed: int) -> tuple[float, float]:
+    """Percentile interval of the mean delta over `resamples` bootstrap resamples of the cases."""
+    values = np.asarray(deltas, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    alpha = 1.0 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def _rule(rule: str, ok: bool, detail: str, value: float | None = None, threshold: float | None = None,
+          ) -> RuleOutcome:
+    return RuleOutcome(rule, ok, detail, "passed" if ok else "failed", value, threshold)
+
+
+def _skipped(rule: str, why: str) -> RuleOutcome:
+    return RuleOutcome(rule, True, why, "skipped")
+
+
+def _mean_of(cases: Sequence[CaseMeans], objective: str) -> float | None:
+    values = [c.objectives[objective] for c in cases if objective in c.objectives]
+    return math.fsum(values) / len(values) if len(values) == len(cases) and values else None
+
+
+def _critical(holdout: Sequence[Case], base: list[CaseMeans], cand: list[CaseMeans], policy: PromotionPolicy,
+              quality: str | None) -> RuleOutcome:
+    for case, b, c in zip(holdout, base, cand, strict=True):
+        if not case.critical:
+            continue
+        lost_pass = PASSED in b.objectives and PASSED in c.objectives and (
+            b.objectives[PASSED] >= 0.5 > c.objectives[PASSED])
+        if quality is not None and quality in b.objectives and quality in c.objectives:
+            drop = b.objectives[quality] - c.objectives[quality]
+        else:
+            drop = b.score - c.score
+        if lost_pass or drop > policy.critical_tolerance + DELTA_TOLERANCE:
+            return _rule("critical_non_regression", False, f"critical holdout case regressed: {case.id}",
+                         value=drop, threshold=policy.critical_tolerance)
+    if not any(case.critical for case in holdout):
+        return _skipped("critical_non_regression", "no critical holdout cases")
+    return _rule("critical_non_regression", True, "no critical holdout case regressed")
+
+
+def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Evaluation],
+           policy: PromotionPolicy) -> list[RuleOutcome]:
+    gates = policy.gates
+    rules: list[RuleOutcome] = []
+    val_rate = _mean_of([CaseMeans(ev.score, ev.objectives) for ev in validation], PASSED)
+    base_rate, cand_rate = _mean_of(base, PASSED), _mean_of(cand, PASSED)
+    for rule, floor, rate, where in (("gate.validation_pass_rate", gates.validation_pass_rate_floor, val_rate,
+                                      "validation"),
+                                     ("gate.holdout_pass_rate", gates.holdout_pass_rate_floor, cand_rate, "holdout")):
+        if floor is None:
+            rules.append(_skipped(rule, "no floor configured"))
+        elif rate is None:
+            rules.append(_skipped(rule, f"the evaluator reports no `{PASSED}` objective"))
+        else:
+            ok = rate >= floor - DELTA_TOLERANCE
+            rules.append(_rule(rule, ok, f"{where} pass rate {rate:.4f} is {'at least' if ok else 'below'} the "
+                               f"floor {floor:.4f}", rate, floor))
+    if not gates.no_pass_rate_regression:
+        rules.append(_skipped("gate.pass_rate_regression", "not required"))
+    elif base_rate is None or cand_rate is None:
+        rules.append(_skipped("gate.pass_rate_regression", f"the evaluator reports no `{PASSED}` objective"))
+    else:
+        ok = cand_rate >= base_rate - DELTA_TOLERANCE
+        rules.append(_rule("gate.pass_rate_regression", ok, f"holdout pass rate {cand_rate:.4f} "
+                           f"{'holds' if ok else 'fell below'} the seed's {base_rate:.4f}", cand_rate, base_rate))
+    reported = [c.objectives[SAFETY] for c in cand if SAFETY in c.objectives]
+    if not gates.require_safety:
+        rules.append(_skipped("gate.safety", "not required"))
+    elif not reported:
+        rules.append(_skipped("gate.safety", f"the evaluator reports no `{SAFETY}` objective"))
+    else:
+        failing = sum(v < 1.0 - DELTA_TOLERANCE for v in reported)
+        rules.append(_rule("gate.safety", failing == 0, f"{failing} holdout case(s) failed a safety check",
+                           float(failing), 0.0))
+    for objective, ceiling in gates.ceilings.items():
+        rule = f"gate.ceiling.{objective}"
+        b, c = _mean_of(base, objective), _mean_of(cand, objective)
+        if ceiling is None:
+            rules.append(_skipped(rule, "no ceiling configured"))
+        elif b is None or c is None:
+            rules.append(_skipped(rule, f"the evaluator reports no `{objective}` objective"))
+        elif b == 0:
+            rules.append(_rule(rule, c == 0, f"{objective} {c:g} against a zero baseline", c, 0.0))
+        else:
+            ratio = c / b
+            ok = ratio <= ceiling + DELTA_TOLERANCE
+            rules.append(_rule(rule, ok, f"{objective} grew {ratio:.4f}x, {'within' if ok else 'above'} the "
+                               f"ceiling {ceiling:.4f}x", ratio, ceiling))
+    return rules
 
 
 def assess_promotion(
     *,
     best_is_seed: bool,
     holdout: Sequence[Case],
-    baseline: Sequence[Evaluation],
-    candidate: Sequence[Evaluation],
+    baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
+    candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
     policy: PromotionPolicy | None = None,
+    validation: Sequence[Evaluation] = (),
+    quality_objective: str | None = None,
+    bootstrap_seed: int = 0,
 ) -> PromotionDecision:
-    """`baseline` / `candidate` are holdout evaluations in holdout order (empty if no holdout)."""
+    """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order (a flat list
+    is one repeat). `validation`: the winner's validation evaluations (pass-rate floor)."""
     policy = policy or PromotionPolicy()
-    rules: list[RuleOutcome] = [
-        RuleOutcome("candidate_improved_validation", not best_is_seed,
-                    "no accepted candidate improved validation" if best_is_seed else "best candidate is not the seed"),
-    ]
-    has_holdout = bool(holdout)
-    rules.append(RuleOutcome("holdout_configured", has_holdout,
-                             f"{len(holdout)} holdout cases" if has_holdout else "no holdout split configured"))
-    if has_holdout:
-        minimum = policy.min_holdout_improvement
-        delta = Summary.of(candidate).score - Summary.of(baseline).score
-        ok = delta >= minimum - DELTA_TOLERANCE
-        rules.append(RuleOutcome(
-            "holdout_delta", ok, f"holdout delta {delta:.4f} is {'at least' if ok else 'below'} required {minimum:.4f}"))
-        regressed = [
-            case.id
-            for case, b, c in zip(holdout, baseline, candidate, strict=True)
-            if case.critical and c.score < b.score - policy.critical_tolerance
-        ]
-        rules.append(RuleOutcome(
-            "critical_non_regression", not regressed,
-            f"critical holdout case regressed: {regressed[0]}" if regressed else "no critical holdout case regressed"))
+    base_repeats = _repeats(baseline)
+    cand_repeats = _repeats(candidate)
+    rules = [_rule("candidate_improved_validation", not best_is_seed,
+                   "no accepted candidate improved validation" if best_is_seed else "best candidate is not the seed")]
+    if not holdout:
+        rules.append(_rule("holdout_configured", False, "no holdout split configured"))
+        rules += [_skipped(r, "no holdout split") for r in ("holdout_delta", "holdout_interval",
+                                                            "critical_non_regression", "gates")]
+        return _decide(rules, None, None)
+    rules.append(_rule("holdout_configured", True, f"{len(holdout)} holdout cases"))
+    base, cand = case_means(base_repeats), case_means(cand_repeats)
+    deltas = [c.score - b.score for b, c in zip(base, cand, strict=True)]
+    delta, minimum = math.fsum(deltas) / len(deltas), policy.min_holdout_improvement
+    ok = delta >= minimum - DELTA_TOLERANCE
+    rules.append(_rule("holdout_delta", ok, f"holdout delta {delta:.4f} is {'at least' if ok else 'below'} required "
+                       f"{minimum:.4f}", delta, minimum))
+    interval = paired_interval(deltas, policy.confidence, policy.bootstrap_resamples, bootstrap_seed)
+    low, high = interval
+    level = f"{policy.confidence * 100:g}%"
+    if policy.require_interval:
+        clears = low > minimum
+        rules.append(_rule("holdout_interval", clears, f"holdout delta {delta:+.4f} [{level} CI {low:+.4f}, "
+                           f"{high:+.4f}] {'clears' if clears else 'does not clear'} {minimum:.4f}", low, minimum))
+    else:
+        rules.append(_skipped("holdout_interval", f"not required ({level} CI {low:+.4f}, {high:+.4f})"))
+    rules.append(_critical(holdout, base, cand, policy, quality_objective))
+    rules += _gates(base, cand, validation, policy)
+    return _decide(rules, delta, interval)
+
+
+def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> list[Sequence[Evaluation]]:
+    if batches and isinstance(batches[0], Evaluation):
+        return [batches]  # type: ignore[list-item]
+    return list(batches)  # type: ignore[arg-type]
+
+
+def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None,
+            ) -> PromotionDecision:
     for rule in rules:
-        if not rule.passed:
-            return PromotionDecision(False, rule.detail, tuple(rules))
-    return PromotionDecision(True, ELIGIBLE_REASON, tuple(rules))
+        if rule.status == "failed":
+            return PromotionDecision(False, rule.detail, tuple(rules), delta, interval)
+    return PromotionDecision(True, ELIGIBLE_REASON, tuple(rules), delta, interval)

@@ -57,6 +57,7 @@ class SearchState:
     rng: random.Random
     budget: Budget
     validation_seed: int
+    holdout_seeds: list[int] = field(default_factory=list)  # drawn right after the validation seed
     pool: list[Candidate] = field(default_factory=list)
     iteration: int = 0  # the next iteration to run
     proposals: int = 0
