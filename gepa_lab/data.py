@@ -44,6 +44,7 @@ def load_split(path: Path) -> list[Case]:
         raise FileNotFoundError(f"dataset split file not found: {path}")
     if path.stat().st_size == 0:
         return []
+    lines = _json_lines(path) if fmt == "json" and path.suffix.lower() == ".jsonl" else None
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import datasets
@@ -59,11 +60,35 @@ def load_split(path: Path) -> list[Case]:
         rows: list[dict[str, Any]] = table.to_list()
     cases = []
     for n, row in enumerate(rows, start=1):
+        # HF gives every row every column (None where a line lacks the key): drop those Nones so
+        # a missing field is reported as missing, and an unknown field on the line that has it.
+        present = {k: v for k, v in row.items() if v is not None}
         try:
-            cases.append(Case.from_dict(row))
+            cases.append(Case.from_dict(present))
         except ValueError as exc:
-            raise ValueError(f"{path.name} row {n}: {exc}") from exc
+            where = f"line {lines[n - 1]}" if lines is not None else f"row {n}"
+            raise ValueError(f"{path.name} {where}: {exc}") from exc
     return cases
+
+
+def _json_lines(path: Path) -> list[int]:
+    """Line numbers of the JSONL file's records; a line that is not a JSON object is an error that
+    names it (HF's own parser reports 0-based rows, twice)."""
+    numbers = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path.name} line {number}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                                 "fix or remove the line") from None
+            if not isinstance(value, dict):
+                raise ValueError(f"{path.name} line {number}: expected a JSON object with 'id' and 'input', "
+                                 f"got {type(value).__name__}")
+            numbers.append(number)
+    return numbers
 
 
 def load_dataset_dir(
@@ -94,6 +119,10 @@ def load_dataset_dir(
                 f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
                 f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest"
             )
+    for key, value in (("id", id or meta.get("id")), ("version", version or meta.get("version"))):
+        if not value:
+            where = "its manifest.json has no" if meta else "it has no manifest.json with"
+            raise ValueError(f"dataset {root} has no {key}: {where} \"{key}\"; add it there or set dataset.{key}")
     return Dataset(
         id=id or meta.get("id", ""),
         version=version or meta.get("version", ""),

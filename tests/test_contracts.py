@@ -44,7 +44,7 @@ def ds(fb=2, val=2, ho=2, *, id="d", version="v1", **splits) -> Dataset:
         (ds(holdout=[Case("fb-1", "x")]), False, "case id 'fb-1' appears in both feedback and holdout splits"),
         (ds(validation=[Case("fb-2", "x")]), False, "case id 'fb-2' appears in both feedback and validation splits"),
         (ds(holdout=[Case("val-1", "x")]), False, "case id 'val-1' appears in both validation and holdout splits"),
-        (ds(validation=[Case("v", "a"), Case("v", "b")]), False, "case id 'v' appears in both"),
+        (ds(validation=[Case("v", "a"), Case("v", "b")]), False, "case id 'v' appears twice in the validation split"),
         (ds(holdout=[Case(" fb-1 ", "x")]), False, "case id 'fb-1' appears in both feedback and holdout splits"),
     ],
 )

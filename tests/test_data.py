@@ -39,19 +39,48 @@ def test_structured_input_is_canonicalised(tmp_path):
     assert case.input == '{"a":[1,2],"b":1}' and case.expected == '{"ok":true}'
 
 
+GOOD = {"id": "ok", "input": "t"}
+
+
 @pytest.mark.parametrize(
-    "rows, message",
+    "bad, message",
     [
-        ([{"id": "x", "input": "t", "extra": 1}], "unknown field(s) ['extra']"),
-        ([{"id": "x"}], "needs at least 'id' and 'input'"),
-        ([{"id": "x", "input": "t", "critical": "false"}], "critical must be true or false"),
+        ({"id": "x", "input": "t", "extra": 1}, "case has unknown field(s) ['extra']; allowed: id, input, "
+                                                "expected, critical, metadata"),
+        ({"id": "x"}, "case is missing 'input' (every case needs 'id' and 'input')"),
+        ({"input": "t"}, "case is missing 'id' (every case needs 'id' and 'input')"),
+        ({"id": "x", "input": "t", "critical": "false"}, "case 'x': critical must be true or false, got 'false'"),
     ],
 )
-def test_bad_rows_name_the_row_and_the_problem(tmp_path, rows, message):
-    write_jsonl(tmp_path / "s.jsonl", rows)
-    with pytest.raises(ValueError, match="row 1") as err:
+def test_bad_rows_name_their_own_line_and_the_problem(tmp_path, bad, message):
+    # The bad record is on line 4 (after a blank line): the error names that line, not line 1.
+    rows = [json.dumps({**GOOD, "id": f"ok-{i}"}) for i in range(2)]
+    (tmp_path / "s.jsonl").write_text("\n".join([*rows, "", json.dumps(bad)]) + "\n")
+    with pytest.raises(ValueError) as err:
         load_split(tmp_path / "s.jsonl")
-    assert message in str(err.value)
+    assert str(err.value) == f"s.jsonl line 4: {message}"
+
+
+def test_a_missing_input_is_never_the_string_null(tmp_path):
+    write_jsonl(tmp_path / "s.jsonl", [{"id": "a", "input": "t"}, {"id": "b"}])
+    with pytest.raises(ValueError, match="s.jsonl line 2: case is missing 'input'"):
+        load_split(tmp_path / "s.jsonl")
+
+
+def test_a_malformed_json_line_is_named_once_with_its_line(tmp_path):
+    (tmp_path / "bad.jsonl").write_text('{"id": "a", "input": "t"}\n{not json\n')
+    with pytest.raises(ValueError) as err:
+        load_split(tmp_path / "bad.jsonl")
+    assert str(err.value) == ("bad.jsonl line 2: not valid JSON (Expecting property name enclosed in double "
+                              "quotes at column 2); fix or remove the line")
+
+
+def test_a_dataset_without_manifest_or_id_says_how_to_fix_it(tmp_path):
+    make_dir(tmp_path)
+    with pytest.raises(ValueError, match=r'has no id: it has no manifest.json with "id"; add it there or set '
+                                         r"dataset.id"):
+        load_dataset_dir(tmp_path)
+    assert load_dataset_dir(tmp_path, id="d", version="1").id == "d"
 
 
 def test_unsupported_or_missing_files(tmp_path):
@@ -60,9 +89,9 @@ def test_unsupported_or_missing_files(tmp_path):
         load_split(tmp_path / "s.csv")
     with pytest.raises(FileNotFoundError, match="dataset split file not found"):
         load_split(tmp_path / "missing.jsonl")
-    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(ValueError, match="cannot read dataset split"):
-        load_split(tmp_path / "bad.jsonl")
+        load_split(tmp_path / "bad.parquet")
 
 
 def make_dir(tmp_path, holdout=True):

@@ -59,8 +59,9 @@ class Case:
             raise ValueError(
                 f"case has unknown field(s) {sorted(unknown)}; allowed: id, input, expected, critical, metadata"
             )
-        if "id" not in row or "input" not in row:
-            raise ValueError("case needs at least 'id' and 'input' fields")
+        for required in ("id", "input"):
+            if row.get(required) is None:
+                raise ValueError(f"case is missing {required!r} (every case needs 'id' and 'input')")
         expected = row.get("expected")
         if expected is not None and not isinstance(expected, str):
             expected = canonical_json(expected)
@@ -137,6 +138,8 @@ class Dataset:
                 if not case_id:
                     raise ValueError(f"{name} split contains an empty case id")
                 if case_id in seen:
+                    if seen[case_id] == name:
+                        raise ValueError(f"case id {case_id!r} appears twice in the {name} split")
                     raise ValueError(
                         f"case id {case_id!r} appears in both {seen[case_id]} and {name} splits"
                     )

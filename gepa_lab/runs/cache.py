@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from gepa_lab.core.contracts import Evaluation
 
 FILE = "cache.sqlite"
+log = logging.getLogger("gepa_lab")
 
 
 def cache_key(artifact_id: str, case_id: str, seed: int, fingerprint: str) -> str:
@@ -30,15 +33,37 @@ def _row(ev: Evaluation) -> str:
                        "trace": ev.trace, "objectives": ev.objectives}, ensure_ascii=False)
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    # Worker threads share one connection; the lock in EvaluationCache serialises access.
+    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL: a killed process loses nothing (the OS has the pages); only power loss could.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS evaluations (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
+        db.execute("SELECT COUNT(*) FROM evaluations").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
 class EvaluationCache:
     def __init__(self, run_dir: Path):
         run_dir.mkdir(parents=True, exist_ok=True)
-        # Worker threads share one connection; the lock serialises access.
-        self._db = sqlite3.connect(str(run_dir / FILE), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL: a killed process loses nothing (the OS has the pages); only power loss could.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS evaluations (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
+        path = run_dir / FILE
+        try:
+            self._db = _open(path)
+        except sqlite3.DatabaseError as exc:
+            # Only a saving: a damaged cache is set aside and rebuilt; its evaluations are paid again.
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for suffix in ("", "-wal", "-shm"):
+                damaged = path.with_name(path.name + suffix)
+                if damaged.exists():
+                    damaged.rename(damaged.with_name(f"{damaged.name}.damaged-{stamp}"))
+            log.warning("evaluation cache %s was damaged (%s): moved aside as %s.damaged-%s and rebuilt; "
+                        "evaluations it held will be paid again", path, exc, path.name, stamp)
+            self._db = _open(path)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0

@@ -26,6 +26,8 @@ from gepa_lab.core.errors import ResumeError
 from gepa_lab.runs.files import read_json, write_json_atomic
 from gepa_lab.search.state import Budget, Candidate, SearchState
 
+# Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
+RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})
 CHECKPOINT_FILE = "checkpoint.json"
 POOL_FILE = "pool.jsonl"
 FORMAT = 2
@@ -103,7 +105,10 @@ class CheckpointStore:
 
     def load(self, max_calls: int) -> Checkpoint:
         path = self.dir / CHECKPOINT_FILE
-        data = read_json(path, "checkpoint")
+        try:
+            data = read_json(path, "checkpoint")
+        except ValueError as exc:
+            raise ResumeError(f"cannot resume {self.dir}: {exc}; start a new run") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             found = data.get("format") if isinstance(data, dict) else None
             raise ResumeError(f"cannot resume {self.dir}: {path.name} has format {found!r}, expected {FORMAT} "
@@ -169,6 +174,8 @@ def check_same_run(recorded: dict[str, Any], current: dict[str, Any]) -> None:
     for group in ("search", "promotion"):
         for key, value in current[group].items():
             old = recorded[group].get(key)
+            if group == "search" and key in RAISABLE:
+                continue
             if old != value:
                 raise ResumeError(f"cannot resume: {group} setting {key} changed ({old!r} → {value!r}); rerun "
                                   "with the original overrides (see the run's .hydra/overrides.yaml)")

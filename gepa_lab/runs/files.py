@@ -10,11 +10,23 @@ from pathlib import Path
 from typing import Any, TextIO
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+# mkstemp creates files 0600; the run's files should be as readable as any other file the user
+# writes (collaborators on a shared machine read results), so temp files get the umask's mode.
+FILE_MODE = 0o666 & ~_umask()
+
+
 def write_json_atomic(path: Path, value: Any, indent: int | None = 2) -> None:
     """Temp file + rename: a reader (or a crash) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             # dumps (one shot) uses the C encoder when indent is None; dump never does.
             fh.write(json.dumps(value, indent=indent, ensure_ascii=False, default=str) + "\n")
@@ -49,6 +61,7 @@ def rewrite_jsonl(path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
         return
     kept = [row for row in read_jsonl(path) if keep(row)]
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in kept)
     os.replace(tmp, path)

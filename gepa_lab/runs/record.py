@@ -8,6 +8,7 @@ Files in the run directory (all owned here):
 - `events.jsonl`      proposals (what the reflector saw and replied, what became of it) and
                       run-level events (resumed, failed, interrupted, notes)
 - `result.json`       the `Result`
+- `promotion.json`    the outcome for CI: eligible, reason, submission and revision id / status
 
 JSON-lines files are appended and flushed line by line. Search lines carry `mark` = the number
 of batches scored when they were written, so a resumed run drops exactly what its interrupted
@@ -16,18 +17,20 @@ predecessor wrote after the checkpoint it continues from, and rewrites it identi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import artifact_dict
+from gepa_lab.core.contracts import SPLITS, Case, Dataset
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch
 from gepa_lab.core.result import Result
-from gepa_lab.runs.files import JsonLines, rewrite_jsonl, write_json_atomic
+from gepa_lab.runs.files import JsonLines, read_json, rewrite_jsonl, write_json_atomic
 from gepa_lab.search.redact import cap_bytes
 
 TEXT_CAP_BYTES = 16 * 1024
-EXPERIMENT_FILE, RESULT_FILE = "experiment.json", "result.json"
+EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
 EVALUATIONS_FILE, CANDIDATES_FILE, EVENTS_FILE = "evaluations.jsonl", "candidates.jsonl", "events.jsonl"
 
 
@@ -46,6 +49,7 @@ class RunRecorder:
         self._candidates = JsonLines(self.dir / CANDIDATES_FILE)
         self._events = JsonLines(self.dir / EVENTS_FILE)
         self._mark = 0  # batches scored so far
+        self._submit = False
 
     def _event(self, kind: str, data: dict[str, Any], mark: int | None = None) -> None:
         row: dict[str, Any] = {"at": _now(), "kind": kind}
@@ -57,6 +61,7 @@ class RunRecorder:
     # -- hooks ---------------------------------------------------------------------------
     def start(self, run: RunInfo) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._submit = run.submit
         if run.resume is not None:
             self._mark = run.resume.batches
 
@@ -119,6 +124,7 @@ class RunRecorder:
 
     def finish(self, result: Result) -> None:
         write_json_atomic(self.dir / RESULT_FILE, result.to_dict())
+        write_json_atomic(self.dir / PROMOTION_FILE, promotion_outcome(result, self._submit))
         self._close()
 
     def fail(self, error: BaseException) -> None:
@@ -129,3 +135,50 @@ class RunRecorder:
     def _close(self) -> None:
         for lines in (self._evaluations, self._candidates, self._events):
             lines.close()
+
+
+def promotion_outcome(result: Result, submit: bool) -> dict[str, Any]:
+    """`promotion.json`: what a CI job needs to know about a finished run, in one small file."""
+    revision = result.revision or {}
+    return {
+        "experiment_id": result.experiment_id,
+        "eligible": result.promotion_eligible,
+        "reason": result.promotion_reason,
+        "submit": submit,
+        "submission_reason": result.submission_reason,
+        "revision_id": revision.get("revision_id"),
+        "revision_status": revision.get("status"),
+        "artifact_id": result.best_id,
+        "holdout_delta": result.holdout_delta,
+    }
+
+
+@dataclass(frozen=True)
+class RecordedExperiment:
+    """`experiment.json` read back: what a later re-evaluation (revision monitoring) needs."""
+
+    id: str
+    name: str
+    config: dict[str, Any]  # the resolved configuration (evaluator `_target_` included for CLI runs)
+    seed: dict[str, Any]  # {"id", "artifact"}
+    dataset: Dataset  # the frozen dataset, every case
+    digests: dict[str, str]
+
+
+def load_experiment(run_dir: Path | str) -> RecordedExperiment:
+    """The run's recorded experiment; a split whose cases no longer match the recorded digest is a
+    ValueError (the record was edited)."""
+    path = Path(run_dir) / EXPERIMENT_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"no {EXPERIMENT_FILE} in {run_dir}: not a gepa-lab run directory")
+    data = read_json(path, "experiment record")
+    ds = data["dataset"]
+    splits = {name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS}
+    dataset = Dataset(ds["id"], ds["version"], splits["feedback"], splits["validation"], splits["holdout"])
+    digests = dict(ds["digests"])
+    changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
+    if changed:
+        raise ValueError(f"{path} does not match its recorded digests ({', '.join(changed)}); the record was "
+                         "edited and cannot be trusted")
+    return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
+                              dict(data["seed"]), dataset, digests)

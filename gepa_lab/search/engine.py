@@ -8,12 +8,12 @@ trackers (the run record, progress, MLflow) observe through `Trackers` and never
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import random
 import time
 import uuid
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,11 +29,10 @@ from gepa_lab.core.contracts import (
     Summary,
 )
 from gepa_lab.core.errors import (
-    ProtocolError,
+    GepaLabError,
     ReflectorError,
     ReflectorUnavailable,
     ResumeError,
-    declared_retryable,
     describe,
 )
 from gepa_lab.core.events import (
@@ -53,8 +52,16 @@ from gepa_lab.core.settings import (
 )
 from gepa_lab.runs.cache import EvaluationCache
 from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
+from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.record import RunRecorder
 from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
+from gepa_lab.search.preflight import (
+    check_protocols,
+    declared_price,
+    holdout_reserve,
+    iterations_allowed,
+    validate_request,
+)
 from gepa_lab.search.promotion import assess_promotion, case_means
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
@@ -67,71 +74,6 @@ log = logging.getLogger("gepa_lab")
 ALGORITHM = "gepa"
 
 
-def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
-    fn = getattr(obj, method, None)
-    wanted = f"{method}({', '.join(params)})"
-    if not callable(fn):
-        raise ProtocolError(f"{role} {type(obj).__name__} has no method {wanted}")
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):  # some builtins and C callables have no signature
-        return
-    try:
-        signature.bind(*params)
-    except TypeError as exc:
-        raise ProtocolError(f"{role} {type(obj).__name__}.{method}{signature} cannot be called as {wanted}: "
-                            f"{exc}") from None
-
-
-def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None) -> None:
-    """Method signatures, checked before anything is spent."""
-    _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
-    _check_method(reflector, "reflector", "reflect", ("artifact", "component", "records"))
-    if submitter is not None:
-        _check_method(submitter, "submitter", "submit", ("request",))
-    declared_retryable(evaluator)
-    declared_retryable(reflector)
-
-
-def holdout_reserve(dataset: Dataset, policy: PromotionPolicy) -> int:
-    """Metric calls kept back for the final comparison: seed and winner, every repeat."""
-    return 2 * len(dataset.holdout) * policy.holdout_repeats
-
-
-def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, submit: bool,
-                     submitter: RevisionSubmitter | None) -> None:
-    """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
-    dataset.validate(submit=submit)
-    if seed is None:
-        raise ValueError("seed artifact is required")
-    try:
-        seed.validate()
-    except ValueError as exc:
-        raise ValueError(f"invalid seed artifact: {exc}") from exc
-    if submit and submitter is None:
-        raise ValueError("submission requested without a revision submitter (set submitter=... or submit=false)")
-    need = len(dataset.validation) + holdout_reserve(dataset, policy)
-    if need > config.max_metric_calls:
-        raise ValueError(
-            f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-            f"(|validation| + 2 x |holdout| x holdout_repeats), max_metric_calls is {config.max_metric_calls}"
-        )
-
-
-def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy) -> tuple[int, int]:
-    """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
-    accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
-    child is scored (one minibatch each); the last one must still fit a whole iteration."""
-    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy)
-    full = iteration_calls(config.minibatch_size, dataset)
-    cheapest = min(config.minibatch_size, len(dataset.feedback))
-    least = max(0, room // full)
-    most = 0 if room < full else (room - full) // cheapest + 1
-    if config.max_iterations is not None:
-        least, most = min(least, config.max_iterations), min(most, config.max_iterations)
-    return least, most
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -142,13 +84,25 @@ def _reflector_cost(reflector: Reflector) -> float:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
+class CostCapReached(GepaLabError):
+    """The money cap cannot cover the next case (search: it ends with `cost_budget`)."""
+
+    def __init__(self, phase: str, spent: float, price: float, cap: float):
+        where = {"validation": "scoring the seed on Validation"}.get(phase, f"the {phase} phase")
+        super().__init__(f"cost budget ${cap:g} cannot cover {where}: ${spent:.4f} spent, about ${price:.4f} per "
+                         "case, with the holdout comparison reserved (raise search.max_cost_usd and resume)")
+        self.phase = phase
+
+
 class _Run:
     """One run's mutable context: scoring (budget, records), reflection, checkpoints, stop rules."""
 
     def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, policy: PromotionPolicy,
                  runner: CaseRunner, trackers: Trackers, store: CheckpointStore | None, experiment_id: str,
-                 identity: dict[str, Any], reflection: ReflectionSettings, quality_objective: str | None):
+                 identity: dict[str, Any], reflection: ReflectionSettings, quality_objective: str | None,
+                 price: float | None = None):
         self.dataset = dataset
+        self.price = price  # USD per case the evaluator declares, until a price is observed
         self.policy = policy
         self.quality_objective = quality_objective
         self.reserve = holdout_reserve(dataset, policy)
@@ -170,16 +124,54 @@ class _Run:
     # -- the two boundaries ------------------------------------------------------------------
     def score(self, artifact: Artifact, candidate_id: str, cases: Any, seed: int, phase: str) -> ScoredBatch:
         assert self.state is not None
-        # Spent before the call: an evaluation that fails still consumed its calls.
-        self.state.budget.used += len(cases)
-        evaluations = self.runner.run(artifact, candidate_id, cases, seed)
-        costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]
-        if costs:
-            self.task_cost_usd += math.fsum(costs)
+        cases = list(cases)
+        if self.config.max_cost_usd is None:
+            # Spent before the call: an evaluation that fails still consumed its calls.
+            self.state.budget.used += len(cases)
+            evaluations = self.runner.run(artifact, candidate_id, cases, seed)
+            self._add_cost(evaluations)
+        else:  # a money cap: pay case by case (a worker-sized chunk at a time), checking in between
+            evaluations = []
+            step = max(1, self.runner.settings.workers)
+            for start in range(0, len(cases), step):
+                chunk = cases[start:start + step]
+                self._check_cost(len(cases) - start, phase)
+                self.state.budget.used += len(chunk)
+                done = self.runner.run(artifact, candidate_id, chunk, seed)
+                self._add_cost(done)
+                evaluations += done
         batch = ScoredBatch(self.batches, phase, candidate_id, seed, tuple(evaluations))
         self.batches += 1
         self.trackers.evaluation(batch)
         return batch
+
+    def _add_cost(self, evaluations: list[Evaluation]) -> None:
+        costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]
+        if costs:
+            self.task_cost_usd += math.fsum(costs)
+
+    def per_case_price(self) -> float:
+        """Observed USD per evaluated case, or the evaluator's declared price before any."""
+        assert self.state is not None
+        if self.state.budget.used:
+            return self.task_cost_usd / self.state.budget.used
+        return self.price or 0.0
+
+    def _check_cost(self, remaining: int, phase: str) -> None:
+        """Stop before paying for a case the money cap cannot cover: during the search the holdout
+        comparison stays reserved, during the seed's validation the whole batch must still fit."""
+        cap = self.config.max_cost_usd
+        assert cap is not None and self.state is not None
+        price = self.per_case_price()
+        spent = self.task_cost_usd + self.reflection_cost_usd
+        if phase.startswith("holdout"):
+            need = price
+        elif self.state.pool:  # searching: this case plus the holdout reserve
+            need = price * (1 + self.reserve)
+        else:  # the seed: all of its validation plus the reserve (a pre-flight at the observed price)
+            need = price * (remaining + self.reserve)
+        if spent + need > cap + 1e-12:
+            raise CostCapReached(phase, spent, price, cap)
 
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
         before = _reflector_cost(self.reflector)
@@ -237,10 +229,9 @@ class _Run:
         if not state.budget.can_spend(per_iteration, reserve):
             return "metric_budget"
         if config.max_cost_usd is not None:
-            per_call = self.task_cost_usd / max(1, state.budget.used)
-            per_reflection = self.reflection_cost_usd / max(1, state.iteration)
+            per_reflection = self.reflection_cost_usd / max(1, state.proposals)
             projected = (self.task_cost_usd + self.reflection_cost_usd
-                         + per_call * (per_iteration + reserve) + per_reflection)
+                         + self.per_case_price() * (per_iteration + reserve) + per_reflection)
             if projected > config.max_cost_usd:
                 return "cost_budget"
         if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
@@ -257,6 +248,10 @@ class _Run:
                 break
             try:
                 proposal = run_iteration(state, self.dataset, self.reflect, self.score, self.config.minibatch_size)
+            except CostCapReached as exc:
+                log.warning("stopping the search mid-iteration: %s", exc)
+                state.stop_reason = "cost_budget"
+                break
             except ReflectorUnavailable as exc:
                 # A provider that stays down ends the search cleanly; the holdout still runs.
                 log.error("stopping the search: %s", exc)
@@ -365,9 +360,18 @@ def optimize(
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
     if config.min_holdout_improvement is not None:  # the older spelling still works
         promotion = replace(promotion, min_holdout_improvement=config.min_holdout_improvement)
-    validate_request(seed, dataset, config, promotion, submit, submitter)
+    validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator))
     check_protocols(evaluator, reflector, submitter)
     path = Path(run_dir) if run_dir is not None else None
+    with RunLock(path) if path is not None else nullcontext():
+        return _locked_run(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
+                           submitter, submit, path, resume, trackers, name, run_config)
+
+
+def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
+                evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
+                submitter: RevisionSubmitter | None, submit: bool, path: Path | None, resume: bool,
+                trackers: list[Tracker] | tuple[Tracker, ...], name: str, run_config: dict[str, Any] | None) -> Result:
     store = CheckpointStore(path) if path is not None else None
     digests, seed_id = dataset.digests(), artifact_id(seed)
     identity = {"digests": digests, "seed_id": seed_id, "evaluator": evaluator_fingerprint(evaluator),
@@ -380,7 +384,7 @@ def optimize(
         experiment_id = checkpoint.experiment_id
     else:
         if store is not None and store.exists():
-            raise ResumeError(f"{path} already holds a run; resume it or use a new run directory")
+            raise ResumeError(f"{path} already holds a run: resume it (resume={path}) or use a new run directory")
         experiment_id = str(uuid.uuid4())
 
     sinks: list[Tracker] = [RunRecorder(path)] if path is not None else []
@@ -390,7 +394,7 @@ def optimize(
     quality = getattr(evaluator, "quality_objective", None)
     run = _Run(dataset=dataset, reflector=reflector, config=config, policy=promotion, runner=runner, trackers=fanout,
                store=store, experiment_id=experiment_id, identity=identity, reflection=reflection,
-               quality_objective=quality if isinstance(quality, str) else None)
+               quality_objective=quality if isinstance(quality, str) else None, price=declared_price(evaluator))
     resume_point = None
     if checkpoint is not None:
         run.restore(checkpoint)
@@ -404,27 +408,28 @@ def optimize(
                    "promotion": asdict(promotion), **(run_config or {})}
     fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
                          full_config, submit, str(path) if path else None, resume_point))
-    try:
-        if run.state is None:
-            run.init_seed(seed, seed_id)
-        run.search()
-        result = run.finish(seed, seed_id)
-        result.links = fanout.links()
-    except BaseException as exc:
-        fanout.fail(exc)
-        raise
-    finally:
-        runner.close()
-        if cache is not None:
-            cache.close()
     failure: Exception | None = None
-    if submit:
+    try:
         try:
-            submit_winner(result, dataset, submitter)
-        except Exception as exc:  # the search finished: its result (and why submission failed) is kept
-            failure = exc
-    fanout.finish(result)
-    run.checkpoint(finished=True)
+            if run.state is None:
+                run.init_seed(seed, seed_id)
+            run.search()
+            result = run.finish(seed, seed_id)
+            result.links = fanout.links()
+        finally:
+            runner.close()
+            if cache is not None:
+                cache.close()
+        if submit:
+            try:
+                submit_winner(result, dataset, submitter)
+            except Exception as exc:  # the search finished: its result (and why submission failed) is kept
+                failure = exc
+        fanout.finish(result)
+    except BaseException as exc:
+        fanout.fail(exc)  # an interrupt while trackers finish leaves a resumable run too
+        raise
+    run.checkpoint(finished=True)  # only now: a run interrupted before this point resumes
     if failure is not None:
         failure.add_note(f"the run's result was recorded; submission_reason: {result.submission_reason}")
         raise failure

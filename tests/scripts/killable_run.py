@@ -1,6 +1,6 @@
 """A run that SIGKILLs itself before its Nth paid evaluation (for the resume tests).
 
-usage: killable_run.py RUN_DIR LOG_PATH KILL_BEFORE [--resume] [--workers N]
+usage: killable_run.py RUN_DIR LOG_PATH KILL_BEFORE [--resume] [--workers N] [--kill-in-finish]
 KILL_BEFORE counts evaluator calls made by this process (0 = never kill).
 Every paid evaluation is appended to LOG_PATH as one JSON line (artifact id, case id, seed).
 """
@@ -44,6 +44,13 @@ class KillingEvaluator(HashEvaluator):
         return results
 
 
+class KillInFinish:
+    """A tracker that SIGKILLs the process while trackers finish (after result.json exists)."""
+
+    def finish(self, result) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
@@ -51,6 +58,7 @@ def main() -> None:
     parser.add_argument("kill_before", type=int)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--kill-in-finish", action="store_true")
     args = parser.parse_args()
     result = optimize(
         long_seed(),
@@ -61,6 +69,7 @@ def main() -> None:
         run_dir=args.run_dir,
         evaluation=EvaluationSettings(workers=args.workers),
         resume=args.resume,
+        trackers=[KillInFinish()] if args.kill_in_finish else [],
     )
     print(result.best_id)
 

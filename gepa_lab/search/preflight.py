@@ -1,0 +1,89 @@
+"""Checks before anything is spent: protocols, the request (docs/design.md §2 order), the
+budgets' pre-flight."""
+
+from __future__ import annotations
+
+import inspect
+
+from gepa_lab.core.artifacts import Artifact
+from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter
+from gepa_lab.core.errors import ProtocolError, declared_retryable
+from gepa_lab.core.settings import PromotionPolicy, SearchConfig
+from gepa_lab.search.strategy import iteration_calls
+
+
+def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
+    fn = getattr(obj, method, None)
+    wanted = f"{method}({', '.join(params)})"
+    if not callable(fn):
+        raise ProtocolError(f"{role} {type(obj).__name__} has no method {wanted}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins and C callables have no signature
+        return
+    try:
+        signature.bind(*params)
+    except TypeError as exc:
+        raise ProtocolError(f"{role} {type(obj).__name__}.{method}{signature} cannot be called as {wanted}: "
+                            f"{exc}") from None
+
+
+def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None) -> None:
+    """Method signatures, checked before anything is spent."""
+    _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
+    _check_method(reflector, "reflector", "reflect", ("artifact", "component", "records"))
+    if submitter is not None:
+        _check_method(submitter, "submitter", "submit", ("request",))
+    declared_retryable(evaluator)
+    declared_retryable(reflector)
+
+
+def holdout_reserve(dataset: Dataset, policy: PromotionPolicy) -> int:
+    """Metric calls kept back for the final comparison: seed and winner, every repeat."""
+    return 2 * len(dataset.holdout) * policy.holdout_repeats
+
+
+def declared_price(evaluator: Evaluator) -> float | None:
+    """USD per case an evaluator declares (`cost_per_case_usd`), for the cost pre-flight."""
+    value = getattr(evaluator, "cost_per_case_usd", None)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, submit: bool,
+                     submitter: RevisionSubmitter | None, price: float | None = None) -> None:
+    """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
+    dataset.validate(submit=submit)
+    if seed is None:
+        raise ValueError("seed artifact is required")
+    try:
+        seed.validate()
+    except ValueError as exc:
+        raise ValueError(f"invalid seed artifact: {exc}") from exc
+    if submit and submitter is None:
+        raise ValueError("submission requested without a revision submitter (set submitter=... or submit=false)")
+    need = len(dataset.validation) + holdout_reserve(dataset, policy)
+    if need > config.max_metric_calls:
+        raise ValueError(
+            f"metric budget cannot cover validation and holdout: needs at least {need} calls "
+            f"(|validation| + 2 x |holdout| x holdout_repeats), max_metric_calls is {config.max_metric_calls}"
+        )
+    if config.max_cost_usd is not None and price is not None and need * price > config.max_cost_usd:
+        raise ValueError(
+            f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout reserve: "
+            f"{need} cases at the evaluator's declared ${price:g} per case need ${need * price:g} "
+            "(raise search.max_cost_usd)"
+        )
+
+
+def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy) -> tuple[int, int]:
+    """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
+    accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
+    child is scored (one minibatch each); the last one must still fit a whole iteration."""
+    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy)
+    full = iteration_calls(config.minibatch_size, dataset)
+    cheapest = min(config.minibatch_size, len(dataset.feedback))
+    least = max(0, room // full)
+    most = 0 if room < full else (room - full) // cheapest + 1
+    if config.max_iterations is not None:
+        least, most = min(least, config.max_iterations), min(most, config.max_iterations)
+    return least, most

@@ -1,0 +1,325 @@
+"""Every failure leaves a readable, resumable run: resume from any point, one process per run
+dir, interrupts in the finish phase, money budgets, corrupt state, permissions, honest output."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, RunRecord, strip_volatile
+from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+
+from gepa_lab import (
+    Case,
+    Dataset,
+    Evaluation,
+    EvaluationSettings,
+    PromptArtifact,
+    RunAborted,
+    SearchConfig,
+    optimize,
+)
+from gepa_lab.core.errors import ResumeError
+from gepa_lab.core.result import Result
+from gepa_lab.runs.lock import RunLock
+from gepa_lab.summary import format_summary
+
+SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
+CONFIG = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
+
+
+def _tree(run_dir: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(run_dir)): (p.stat().st_size, p.stat().st_mtime_ns) for p in run_dir.rglob("*")
+            if p.is_file()}
+
+
+# -- 1. resume from any point, including before the first checkpoint and after an abort ----------
+class DeadThenFixed(HashEvaluator):
+    """Transient failures (a wrong API key looks like this to a provider client) until fixed."""
+
+    def __init__(self, paid: Counter, fixed: bool):
+        self.paid, self.fixed = paid, fixed
+
+    def evaluate(self, artifact, cases, seed):
+        if not self.fixed:
+            raise ConnectionRefusedError("provider refused the connection")
+        for case in cases:
+            self.paid[(repr(artifact), case.id, seed)] += 1
+        return super().evaluate(artifact, cases, seed)
+
+
+def test_a_run_aborted_while_scoring_the_seed_resumes_to_the_uninterrupted_result(tmp_path):
+    paid: Counter = Counter()
+    settings = EvaluationSettings(max_retries=0, max_consecutive_failures=2)
+    with pytest.raises(RunAborted, match="fix the evaluator or provider, then resume the run"):
+        optimize(long_seed(), long_dataset(), DeadThenFixed(paid, False), VaryingReflector(), CONFIG,
+                 run_dir=tmp_path, evaluation=settings)
+    assert RunRecord(tmp_path).kinds()[-1] == "run_failed"
+    resumed = optimize(long_seed(), long_dataset(), DeadThenFixed(paid, True), VaryingReflector(), CONFIG,
+                       run_dir=tmp_path, evaluation=settings, resume=True)
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
+    assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
+    assert max(paid.values()) == 1 and sum(paid.values()) == clean.metric_calls
+
+
+# -- 2. one process per run dir -----------------------------------------------------------------------
+def test_a_locked_run_dir_is_refused_naming_the_holder_and_nothing_is_written(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=2), CONFIG, run_dir=tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]); "
+                               "from gepa_lab.runs.lock import RunLock; from pathlib import Path; "
+                               "lock = RunLock(Path(sys.argv[2])).__enter__(); print('locked', flush=True); "
+                               "time.sleep(60)", str(ROOT), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = _tree(tmp_path)
+        with pytest.raises(ResumeError) as info:
+            optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                     resume=True)
+        assert f"(pid {holder.pid})" in str(info.value) and "in use by another gepa_lab process" in str(info.value)
+        assert _tree(tmp_path) == before
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel released the lock with the process: the resume now goes through.
+    assert optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                    resume=True).stop_reason == "max_iterations"
+
+
+def test_the_lock_is_held_only_while_a_run_is_live(tmp_path):
+    with RunLock(tmp_path):
+        with pytest.raises(ResumeError, match=f"pid {os.getpid()}"):
+            RunLock(tmp_path).__enter__()
+    with RunLock(tmp_path):
+        pass
+
+
+class _Interrupting(VaryingReflector):
+    def __init__(self, at: int):
+        self.at, self.calls = at, 0
+
+    def reflect(self, artifact, component, records):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().reflect(artifact, component, records)
+
+
+# -- 3. interrupts and kills in the finish phase ------------------------------------------------------
+class InterruptOnFinish:
+    def __init__(self):
+        self.calls = 0
+
+    def finish(self, result: Result) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupt_while_trackers_finish_leaves_a_resumable_run(tmp_path):
+    tracker = InterruptOnFinish()
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                 trackers=[tracker])
+    assert RunRecord(tmp_path).kinds()[-1] == "run_interrupted"
+    resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                       resume=True, trackers=[tracker])
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
+    assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict()) and tracker.calls == 2
+    with pytest.raises(ResumeError, match="already finished"):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                 resume=True)
+
+
+@pytest.mark.slow
+def test_a_sigkill_while_trackers_finish_resumes_without_paying_again(tmp_path):
+    run_dir, log = tmp_path / "run", tmp_path / "paid.jsonl"
+    killed = subprocess.run([sys.executable, str(SCRIPT), str(run_dir), str(log), "0", "--kill-in-finish"],
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    assert (run_dir / "result.json").exists()  # the recorder finished before the killer
+    paid_before = len(log.read_text().splitlines())
+    resumed = subprocess.run([sys.executable, str(SCRIPT), str(run_dir), str(log), "0", "--resume"],
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(log.read_text().splitlines()) == paid_before  # everything came from the cache
+    assert RunRecord(run_dir).kinds().count("run_resumed") == 1
+
+
+# -- 4. money budgets ------------------------------------------------------------------------------
+class Priced(HashEvaluator):
+    def __init__(self, price: float, declare: bool = False):
+        self.price = price
+        self.paid = 0
+        if declare:
+            self.cost_per_case_usd = price
+
+    def evaluate(self, artifact, cases, seed):
+        self.paid += len(cases)
+        return [Evaluation(ev.case_id, ev.score, objectives={"cost_usd": self.price})
+                for ev in super().evaluate(artifact, cases, seed)]
+
+
+def _priced_dataset(validation: int = 20) -> Dataset:
+    cases = lambda p, n: [Case(f"{p}-{i}", f"task {i}") for i in range(n)]  # noqa: E731
+    return Dataset("priced", "v1", cases("fb", 6), cases("val", validation), cases("ho", 10))
+
+
+def test_a_declared_price_refuses_an_unaffordable_run_before_spending():
+    evaluator = Priced(0.1, declare=True)
+    with pytest.raises(ValueError) as info:
+        optimize(long_seed(), _priced_dataset(), evaluator, VaryingReflector(), SearchConfig(max_cost_usd=0.5))
+    assert str(info.value) == ("cost budget $0.5 cannot cover the seed's validation and the holdout reserve: 40 cases "
+                               "at the evaluator's declared $0.1 per case need $4 (raise search.max_cost_usd)")
+    assert evaluator.paid == 0
+
+
+def test_an_observed_price_stops_the_seed_after_one_case(tmp_path):
+    evaluator = Priced(0.1)
+    with pytest.raises(Exception, match=r"cost budget \$0.5 cannot cover scoring the seed on Validation"):
+        optimize(long_seed(), _priced_dataset(), evaluator, VaryingReflector(), SearchConfig(max_cost_usd=0.5),
+                 run_dir=tmp_path)
+    assert evaluator.paid == 1  # one case showed the price; nothing more was bought
+    assert RunRecord(tmp_path).kinds()[-1] == "run_failed"
+
+
+@pytest.mark.parametrize("cap", [5.0, 6.3, 7.77])
+def test_a_search_never_spends_past_its_cap_by_more_than_one_case(cap):
+    evaluator = Priced(0.1)
+    result = optimize(long_seed(), _priced_dataset(validation=5), evaluator, VaryingReflector(),
+                      SearchConfig(max_cost_usd=cap, max_metric_calls=10_000, minibatch_size=2))
+    assert result.stop_reason == "cost_budget"
+    assert result.cost_usd["task"] <= cap + 0.1 + 1e-9
+    assert result.baseline_holdout.cases == 10  # the holdout comparison was kept affordable
+
+
+# -- 6. corrupt state --------------------------------------------------------------------------------
+def _interrupted(tmp_path: Path) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=3), CONFIG, run_dir=tmp_path)
+
+
+def test_a_damaged_cache_is_set_aside_and_rebuilt(tmp_path, caplog):
+    _interrupted(tmp_path)
+    (tmp_path / "cache.sqlite").write_bytes(b"this is not a database" * 100)
+    for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
+        (tmp_path / extra).unlink(missing_ok=True)
+    resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                       resume=True)
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
+    assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
+    assert "was damaged" in caplog.text and list(tmp_path.glob("cache.sqlite.damaged-*"))
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda text: text[: len(text) // 2], "checkpoint .*checkpoint.json is damaged"),
+    (lambda text: json.dumps({"format": 2, "experiment_id": "x"}), "checkpoint.json or pool.jsonl is damaged"),
+])
+def test_a_damaged_checkpoint_is_one_line_naming_the_file(tmp_path, damage, message):
+    _interrupted(tmp_path)
+    path = tmp_path / "checkpoint.json"
+    path.write_text(damage(path.read_text()))
+    with pytest.raises(ResumeError, match=message) as info:
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                 resume=True)
+    assert "\n" not in str(info.value)
+
+
+# -- 9. permissions -------------------------------------------------------------------------------------
+def test_result_files_respect_the_umask(tmp_path):
+    optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path)
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("result.json", "experiment.json", "checkpoint.json", "events.jsonl"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+
+
+# -- 10. honest output --------------------------------------------------------------------------------
+def test_the_summary_counts_in_words_and_names_where_the_run_went():
+    result = optimize(PromptArtifact("seed"), Dataset("d", "1", [Case("f", "x")], [Case("v", "x")], []),
+                      _Constant(), _Same(), SearchConfig(max_iterations=1))
+    result.links = {"mlflow_run_id": "abc123"}
+    text = format_summary(result, "toy", Path("runs/x"))
+    assert "1 candidate in the pool" in text and "1 proposal" in text and "1 case)" in text
+    assert "mlflow_run_id abc123" in text and "record      runs/x" in text
+
+
+class _Constant:
+    def evaluate(self, artifact, cases, seed):
+        return [Evaluation(c.id, 0.5) for c in cases]
+
+
+class _Same:
+    def reflect(self, artifact, component, records):
+        return {"text": artifact.text}
+
+
+# -- the command line ------------------------------------------------------------------------------------
+def _gepa(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=log",
+                           *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_cli_refuses_a_second_run_into_an_existing_run_dir_without_touching_it(tmp_path):
+    first = _gepa("search.max_metric_calls=200", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    run_dir = next((tmp_path / "outputs").glob("*/*"))
+    before = _tree(run_dir)
+    again = _gepa("search.max_metric_calls=200", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr.strip() == (f"gepa_lab: error: {run_dir} already holds a run: resume it with resume={run_dir}, "
+                                    "or choose a new hydra.run.dir")
+    assert _tree(run_dir) == before  # .hydra/ included
+
+
+@pytest.mark.slow
+def test_cli_resume_logs_into_the_run_dir_and_keeps_its_hydra_files(tmp_path):
+    args = ["search.max_metric_calls=20000"]
+    proc = subprocess.Popen([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=log",
+                             *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if "iteration 3:" in line or not line:
+                break
+        proc.terminate()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    run_dir = next((tmp_path / "outputs").glob("*/*"))
+    overrides = (run_dir / ".hydra" / "overrides.yaml").read_text()
+    done = _gepa(*args, f"resume={run_dir}", "search.max_cost_usd=null", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert [p for p in (tmp_path / "outputs").glob("*/*")] == [run_dir]  # no stray dir
+    assert (run_dir / ".hydra" / "overrides.yaml").read_text() == overrides
+    assert len(list((run_dir / ".hydra").glob("resume-*/overrides.yaml"))) == 1
+    log = (run_dir / "gepa_lab.log").read_text()
+    assert "(resumed)" in log and log.count("pre-flight") == 2
+
+
+@pytest.mark.slow
+def test_cli_a_failed_run_keeps_its_error_in_its_log(tmp_path):
+    done = _gepa("dataset.holdout=nope.jsonl", cwd=tmp_path)
+    assert done.returncode == 1
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("gepa_lab: error: dataset split file not found")
+    log = next((tmp_path / "outputs").glob("*/*/gepa_lab.log")).read_text()
+    assert error in log
+
+
+def test_cli_an_unwritable_run_dir_is_one_line(tmp_path):
+    done = _gepa("hydra.run.dir=/sys/gepa-lab-test", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("gepa_lab: error: cannot write the run directory /sys/gepa-lab-test (Operation not "
+                                   "permitted); run from a writable directory or set hydra.run.dir=<a writable path>")
