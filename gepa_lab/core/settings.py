@@ -41,6 +41,15 @@ class SearchConfig:
     time_limit_s: float | None = None  # wall time of the search; None: no limit
     # Kept for library callers of earlier versions; set it on PromotionPolicy instead.
     min_holdout_improvement: float | None = None
+    # Concurrent proposals: a round of k proposals drawn from the same state, run concurrently,
+    # applied in proposal order (k = 1: the classic loop).
+    parallel_proposals: int = 1
+    proposal_parents: str = "independent"  # independent | same (one parent for the whole round)
+    accept_top: int | None = None  # of a round's improving children: None = all, n = the n largest gains
+    # Ablations (docs/design.md §3 is the default): score the child with a fresh seed instead of
+    # the parent's; pick the best-mean candidate as parent instead of Pareto sampling.
+    paired_seeds: bool = True
+    parent_selection: str = "pareto"  # pareto | best
 
     def __post_init__(self) -> None:
         self.validate()
@@ -55,6 +64,13 @@ class SearchConfig:
         _number(self.max_cost_usd, "search.max_cost_usd", 0.0, optional=True, open_low=True)
         _number(self.time_limit_s, "search.time_limit_s", 0.0, optional=True, open_low=True)
         _number(self.min_holdout_improvement, "search.min_holdout_improvement", 0.0, 1.0, optional=True)
+        _int(self.parallel_proposals, "search.parallel_proposals", 1)
+        if self.proposal_parents not in ("independent", "same"):
+            raise ConfigError(f"search.proposal_parents must be 'independent' or 'same' (got {self.proposal_parents!r})")
+        if self.accept_top is not None:
+            _int(self.accept_top, "search.accept_top", 1, " (null: accept every improving child)")
+        if self.parent_selection not in ("pareto", "best"):
+            raise ConfigError(f"search.parent_selection must be 'pareto' or 'best' (got {self.parent_selection!r})")
 
 
 @dataclass

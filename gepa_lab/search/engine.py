@@ -11,8 +11,11 @@ from __future__ import annotations
 import logging
 import math
 import random
+import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -21,6 +24,7 @@ from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id
 from gepa_lab.core.contracts import (
+    Case,
     Dataset,
     Evaluation,
     Evaluator,
@@ -38,6 +42,7 @@ from gepa_lab.core.errors import (
 from gepa_lab.core.events import (
     CandidateInfo,
     IterationStats,
+    Proposal,
     ResumePoint,
     RunInfo,
     ScoredBatch,
@@ -65,7 +70,7 @@ from gepa_lab.search.preflight import (
 from gepa_lab.search.promotion import assess_promotion, case_means
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
-from gepa_lab.search.strategy import iteration_calls, run_iteration
+from gepa_lab.search.strategy import iteration_calls, plan_round, run_round
 from gepa_lab.search.submission import submit_winner
 from gepa_lab.tracking import Trackers
 
@@ -120,50 +125,75 @@ class _Run:
         self.started = time.monotonic()
         self.state: SearchState | None = None
         self._retry = RetryPolicy(reflector, reflection.max_retries, reflection.retry_backoff_s)
+        self._lock = threading.Lock()
+        self._proposals = (ThreadPoolExecutor(config.parallel_proposals, thread_name_prefix="gepa-proposal")
+                           if config.parallel_proposals > 1 else None)
+
+    def close(self) -> None:
+        if self._proposals is not None:
+            self._proposals.shutdown(wait=False, cancel_futures=True)
 
     # -- the two boundaries ------------------------------------------------------------------
-    def score(self, artifact: Artifact, candidate_id: str, cases: Any, seed: int, phase: str) -> ScoredBatch:
+    def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
+                 phase: str) -> tuple[Evaluation, ...]:
+        """Pay for one batch (thread-safe: a round's proposals call it concurrently)."""
         assert self.state is not None
         cases = list(cases)
-        if self.config.max_cost_usd is None:
-            # Spent before the call: an evaluation that fails still consumed its calls.
-            self.state.budget.used += len(cases)
-            evaluations = self.runner.run(artifact, candidate_id, cases, seed)
-            self._add_cost(evaluations)
-        else:  # a money cap: pay case by case (a worker-sized chunk at a time), checking in between
-            evaluations = []
-            step = max(1, self.runner.settings.workers)
-            for start in range(0, len(cases), step):
-                chunk = cases[start:start + step]
-                self._check_cost(len(cases) - start, phase)
-                self.state.budget.used += len(chunk)
-                done = self.runner.run(artifact, candidate_id, chunk, seed)
-                self._add_cost(done)
-                evaluations += done
-        batch = ScoredBatch(self.batches, phase, candidate_id, seed, tuple(evaluations))
+        if self.config.max_cost_usd is None or self.config.parallel_proposals > 1:
+            with self._lock:  # spent before the call: an evaluation that fails still consumed its calls
+                self.state.budget.used += len(cases)
+            return tuple(self.runner.run(artifact, candidate_id, cases, seed))
+        # A money cap (one proposal at a time): pay a worker-sized chunk at a time, checking in between.
+        evaluations: list[Evaluation] = []
+        step = max(1, self.runner.settings.workers)
+        for start in range(0, len(cases), step):
+            chunk = cases[start:start + step]
+            self._check_cost(len(cases) - start, phase, evaluations)
+            self.state.budget.used += len(chunk)
+            evaluations += self.runner.run(artifact, candidate_id, chunk, seed)
+        return tuple(evaluations)
+
+    def emit(self, phase: str, candidate_id: str, seed: int, evaluations: tuple[Evaluation, ...]) -> ScoredBatch:
+        """Record a scored batch: its index, its cost, the trackers (always in a fixed order)."""
+        self._add_cost(evaluations)
+        batch = ScoredBatch(self.batches, phase, candidate_id, seed, evaluations)
         self.batches += 1
         self.trackers.evaluation(batch)
         return batch
 
-    def _add_cost(self, evaluations: list[Evaluation]) -> None:
+    def score(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
+              phase: str) -> ScoredBatch:
+        return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase))
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """Run a round's proposals concurrently (k > 1) or in line (k = 1)."""
+        items = list(items)
+        if self._proposals is None or len(items) <= 1:
+            return [fn(item) for item in items]
+        return list(self._proposals.map(fn, items))
+
+    def _add_cost(self, evaluations: Sequence[Evaluation]) -> None:
         costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]
         if costs:
             self.task_cost_usd += math.fsum(costs)
 
-    def per_case_price(self) -> float:
+    def per_case_price(self, paid: Sequence[Evaluation] = ()) -> float:
         """Observed USD per evaluated case, or the evaluator's declared price before any."""
         assert self.state is not None
         if self.state.budget.used:
-            return self.task_cost_usd / self.state.budget.used
+            unemitted = math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in paid)
+            return (self.task_cost_usd + unemitted) / self.state.budget.used
         return self.price or 0.0
 
-    def _check_cost(self, remaining: int, phase: str) -> None:
+    def _check_cost(self, remaining: int, phase: str, paid: Sequence[Evaluation]) -> None:
         """Stop before paying for a case the money cap cannot cover: during the search the holdout
-        comparison stays reserved, during the seed's validation the whole batch must still fit."""
+        comparison stays reserved, during the seed's validation the whole batch must still fit.
+        `paid`: this batch's evaluations so far (not yet emitted, so not yet in task_cost_usd)."""
         cap = self.config.max_cost_usd
         assert cap is not None and self.state is not None
-        price = self.per_case_price()
-        spent = self.task_cost_usd + self.reflection_cost_usd
+        price = self.per_case_price(paid)
+        spent = (self.task_cost_usd + self.reflection_cost_usd
+                 + math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in paid))
         if phase.startswith("holdout"):
             need = price
         elif self.state.pool:  # searching: this case plus the holdout reserve
@@ -174,7 +204,6 @@ class _Run:
             raise CostCapReached(phase, spent, price, cap)
 
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
-        before = _reflector_cost(self.reflector)
         try:
             return self._retry(self.reflector.reflect, artifact, component, records)
         except Exception as exc:
@@ -185,8 +214,6 @@ class _Run:
                 f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
                 "a bad reply (fix the reflector, then resume the run; declare transient error types in "
                 "`retryable_exceptions`)") from exc
-        finally:
-            self.reflection_cost_usd += max(0.0, _reflector_cost(self.reflector) - before)
 
     # -- checkpoints -------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -218,38 +245,47 @@ class _Run:
         self.trackers.candidate(CandidateInfo(seed_id, seed, None, None, None, batch, self.state.budget.used))
         self.checkpoint()
 
-    def stop_reason(self) -> str | None:
-        """Checked before each iteration; each budget keeps the holdout comparison affordable."""
-        state, config, ds = self.state, self.config, self.dataset
+    def round_size(self) -> tuple[int, str | None]:
+        """Proposals the next round may make (up to parallel_proposals), or 0 and the stop reason.
+        Every budget check covers the whole round and keeps the holdout comparison affordable."""
+        state, config = self.state, self.config
         assert state is not None
-        if config.max_iterations is not None and state.iteration >= config.max_iterations:
-            return "max_iterations"
-        per_iteration = iteration_calls(config.minibatch_size, ds)
-        reserve = self.reserve
-        if not state.budget.can_spend(per_iteration, reserve):
-            return "metric_budget"
+        k = config.parallel_proposals
+        if config.max_iterations is not None:
+            k = min(k, config.max_iterations - state.iteration)
+            if k <= 0:
+                return 0, "max_iterations"
+        per_proposal = iteration_calls(config.minibatch_size, self.dataset)
+        k = min(k, max(0, state.budget.max_calls - state.budget.used - self.reserve) // per_proposal)
+        if k <= 0:
+            return 0, "metric_budget"
         if config.max_cost_usd is not None:
             per_reflection = self.reflection_cost_usd / max(1, state.proposals)
-            projected = (self.task_cost_usd + self.reflection_cost_usd
-                         + self.per_case_price() * (per_iteration + reserve) + per_reflection)
-            if projected > config.max_cost_usd:
-                return "cost_budget"
+            spent = self.task_cost_usd + self.reflection_cost_usd
+            one = self.per_case_price() * per_proposal + per_reflection
+            k = min(k, int((config.max_cost_usd - spent - self.per_case_price() * self.reserve) // one)
+                    if one > 0 else k)
+            if k <= 0:
+                return 0, "cost_budget"
         if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
-            return "time_limit"
-        return None
+            return 0, "time_limit"
+        return k, None
 
     def search(self) -> None:
         state = self.state
         assert state is not None
         while state.stop_reason is None:
-            reason = self.stop_reason()
+            k, reason = self.round_size()
             if reason is not None:
                 state.stop_reason = reason
                 break
+            before = _reflector_cost(self.reflector)
+            plans = plan_round(state, self.dataset, self.config, k)
             try:
-                proposal = run_iteration(state, self.dataset, self.reflect, self.score, self.config.minibatch_size)
+                proposals = run_round(plans, state, self.dataset, self.config, self.evaluate, self.emit,
+                                      self.reflect, self.map)
             except CostCapReached as exc:
-                log.warning("stopping the search mid-iteration: %s", exc)
+                log.warning("stopping the search mid-proposal: %s", exc)
                 state.stop_reason = "cost_budget"
                 break
             except ReflectorUnavailable as exc:
@@ -258,22 +294,30 @@ class _Run:
                 self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
                 state.stop_reason = "reflector_error"
                 break
-            state.proposals += 1
-            if proposal.status == "accepted":
-                joined = state.pool[-1]
-                assert proposal.validation_batch is not None
-                self.trackers.candidate(CandidateInfo(joined.id, joined.artifact, joined.parent_id, joined.component,
-                                                      joined.iteration, proposal.validation_batch,
-                                                      joined.metric_calls, joined.rationale))
-            self.trackers.proposal(proposal)
-            if self.trackers.wants("iteration"):
-                best = state.best()
-                self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
-                                                       state.front_size(), state.budget.used, state.proposals,
-                                                       self.task_cost_usd, self.reflection_cost_usd))
-            state.iteration += 1
-            self.checkpoint()
+            finally:
+                self.reflection_cost_usd += max(0.0, _reflector_cost(self.reflector) - before)
+            for proposal in proposals:
+                self._report(proposal)
+            self.checkpoint()  # after whole rounds: a resume replays an interrupted round exactly
         self.checkpoint()
+
+    def _report(self, proposal: Proposal) -> None:
+        state = self.state
+        assert state is not None
+        state.proposals += 1
+        if proposal.status == "accepted":
+            joined = state.get(str(proposal.candidate_id))
+            assert proposal.validation_batch is not None
+            self.trackers.candidate(CandidateInfo(joined.id, joined.artifact, joined.parent_id, joined.component,
+                                                  joined.iteration, proposal.validation_batch, joined.metric_calls,
+                                                  joined.rationale))
+        self.trackers.proposal(proposal)
+        if self.trackers.wants("iteration"):
+            best = state.best()
+            self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
+                                                   state.front_size(), state.budget.used, state.proposals,
+                                                   self.task_cost_usd, self.reflection_cost_usd))
+        state.iteration += 1
 
     def finish(self, seed: Artifact, seed_id: str) -> Result:
         """Final selection, paired holdout comparison (every repeat), promotion decision."""
@@ -417,6 +461,7 @@ def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflecto
             result = run.finish(seed, seed_id)
             result.links = fanout.links()
         finally:
+            run.close()
             runner.close()
             if cache is not None:
                 cache.close()

@@ -1,30 +1,44 @@
-"""The GEPA search strategy: one reflective proposal per iteration (docs/design.md §3 step 3).
+"""The GEPA search strategy: a round of k reflective proposals (docs/design.md §3 step 3).
 
-`run_iteration` draws from the run's RNG in a fixed order (parent, minibatch, paired seed),
-scores through the engine's `Scorer` (which spends the budget) and asks the engine's `Reflect`
-callable for a reply (which applies the retry policy). It returns the `Proposal` with every batch
-it scored; an accepted child has joined the pool when it returns.
+`plan_round` draws everything a round needs from the run's single RNG, in a fixed order (per
+proposal: parent, minibatch, paired seed) and from the state as it was when the round began.
+`run_round` then executes the k proposals in three phases — score parents and reflect; score
+children on the same minibatch with the same seed; score accepted children on Validation — each
+phase possibly concurrent, every decision taken in proposal order between phases, so the outcome
+never depends on timing or on the number of workers. With k = 1 a round is exactly one classic
+GEPA iteration. Accepted children join the pool in proposal order when the round ends.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Case, Dataset
+from gepa_lab.core.contracts import Case, Dataset, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.events import Proposal, ScoredBatch
+from gepa_lab.core.settings import SearchConfig
 from gepa_lab.search.reflection import apply_reply, build_records, reflector_view
 from gepa_lab.search.state import Candidate, SearchState, draw_seed
 
+T = TypeVar("T")
+R = TypeVar("R")
 
-class Scorer(Protocol):
-    """Score an artifact on cases with a seed, spending budget; the engine implements it."""
+
+class Evaluate(Protocol):
+    """Score an artifact on cases with a seed, spending budget (no events yet)."""
 
     def __call__(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
-                 phase: str) -> ScoredBatch: ...
+                 phase: str) -> tuple[Evaluation, ...]: ...
+
+
+class Emit(Protocol):
+    """Record a scored batch (index, cost, trackers), in a deterministic order."""
+
+    def __call__(self, phase: str, candidate_id: str, seed: int, evaluations: tuple[Evaluation, ...]) -> ScoredBatch: ...
 
 
 class Reflect(Protocol):
@@ -33,51 +47,139 @@ class Reflect(Protocol):
     def __call__(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any: ...
 
 
+Map = Callable[[Callable[[T], R], Iterable[T]], list[R]]
+
+
 def iteration_calls(minibatch_size: int, dataset: Dataset) -> int:
-    """Metric calls one iteration may spend: parent + child minibatch, child validation."""
+    """Metric calls one proposal may spend: parent + child minibatch, child validation."""
     return 2 * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
 
 
-def run_iteration(state: SearchState, dataset: Dataset, reflect: Reflect, score: Scorer,
-                  minibatch_size: int) -> Proposal:
-    """One GEPA iteration. RNG draw order: parent, minibatch, paired seed."""
-    iteration = state.iteration
-    parent = state.select_parent()
+@dataclass
+class Plan:
+    """One proposal of a round, filled in as the round goes."""
+
+    iteration: int
+    parent: Candidate
+    component: str
+    minibatch: list[Case]
+    paired_seed: int
+    child_seed: int  # == paired_seed unless the (ablation) unpaired mode is on
+    child_cursor: int  # the child inherits its parent's round-robin cursor
+    parent_batch: ScoredBatch | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    reply: Any = None
+    child: Artifact | None = None
+    child_id: str | None = None
+    rationale: str = ""
+    status: str = ""
+    reason: str = ""
+    child_batch: ScoredBatch | None = None
+    validation_batch: ScoredBatch | None = None
+    parent_evals: tuple[Evaluation, ...] = ()
+    child_evals: tuple[Evaluation, ...] = ()
+    validation_evals: tuple[Evaluation, ...] = ()
+
+    @property
+    def gain(self) -> float:
+        return math.fsum(e.score for e in self.child_evals) - math.fsum(e.score for e in self.parent_evals)
+
+
+def plan_round(state: SearchState, dataset: Dataset, config: SearchConfig, k: int) -> list[Plan]:
+    """Draw the round's parents, minibatches and seeds (RNG order per proposal: parent,
+    minibatch, paired seed[, child seed when unpaired])."""
     feedback = dataset.feedback
-    indices = state.rng.sample(range(len(feedback)), min(minibatch_size, len(feedback)))
-    minibatch = [feedback[i] for i in indices]
-    paired_seed = draw_seed(state.rng)
+    same = state.select_parent() if config.proposal_parents == "same" else None
+    plans = []
+    for j in range(k):
+        parent = same or (state.best() if config.parent_selection == "best" else state.select_parent())
+        minibatch = [feedback[i] for i in state.rng.sample(range(len(feedback)), min(config.minibatch_size,
+                                                                                     len(feedback)))]
+        paired_seed = draw_seed(state.rng)
+        child_seed = paired_seed if config.paired_seeds else draw_seed(state.rng)
+        components = parent.artifact.COMPONENTS
+        component = components[parent.cursor]
+        parent.cursor = (parent.cursor + 1) % len(components)
+        plans.append(Plan(state.iteration + j, parent, component, minibatch, paired_seed, child_seed, parent.cursor))
+    return plans
 
-    parent_batch = score(parent.artifact, parent.id, minibatch, paired_seed, "feedback-parent")
-    components = parent.artifact.COMPONENTS
-    component = components[parent.cursor]
-    parent.cursor = (parent.cursor + 1) % len(components)
 
-    records = build_records(minibatch, parent_batch.evaluations)
-    if parent.view is None:  # redacted once per candidate, not once per iteration
-        parent.view = reflector_view(parent.artifact)
-    reply = reflect(parent.view, component, records)
-    base: dict[str, Any] = dict(iteration=iteration, parent_id=parent.id, parent=parent.artifact,
-                                component=component, minibatch=tuple(c.id for c in minibatch),
-                                paired_seed=paired_seed, parent_batch=parent_batch, records=records,
-                                reply=reply)
-    try:
-        child, rationale = apply_reply(parent.artifact, component, reply)
-    except ReflectionRejected as exc:
-        return Proposal(status="reflection_rejected", reason=f"reflection rejected: {exc}", **base)
+def run_round(plans: list[Plan], state: SearchState, dataset: Dataset, config: SearchConfig, evaluate: Evaluate,
+              emit: Emit, reflect: Reflect, map_: Map) -> list[Proposal]:
+    # Phase A: every parent on its minibatch, then the reflection (concurrently across proposals).
+    def parent_and_reflection(plan: Plan) -> None:
+        plan.parent_evals = evaluate(plan.parent.artifact, plan.parent.id, plan.minibatch, plan.paired_seed,
+                                     "feedback-parent")
+        plan.records = build_records(plan.minibatch, plan.parent_evals)
+        if plan.parent.view is None:  # redacted once per candidate, not once per proposal
+            plan.parent.view = reflector_view(plan.parent.artifact)
+        plan.reply = reflect(plan.parent.view, plan.component, plan.records)
 
-    child_id = artifact_id(child)
-    base.update(candidate_id=child_id, artifact=child, rationale=rationale)
-    if child_id in state:
-        return Proposal(status="duplicate", reason="candidate already in pool", **base)
+    map_(parent_and_reflection, plans)
+    seen = {c.id for c in state.pool}
+    for plan in plans:
+        plan.parent_batch = emit("feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals)
+        try:
+            plan.child, plan.rationale = apply_reply(plan.parent.artifact, plan.component, plan.reply)
+        except ReflectionRejected as exc:
+            plan.status, plan.reason = "reflection_rejected", f"reflection rejected: {exc}"
+            continue
+        plan.child_id = artifact_id(plan.child)
+        if plan.child_id in seen:  # in the pool, or proposed earlier in this round
+            plan.status, plan.reason = "duplicate", "candidate already in pool"
+            continue
+        seen.add(plan.child_id)
 
-    child_batch = score(child, child_id, minibatch, paired_seed, "feedback-child")
-    if not math.fsum(child_batch.scores) > math.fsum(parent_batch.scores):
-        return Proposal(status="rejected", reason="strict_minibatch_improvement", child_batch=child_batch, **base)
+    # Phase B: each new child on its parent's minibatch with the same seed.
+    live = [p for p in plans if not p.status]
 
-    validation = score(child, child_id, dataset.validation, state.validation_seed, "validation")
-    # Survivors always join the pool: a lower validation mean may still own a Pareto instance.
-    state.add(Candidate(child_id, child, parent.id, component, iteration, parent.cursor,
-                        validation.evaluations, state.budget.used, rationale))
-    return Proposal(status="accepted", reason="strict minibatch improvement", child_batch=child_batch,
-                    validation_batch=validation, **base)
+    def child_minibatch(plan: Plan) -> None:
+        assert plan.child is not None and plan.child_id is not None
+        plan.child_evals = evaluate(plan.child, plan.child_id, plan.minibatch, plan.child_seed, "feedback-child")
+
+    map_(child_minibatch, live)
+    for plan in live:
+        assert plan.child_id is not None
+        plan.child_batch = emit("feedback-child", plan.child_id, plan.child_seed, plan.child_evals)
+    improving = [p for p in live if p.gain > 0]  # strictly greater minibatch sum
+    chosen = _select(improving, config.accept_top)
+    for plan in live:
+        if plan not in improving:
+            plan.status, plan.reason = "rejected", "strict_minibatch_improvement"
+        elif plan not in chosen:
+            plan.status, plan.reason = "rejected", f"round_acceptance: {config.accept_top} larger gain(s) in the round"
+
+    # Phase C: accepted children on Validation; they join the pool in proposal order.
+    def validation(plan: Plan) -> None:
+        assert plan.child is not None and plan.child_id is not None
+        plan.validation_evals = evaluate(plan.child, plan.child_id, dataset.validation, state.validation_seed,
+                                         "validation")
+
+    map_(validation, chosen)
+    for plan in chosen:
+        assert plan.child is not None and plan.child_id is not None
+        plan.validation_batch = emit("validation", plan.child_id, state.validation_seed, plan.validation_evals)
+        # Survivors always join the pool: a lower validation mean may still own a Pareto instance.
+        state.add(Candidate(plan.child_id, plan.child, plan.parent.id, plan.component, plan.iteration,
+                            plan.child_cursor, plan.validation_evals, state.budget.used, plan.rationale))
+        plan.status, plan.reason = "accepted", "strict minibatch improvement"
+    return [_proposal(plan) for plan in plans]
+
+
+def _select(improving: list[Plan], top: int | None) -> list[Plan]:
+    """All improving children, or the `top` with the largest minibatch gain (ties: earlier first),
+    kept in proposal order."""
+    if top is None or len(improving) <= top:
+        return improving
+    ranked = sorted(range(len(improving)), key=lambda i: (-improving[i].gain, i))[:top]
+    return [improving[i] for i in sorted(ranked)]
+
+
+def _proposal(plan: Plan) -> Proposal:
+    assert plan.parent_batch is not None
+    return Proposal(iteration=plan.iteration, parent_id=plan.parent.id, parent=plan.parent.artifact,
+                    component=plan.component, status=plan.status, reason=plan.reason,
+                    minibatch=tuple(c.id for c in plan.minibatch), paired_seed=plan.paired_seed,
+                    parent_batch=plan.parent_batch, records=plan.records, reply=plan.reply,
+                    candidate_id=plan.child_id, artifact=plan.child, rationale=plan.rationale,
+                    child_batch=plan.child_batch, validation_batch=plan.validation_batch)
