@@ -20,9 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator  # noqa: E402
-from gepa_lab import SearchConfig, optimize  # noqa: E402
+from gepa_lab import (  # noqa: E402
+    EvaluationSettings,  # noqa: E402
+    SearchConfig,
+    optimize,
+)
 from gepa_lab.data import load_artifact, load_dataset_dir  # noqa: E402
-from gepa_lab import EvaluationSettings  # noqa: E402
 
 
 class TimedEvaluator(SkillCraftEvaluator):

@@ -1,12 +1,13 @@
 """Engine overhead per metric call: gepa-lab vs the reference `gepa.optimize`, in one process.
 
-usage: python experiments/overhead_vs_gepa.py [--repeats 7] [--calls 2000] [--scenarios reject,mixed]
-                                              [--report PATH] [--profile]
-Writes experiments/reports/overhead_vs_gepa.md (or --report). The task is near-free (a no-op
-evaluator and a reflector that appends a marker), so the time measured is the engines' own cost.
-Runs are interleaved (gepa, lab, gepa, lab, ...) so both sides share the machine's noise.
-Target tracked: gepa-lab ms per metric call <= 0.5x the reference's, in memory and with run records.
---profile also prints a cProfile top-25 (tottime) of one gepa-lab in-memory run per scenario.
+usage: python experiments/overhead_vs_gepa.py [--repeats 7] [--calls 2000] [--scenarios reject,mixed,accept]
+                                              [--quick] [--out-dir DIR] [--profile]
+Writes experiments/reports/overhead_vs_gepa.{md,csv} (--quick: experiments/reports/quick/). The task
+is near-free (a no-op evaluator and a reflector that appends a marker), so the time measured is the
+engines' own cost. Runs are interleaved (gepa, lab, gepa, lab, ...) so both sides share the
+machine's noise. Target tracked: gepa-lab ms per metric call <= 0.5x the reference's, in memory and
+with run records. Every row that misses the target gets a cProfile of one gepa-lab run in that mode
+in the report; --profile also prints a top-25 (tottime) of one in-memory run per scenario.
 """
 
 from __future__ import annotations
@@ -18,29 +19,25 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
-import importlib.metadata  # noqa: E402
 import io  # noqa: E402
-import platform  # noqa: E402
 import pstats  # noqa: E402
 import shlex  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import zlib  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "experiments")]
 
+import _bench  # noqa: E402
 import gepa  # noqa: E402
 from gepa.core.adapter import EvaluationBatch  # noqa: E402
 
-import gepa_lab  # noqa: E402
 from gepa_lab import Case, Dataset, Evaluation, PromptArtifact, SearchConfig, optimize  # noqa: E402
 
 TARGET = 0.5
@@ -196,6 +193,7 @@ def measure(scenario: str, record: bool, repeats: int, calls: int) -> dict[str, 
         }
     paired = [ms_per_call(b) / ms_per_call(a) for a, b in zip(runs["gepa"], runs["lab"], strict=True)]
     row["ratio"] = row["lab"]["ms"] / row["gepa"]["ms"]
+    row["paired_median"] = statistics.median(paired)
     row["paired_min"], row["paired_max"] = min(paired), max(paired)
     row["verdict"] = "PASS" if row["ratio"] <= TARGET else "MISS"
     print(f"{scenario:>7} {row['mode']:>9}: gepa {row['gepa']['ms']:.3f} ms/call, "
@@ -203,11 +201,30 @@ def measure(scenario: str, record: bool, repeats: int, calls: int) -> dict[str, 
     return row
 
 
-def warm_up() -> None:
+def warm_up(calls: int) -> None:
     """One short untimed run per side and mode: first-call imports and caches are not charged."""
     for record in (False, True):
-        run_gepa(_hashed, WARMUP_CALLS, 0, record)
-        run_lab(_hashed, WARMUP_CALLS, 0, record)
+        run_gepa(_hashed, calls, 0, record)
+        run_lab(_hashed, calls, 0, record)
+
+
+def profile_text(scenario: str, calls: int, record: bool, top: int = 15) -> str:
+    """cProfile of one gepa-lab run: the top functions by own time, in ms per metric call."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run = run_lab(SCENARIOS[scenario][0], calls, 1, record=record)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]  # type: ignore[attr-defined]
+    lines = [f"cProfile of one gepa-lab run, scenario `{scenario}`, {'run dir' if record else 'in memory'}: "
+             f"{run['calls']:.0f} metric calls, {run['iterations']:.0f} iterations, profiled wall {run['wall']:.2f} s "
+             "(profiling inflates every figure; compare rows, not absolute values).", "",
+             "| function | calls | own ms / metric call | cumulative ms / metric call |", "|---|---|---|---|"]
+    for (path, line, name), (_, ncalls, tottime, cumtime, _) in rows:
+        where = "/".join(Path(path).parts[-2:]) if path != "~" else "builtin"
+        lines.append(f"| `{where}:{line}({name})` | {ncalls} | {tottime / run['calls'] * 1e3:.4f} "
+                     f"| {cumtime / run['calls'] * 1e3:.4f} |")
+    return "\n".join(lines)
 
 
 def profile_lab(scenario: str, calls: int) -> None:
@@ -222,40 +239,43 @@ def profile_lab(scenario: str, calls: int) -> None:
     print(out.getvalue())
 
 
-def lab_source() -> str:
-    """Where the measured gepa-lab came from: its path and, if it is a git checkout, the commit."""
-    where = Path(gepa_lab.__file__).resolve().parent
-    try:
-        commit = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--", "."], capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return str(where)
-    return f"{where} at commit {commit}{' + uncommitted changes' if dirty else ''}"
+CSV_COLUMNS = ("scenario", "mode", "calls_budget", "repeats", "gepa_ms_per_call", "gepa_ms_min", "gepa_ms_max",
+               "lab_ms_per_call", "lab_ms_min", "lab_ms_max", "ratio_lab_over_gepa", "paired_ratio_median",
+               "paired_ratio_min", "paired_ratio_max", "target", "verdict", "gepa_calls", "lab_calls",
+               "gepa_iterations", "lab_iterations", "gepa_accepted", "lab_accepted", "gepa_wall_s", "lab_wall_s")
 
 
-def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -> str:
-    try:
-        gepa_version = importlib.metadata.version("gepa")
-    except importlib.metadata.PackageNotFoundError:
-        gepa_version = "unknown"
-    lines = [
-        "# Engine overhead per metric call: gepa-lab vs reference gepa",
-        "",
-        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-        f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
-        f"Python {platform.python_version()}",
-        f"- versions: gepa {gepa_version}, gepa-lab {gepa_lab.__version__} ({lab_source()})",
-        f"- reproduce: `{command}`",
-        f"- budget {args.calls} metric calls per run; feedback/train {N_FEEDBACK} cases, validation {N_VALIDATION} "
-        f"cases, no holdout; minibatch {MINIBATCH}; median of {args.repeats} repeats (seed = repeat + 1, the same "
-        "seed for both sides), runs interleaved gepa, gepa-lab, gepa, gepa-lab ... after one short untimed "
-        f"warm-up run ({WARMUP_CALLS} calls) per side and mode.",
-        "- ms/call = wall time of the whole `optimize` call (time.perf_counter) / metric calls the engine reports "
-        "(`result.total_metric_calls` for gepa, `result.metric_calls` for gepa-lab). Target: gepa-lab <= "
-        f"{TARGET}x the reference.",
-        "",
+def csv_rows(rows: list[dict[str, Any]], args: argparse.Namespace) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        g, b = row["gepa"], row["lab"]
+        out.append({
+            "scenario": row["scenario"], "mode": row["mode"], "calls_budget": args.calls, "repeats": args.repeats,
+            "gepa_ms_per_call": g["ms"], "gepa_ms_min": g["min"], "gepa_ms_max": g["max"],
+            "lab_ms_per_call": b["ms"], "lab_ms_min": b["min"], "lab_ms_max": b["max"],
+            "ratio_lab_over_gepa": row["ratio"], "paired_ratio_median": row["paired_median"],
+            "paired_ratio_min": row["paired_min"], "paired_ratio_max": row["paired_max"], "target": TARGET,
+            "verdict": row["verdict"], "gepa_calls": g["calls"], "lab_calls": b["calls"],
+            "gepa_iterations": g["iterations"], "lab_iterations": b["iterations"], "gepa_accepted": g["accepted"],
+            "lab_accepted": b["accepted"], "gepa_wall_s": g["wall"], "lab_wall_s": b["wall"],
+        })
+    return out
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str, env: dict[str, str], load: str,
+           profiles: list[str]) -> str:
+    lines = _bench.header(
+        "Engine overhead per metric call: gepa-lab vs reference gepa", env, command, load,
+        [f"budget {args.calls} metric calls per run; feedback/train {N_FEEDBACK} cases, validation {N_VALIDATION} "
+         f"cases, no holdout; minibatch {MINIBATCH}; median of {args.repeats} repeats (seed = repeat + 1, the same "
+         "seed for both sides), runs interleaved gepa, gepa-lab, gepa, gepa-lab ... after one short untimed "
+         f"warm-up run ({args.warmup} calls) per side and mode." + (" QUICK MODE: a smoke test, not a measurement."
+                                                                      if args.quick else ""),
+         "ms/call = wall time of the whole `optimize` call (time.perf_counter) / metric calls the engine reports "
+         "(`result.total_metric_calls` for gepa, `result.metric_calls` for gepa-lab). The evaluator and reflector "
+         "cost next to nothing here, so ms/call is the harness's own cost. Target: gepa-lab <= "
+         f"{TARGET}x the reference."])
+    lines += [
         "## Scenarios",
         "",
         "Both sides score with the same pure function of (candidate text, case id); the reflector/proposer "
@@ -280,8 +300,13 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
             f"| {row['ratio']:.2f} ({row['paired_min']:.2f}-{row['paired_max']:.2f}) "
             f"| <= {TARGET} | {row['verdict']} |"
         )
+    misses = [r for r in rows if r["verdict"] == "MISS"]
+    lines += ["", "Verdict: " + ("every row meets the target." if not misses else "gepa-lab misses the target in " + (
+        "; ".join(f"{r['scenario']} / {r['mode']} (ratio {r['ratio']:.2f}, {r['ratio'] / TARGET:.2f}x the "
+                  f"allowed {TARGET}; {r['lab']['ms'] - TARGET * r['gepa']['ms']:+.3f} ms/call over it)"
+                  for r in misses)) + "."),
+              ""]
     lines += [
-        "",
         "Work done per run (medians):",
         "",
         "| scenario | mode | gepa calls | gepa iterations | gepa accepted | gepa wall s "
@@ -310,9 +335,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
         "records and a reflector view of the parent, validates every child artifact, computes content ids, and "
         "finishes with its promotion decision (no holdout here, so no holdout scoring). \"In memory\" means no "
         "run directory on either side. With a run directory, gepa-lab writes its auditable run record (experiment "
-        "metadata, one event per evaluation and proposal, an SQLite evaluation cache consulted on every score, "
-        "and checkpoints); gepa pickles its whole `GEPAState` (`gepa_state.bin`, plus JSON dumps) after every "
-        "iteration and checks a `gepa.stop` file; because a logger is passed, gepa does not write its "
+        "metadata, JSON lines per evaluation batch, candidate and proposal, an SQLite evaluation cache consulted "
+        "on every score, the append-only pool and a checkpoint after every round); gepa pickles its whole "
+        "`GEPAState` (`gepa_state.bin`) before every iteration, writes `candidate_tree.html` on every accepted "
+        "candidate and checks a `gepa.stop` file; because a logger is passed, gepa does not write its "
         "`run_log.txt` text log. The two records are therefore not equivalent in content, only in purpose "
         "(resumable, inspectable runs). Not compared: real evaluator or LM cost (zero here by design, which is "
         "why ratios are far from what a real task would show), parallel evaluation, tracking back-ends "
@@ -321,20 +347,29 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
         "per call. Cache hits in gepa-lab's run-dir mode, if any, are not metric calls.",
         "",
     ]
+    if profiles:
+        lines += ["## Where gepa-lab's time goes in the rows that miss", ""]
+        for text in profiles:
+            lines += [text, ""]
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--scenarios", default="reject,mixed",
-                        help=f"comma-separated subset of {','.join(SCENARIOS)}")
-    parser.add_argument("--report", default=str(ROOT / "experiments" / "reports" / "overhead_vs_gepa.md"))
+    parser.add_argument("--repeats", type=int, default=None, help="default 7 (quick: 1)")
+    parser.add_argument("--calls", type=int, default=None, help="default 2000 (quick: 300)")
+    parser.add_argument("--scenarios", default=None,
+                        help=f"comma-separated subset of {','.join(SCENARIOS)} (default all; quick: mixed)")
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile top-25 (tottime) of one gepa-lab in-memory run per scenario")
-    args = parser.parse_args()
-    args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    _bench.add_common_args(parser)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
+    args.repeats = args.repeats or (1 if args.quick else 7)
+    args.calls = args.calls or (300 if args.quick else 2000)
+    args.warmup = 100 if args.quick else WARMUP_CALLS
+    args.scenarios = [s.strip() for s in (args.scenarios or ("mixed" if args.quick else ",".join(SCENARIOS))).split(",")
+                      if s.strip()]
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenario(s) {unknown}; choose from {sorted(SCENARIOS)}")
@@ -342,14 +377,20 @@ def main() -> None:
         parser.error("--repeats and --calls must be positive")
 
     command = "python experiments/overhead_vs_gepa.py " + shlex.join(
-        ["--repeats", str(args.repeats), "--calls", str(args.calls), "--scenarios", ",".join(args.scenarios)])
-    warm_up()
+        (["--quick"] if args.quick else [])
+        + ["--repeats", str(args.repeats), "--calls", str(args.calls), "--scenarios", ",".join(args.scenarios)])
+    env, monitor = _bench.environment(), _bench.LoadMonitor()
+    warm_up(args.warmup)
     rows = [measure(s, record, args.repeats, args.calls) for s in args.scenarios for record in (False, True)]
-    text = report(rows, args, command)
-    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.report).write_text(text)
+    load = monitor.stop()
+    profiles = [] if args.quick else [profile_text(r["scenario"], args.calls, r["mode"] == "run dir")
+                                      for r in rows if r["verdict"] == "MISS"]
+    text = report(rows, args, command, env, load, profiles)
+    md, csv_path = _bench.write_outputs("overhead_vs_gepa", _bench.out_dir(args), text, csv_rows(rows, args),
+                                        CSV_COLUMNS, env)
     print()
     print(text)
+    print(f"wrote {md} and {csv_path}")
     if args.profile:
         for scenario in args.scenarios:
             profile_lab(scenario, args.calls)

@@ -1,7 +1,9 @@
 """Run the default recipe experiment for several random seeds and report what the harness decided.
 
-usage: python experiments/recipe_seed_sweep.py [--seeds 1-10] [--out experiments/reports/recipe_seed_sweep.md]
-Same engine, evaluator and reflector as `python -m gepa_lab experiment=recipe`, without MLflow.
+usage: python experiments/recipe_seed_sweep.py [--seeds 1-10] [--reflector feedback|tuned]
+                                               [--out experiments/reports/recipe_seed_sweep.md]
+Same engine, evaluator and (default) reflector as `python -m gepa_lab experiment=recipe`, without
+MLflow: the whole 1,000-call metric budget, no iteration cap.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator  # noqa: E402
+from evaluators.skillcraft import FeedbackReflector, SkillCraftEvaluator, TunedReflector  # noqa: E402
 from gepa_lab import SearchConfig, optimize  # noqa: E402
 from gepa_lab.data import load_artifact, load_dataset_dir  # noqa: E402
 
@@ -33,6 +35,7 @@ def parse_seeds(text: str) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", default="1-10")
+    parser.add_argument("--reflector", choices=("feedback", "tuned"), default="feedback")
     parser.add_argument("--out", default=str(ROOT / "experiments" / "reports" / "recipe_seed_sweep.md"))
     args = parser.parse_args()
     data = ROOT / "datasets" / "skillcraft" / "recipe"
@@ -42,8 +45,11 @@ def main() -> None:
     for random_seed in parse_seeds(args.seeds):
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as run_dir:
-            r = optimize(seed, dataset, SkillCraftEvaluator(), HeuristicReflector(seed=random_seed),
-                         SearchConfig(random_seed=random_seed), run_dir=run_dir)
+            reflector = (FeedbackReflector(seed=random_seed) if args.reflector == "feedback"
+                         else TunedReflector(seed=random_seed, family="recipe"))
+            r = optimize(seed, dataset, SkillCraftEvaluator(), reflector,
+                         SearchConfig(random_seed=random_seed, max_metric_calls=1000, max_iterations=None),
+                         run_dir=run_dir)
         seconds = time.perf_counter() - started
         drops = [c for c in r.holdout_cases if c["critical"] and c["delta"] < 0]
         rows.append((random_seed, r, seconds, min((c["delta"] for c in drops), default=0.0)))
@@ -53,12 +59,12 @@ def main() -> None:
     lines = [
         "# Recipe experiment across random seeds",
         "",
-        "The default `experiment=recipe` (SkillCraft-sim recipe family, heuristic reflector, 10 iterations,",
-        "1,000 metric calls) run once per random seed, with the run record written to a temp dir.",
+        f"The default `experiment=recipe` (SkillCraft-sim recipe family, `{args.reflector}` reflector, 1,000 metric",
+        "calls, no iteration cap) run once per random seed, with the run record written to a temp dir.",
         "",
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         f"- machine: {platform.platform()}; {os.cpu_count()} CPUs; Python {platform.python_version()}",
-        f"- reproduce: `python experiments/recipe_seed_sweep.py --seeds {args.seeds}`",
+        f"- reproduce: `python experiments/recipe_seed_sweep.py --seeds {args.seeds} --reflector {args.reflector}`",
         "",
         "| seed | candidates | calls | validation seed → winner | holdout seed → winner | delta | worst critical drop | decision | seconds |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -5,8 +5,22 @@
 The names below are the stable library surface; submodules may move.
 """
 
-from gepa_lab.core.artifacts import PromptArtifact, RoutingPolicy, SkillSpec, ToolDescription
-from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter, Summary
+from gepa_lab.core.artifacts import (
+    PromptArtifact,
+    RoutingPolicy,
+    SkillSpec,
+    TextsArtifact,
+    ToolDescription,
+)
+from gepa_lab.core.contracts import (
+    Case,
+    Dataset,
+    Evaluation,
+    Evaluator,
+    Reflector,
+    RevisionSubmitter,
+    Summary,
+)
 from gepa_lab.core.errors import (
     ConfigError,
     EvaluatorContractError,
@@ -17,7 +31,12 @@ from gepa_lab.core.errors import (
 )
 from gepa_lab.core.events import Tracker
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.data import DatasetSource, load_artifact, load_dataset, load_dataset_dir
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
@@ -47,6 +66,7 @@ __all__ = [
     "SearchConfig",
     "SkillSpec",
     "Summary",
+    "TextsArtifact",
     "ToolDescription",
     "Tracker",
     "load_artifact",

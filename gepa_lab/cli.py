@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import logging
 import os
 import signal
 import sys
@@ -35,7 +36,16 @@ KEYS_HINT = "`python -m gepa_lab --cfg job` prints every key"
 _HYDRA_KEYS = {"_target_", "_args_", "_partial_", "_convert_", "_recursive_"}
 
 
+# Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr
+# already shows the error once).
+_FAILURE_LOG = logging.getLogger("gepa_lab.failure")
+_FAILURE_LOG.addHandler(logging.NullHandler())
+_FAILURE_LOG.propagate = False
+
+
 def fail(message: str, code: int) -> None:
+    # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
+    _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
     raise SystemExit(code)
 
@@ -179,6 +189,33 @@ def _check_arguments(group: str, target: Any, keys: list[str]) -> None:
             raise ConfigError(f"config key '{group}.{name}' is required")
 
 
+def check_run_dir(run_dir: Path, resume: str | None) -> None:
+    """Before Hydra writes anything into the run dir: it must be new (or the run being resumed,
+    not in use by another process) and creatable."""
+    from gepa_lab.runs.checkpoint import CheckpointStore
+    from gepa_lab.runs.lock import holder
+
+    if resume:
+        if not CheckpointStore(run_dir).exists():
+            raise ConfigError(f"resume={resume}: {run_dir} holds no gepa_lab run (no checkpoint); pass the "
+                              "run directory the interrupted run printed")
+        pid = holder(run_dir)
+        if pid is not None:
+            raise GepaLabError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to "
+                               "finish or stop it, then resume")
+    elif CheckpointStore(run_dir).exists():
+        raise ConfigError(f"{run_dir} already holds a run: resume it with resume={run_dir}, or choose a new "
+                          "hydra.run.dir")
+    try:  # creating it is the only reliable test (permissions, read-only mounts, root)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / f".gepa-lab-write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise GepaLabError(f"cannot write the run directory {run_dir} ({exc.strerror or exc}); run from a "
+                           "writable directory or set hydra.run.dir=<a writable path>") from None
+
+
 class ConfigCheck(Callback):
     """Registered in conf/config.yaml (`hydra.callbacks`): checks the composed config before Hydra
     creates a run directory (single run) or launches any job (multirun); each job checks its own
@@ -189,9 +226,13 @@ class ConfigCheck(Callback):
         with read_write(task), open_dict(task):
             del task["hydra"]
         try:
-            check_config(task)
+            conf = check_config(task)
+            if config.hydra.mode is None or str(config.hydra.mode) == "RunMode.RUN":
+                check_run_dir(Path(str(config.hydra.run.dir)), conf.resume)
         except ConfigError as exc:
             fail(str(exc), 2)  # SystemExit: Hydra turns a callback's exceptions into warnings
+        except GepaLabError as exc:
+            fail(str(exc), 1)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._check(config)
@@ -224,6 +265,10 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
         tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
         dataset, seed = load_dataset(conf.dataset)
+        if conf.seed.from_store:  # the active revision is the seed (and the submission's parent)
+            from gepa_lab.revisions.submitter import active_seed
+
+            seed = active_seed(conf.seed.from_store, conf.seed.store, submitter)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
@@ -233,6 +278,9 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
+        extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
+        if callable(extra):
+            trackers += extra(run_dir)
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
                           submit=conf.submit, run_dir=run_dir, resume=bool(conf.resume), trackers=trackers,
@@ -240,10 +288,10 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
     except ConfigError as exc:
         fail(str(exc), 2)
     except (GepaLabError, ValueError, OSError, TypeError) as exc:
-        fail(str(exc) if isinstance(exc, GepaLabError) else describe(exc), 1)
+        fail(" ".join(str(exc).split()) or describe(exc), 1)
     except KeyboardInterrupt:
         print(f"gepa_lab: interrupted; the run is checkpointed in {run_dir}. Resume with the same "
               f"overrides plus resume={run_dir}", file=sys.stderr)
         raise SystemExit(130) from None
-    print(format_summary(result, conf.experiment_name, run_dir))
+    print(format_summary(result, conf.experiment_name, run_dir, simulated=getattr(evaluator, "simulated", False) is True))
     return 0

@@ -6,10 +6,11 @@ submitters are chosen by `_target_` in their YAML and built with `hydra.utils.in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.settings import (
@@ -19,8 +20,19 @@ from gepa_lab.core.settings import (
     SearchConfig,
 )
 from gepa_lab.data import DatasetSource
+from gepa_lab.lm.config import LMConfig
 
 PROGRESS_MODES = ("auto", "bar", "log", "off")
+
+
+@dataclass
+class SeedSource:
+    """Where the seed artifact comes from: the dataset's seed file (default), or the active revision
+    of the artifact `from_store` names in the revision store (docs/revisions.md), which is then
+    also the submission's parent."""
+
+    from_store: str | None = None  # artifact name
+    store: str | None = None  # store URL; None: submitter.url, else sqlite:///revisions.db
 
 
 @dataclass
@@ -30,10 +42,12 @@ class Config:
     resume: str | None = None  # run dir of an interrupted run to continue
     progress: str = "auto"  # auto | bar | log | off
     dataset: DatasetSource = MISSING
+    seed: SeedSource = field(default_factory=SeedSource)
     search: SearchConfig = field(default_factory=SearchConfig)
     evaluation: EvaluationSettings = field(default_factory=EvaluationSettings)
     reflection: ReflectionSettings = field(default_factory=ReflectionSettings)
     promotion: PromotionPolicy = field(default_factory=PromotionPolicy)
+    lm: LMConfig = field(default_factory=LMConfig)  # lm.task, lm.reflection (gepa_lab.lm)
     # `_target_` groups: a mapping with `_target_` and the constructor's arguments (or empty: none).
     evaluator: Any = MISSING
     reflector: Any = MISSING
@@ -45,5 +59,17 @@ class Config:
             raise ConfigError(f"progress must be one of {', '.join(PROGRESS_MODES)} (got {self.progress!r})")
 
 
+def _run_dir(resume: str | None, fresh: str) -> str:
+    # A resumed run logs into its own run dir, not into a stray new one.
+    return str(resume) if resume else fresh
+
+
+def _hydra_subdir(resume: str | None) -> str:
+    # ...without overwriting the original run's .hydra/ files (its overrides are its audit trail).
+    return f".hydra/resume-{datetime.now():%Y%m%d-%H%M%S-%f}" if resume else ".hydra"
+
+
 def register_configs() -> None:
     ConfigStore.instance().store(name="base_config", node=Config)
+    OmegaConf.register_new_resolver("gepa_lab.run_dir", _run_dir, replace=True)
+    OmegaConf.register_new_resolver("gepa_lab.hydra_subdir", _hydra_subdir, replace=True, use_cache=True)

@@ -11,7 +11,8 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str:
+def format_summary(result: Result, experiment: str, run_dir: Path | None, *, simulated: bool = False) -> str:
+    """`simulated`: the evaluator's costs and scores come from a simulation (SkillCraft-sim)."""
     bv, cv = result.baseline_validation, result.candidate_validation
     bh, ch = result.baseline_holdout, result.candidate_holdout
     winner = "seed (no candidate beat it)" if result.best_id == result.seed_id else result.best_id[:12]
@@ -41,7 +42,8 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None) -> str
         lines.append(f"  critical    score drops vs seed: {worst} (judged on quality; promotion.critical_tolerance)")
     task, reflection = result.cost_usd.get("task", 0.0), result.cost_usd.get("reflection", 0.0)
     if task or reflection:
-        lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}")
+        lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}"
+                     + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
     for name, value in sorted(result.links.items()):

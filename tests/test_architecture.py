@@ -108,3 +108,15 @@ def test_lower_layers_import_only_what_is_below_them(layer, allowed):
         if module == layer or module.startswith(layer + "."):
             bad = {d for d in deps if not d.startswith(allowed)}
             assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_every_package_ships_in_the_wheel():
+    """pyproject lists packages explicitly (conf/ and datasets/ are mapped into gepa_lab): a new
+    package left out of the list would be missing from a non-editable install."""
+    import tomllib
+
+    root = PACKAGE.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(root).parts) for top in ("gepa_lab", "evaluators")
+               for p in (root / top).rglob("__init__.py") if "conf" not in p.parts}
+    assert on_disk - listed == set()

@@ -106,11 +106,11 @@ def test_a_bad_evaluator_value_exits_2(tmp_path):
         ("dataset.path=does/not/exist", "dataset directory not found"),
         ("dataset.seed_artifact=missing.json", "seed artifact file not found"),
         ("dataset.holdout=nope.jsonl", "dataset split file not found"),
-        ("submit=true", "without a revision submitter"),
+        ("submitter=none submit=true", "without a revision submitter"),
     ],
 )
 def test_bad_input_exits_1_with_one_line(tmp_path, override, expected):
-    done = gepa("experiment=recipe", "tracking=none", override, cwd=tmp_path)
+    done = gepa("experiment=recipe", "tracking=none", *override.split(), cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error:")]
     assert len(errors) == 1 and expected in errors[0]

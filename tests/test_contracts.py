@@ -1,4 +1,4 @@
-"""Core contracts (DESIGN §2; reference §1.8, §1.9, §1.5, §7.3): request validation, SkillSpec
+"""Core contracts (docs/design.md §2): request validation, SkillSpec
 validity, split digests and the evaluator contract."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_dataset_validation_messages(dataset_, submit, message):
 @pytest.mark.parametrize(
     "dataset_, submit, message",
     [
-        # Each dataset breaks several rules; the earliest rule in DESIGN order names the error.
+        # Each dataset breaks several rules; the earliest rule in the documented order names the error.
         (ds(0, 0, id="", version=""), True, "dataset id is required"),
         (ds(0, 0, version=""), True, "dataset version is required"),
         (ds(0, 0), True, "feedback split must not be empty"),

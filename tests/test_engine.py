@@ -1,4 +1,4 @@
-"""Engine lifecycle and GEPA search (DESIGN §3; reference §2.1, §2.2, §7.1)."""
+"""Engine lifecycle and GEPA search (docs/design.md §3)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def ids(cases):
 
 
 # --------------------------------------------------------------------------------------------
-# Metric accounting (DESIGN §3 examples)
+# Metric accounting (docs/design.md §3.8 examples)
 # --------------------------------------------------------------------------------------------
 
 

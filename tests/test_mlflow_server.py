@@ -1,5 +1,6 @@
-"""A real `mlflow server` on loopback serves a logged run: parent run, decision tags, nested runs
-and the holdout table, through the REST API only (what `mlflow ui` and other tools see)."""
+"""A real `mlflow server` on loopback: the tracker logs a run through it (`tracking.uri=http://...`)
+and the parent run, decision tags, nested runs and the holdout table read back through the REST
+API only (what `mlflow ui` and other tools see)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from test_mlflow_tracker import proposal_events, toy_run
+import pytest
+from fixtures_mlflow import proposal_events, toy_run
 
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mlflow_env")]
 READY_TIMEOUT_S = 60.0  # measured ~10 s on 2 cores
 
 
@@ -64,24 +67,26 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=5)
 
 
-def test_server_serves_run_decision_and_holdout_table(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    db = tmp_path / "mlflow.db"
-    run_dir = tmp_path / "run"
-    tracker = toy_run(f"sqlite:///{db}", run_dir, experiment="served")
+def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
+    """`tracking.uri=http://...`: the tracker talks REST only (artifacts proxied by the server),
+    and everything reads back through REST."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "server.log"
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("MLFLOW_TRACKING_URI", None)
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-             "--backend-store-uri", f"sqlite:///{db}", "--workers", "1"],
+             "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
+             "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"],
             cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
         wait_ready(base, proc, log)
+        run_dir = tmp_path / "run"
+        tracker = toy_run(base, run_dir, experiment="served")
+        assert tracker.errors == []
         experiment = get(base, "/api/2.0/mlflow/experiments/get-by-name", experiment_name="gepa-lab")
         exp_id = experiment["experiment"]["experiment_id"]
         found = post(base, "/api/2.0/mlflow/runs/search", {
@@ -96,8 +101,11 @@ def test_server_serves_run_decision_and_holdout_table(tmp_path: Path, monkeypatc
         assert tags["promotion_reason"] == "holdout requirements satisfied"
         assert tags["stop_reason"] == "max_iterations"
         assert tags["submission.status"] == "not_requested"
+        assert tags["mlflow_tracker.errors"] == "0"
         metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
         assert abs(metrics["holdout_delta"] - 0.6) < 1e-9
+        history = get(base, "/api/2.0/mlflow/metrics/get-history", run_id=tracker.run_id, metric_key="pool_size")
+        assert sorted(int(m.get("step", 0)) for m in history["metrics"]) == [0, 1, 2, 3, 4]
         contexts = sorted(t["value"] for i in parent["inputs"]["dataset_inputs"] for t in i["tags"]
                           if t["key"] == "mlflow.data.context")
         assert contexts == ["feedback", "holdout", "validation"]
@@ -106,13 +114,18 @@ def test_server_serves_run_decision_and_holdout_table(tmp_path: Path, monkeypatc
             "experiment_ids": [exp_id], "max_results": 1000,
             "filter": f"tags.`mlflow.parentRunId` = '{tracker.run_id}'",
         })["runs"]
-        assert len(nested) == len(proposal_events(run_dir)) + 1
+        assert len(nested) == len(proposal_events(run_dir)) + 1 == 6
+        best = [r for r in nested if {"key": "is_best", "value": "true"} in r["data"]["tags"]]
+        assert len(best) == 1
 
         listing = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id, path="decision")
-        assert "decision/holdout_comparison.json" in {f["path"] for f in listing["files"]}
+        assert {f["path"] for f in listing["files"]} == {
+            "decision/holdout_comparison.json", "decision/promotion_rules.json", "decision/result.json"}
         table = get(base, "/get-artifact", path="decision/holdout_comparison.json", run_uuid=tracker.run_id)
         assert table["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]
         assert [row[0] for row in table["data"]] == ["ho1", "ho2", "ho3"]
+        plots = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id, path="plots")
+        assert len(plots["files"]) == 4
     finally:
         stop(proc)
     assert proc.returncode is not None

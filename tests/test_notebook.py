@@ -6,8 +6,9 @@ import time
 from pathlib import Path
 
 import nbformat
+import pytest
+from fixtures_mlflow import toy_run
 from nbclient import NotebookClient
-from test_mlflow_tracker import toy_run
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "compare_runs.ipynb"
 
@@ -21,13 +22,13 @@ def outputs_text(nb: nbformat.NotebookNode, tag: str) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("mlflow_env")
 def test_compare_runs_notebook_executes(tmp_path: Path, monkeypatch) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     for experiment, seed in (("toy-a", 1), ("toy-a", 2), ("toy-b", 1)):
         toy_run(uri, tmp_path / f"{experiment}-{seed}", experiment=experiment, random_seed=seed, iterations=3)
     monkeypatch.setenv("GEPA_LAB_MLFLOW_URI", uri)
-    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     started = time.monotonic()
     NotebookClient(nb, timeout=120, kernel_name="python3",

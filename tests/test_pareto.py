@@ -1,4 +1,4 @@
-"""Instance-level Pareto parent selection (DESIGN §3, reference §2.3 / §7.2)."""
+"""Instance-level Pareto parent selection (docs/design.md §3.6)."""
 
 from __future__ import annotations
 

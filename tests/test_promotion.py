@@ -1,4 +1,4 @@
-"""Promotion (DESIGN §4; reference §2.6, §2.7): the first failing rule names the reason and
+"""Promotion (docs/design.md §4): the first failing rule names the reason and
 every rule's outcome is recorded."""
 
 from __future__ import annotations

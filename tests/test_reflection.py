@@ -1,4 +1,4 @@
-"""The reflection boundary (DESIGN §2 Reflector; reference §3, §7.4)."""
+"""The reflection boundary (docs/design.md §2.6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SkillCraft-sim (recipe family): contracts, data, grading and the six required properties."""
+"""SkillCraft-sim, recipe family: contracts, data, grading and the six required properties.
+(Properties every family shares are in test_skillcraft_families.py.)"""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers_skillcraft import DATA, load
+from helpers_skillcraft import DATA, load, mean_score, per_case, skill
 
 from evaluators.skillcraft import FAMILIES, SkillCraftEvaluator
-from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, score_of
-from evaluators.skillcraft.families import Check
+from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET
+from evaluators.skillcraft.family import Check
 from evaluators.skillcraft.generate import render_files
-from evaluators.skillcraft.recipe import REFERENCE_SKILL, SEED_SKILL
-from evaluators.skillcraft.remedies import BLOAT
+from evaluators.skillcraft.grading import score_of
+from evaluators.skillcraft.recipe.skills import REFERENCE_SKILL, SEED_SKILL
+from evaluators.skillcraft.recipe.tuned import BLOAT
 from evaluators.skillcraft.rng import Draws
-from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
+from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import Case, split_digest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,26 +38,8 @@ def splits() -> dict[str, list[Case]]:
     return {s: load(s) for s in ("feedback", "validation", "holdout")}
 
 
-def skill(base: dict, **changes) -> SkillSpec:
-    data = {k: v for k, v in base.items() if k != "kind"}
-    data.update(changes)
-    return artifact_from_dict(data)
-
-
 SEED = skill(SEED_SKILL)
 GOOD = skill(REFERENCE_SKILL)
-
-
-def mean_score(ev: SkillCraftEvaluator, art: SkillSpec, cases: list[Case], seeds=SEEDS) -> float:
-    return statistics.mean(r.score for s in seeds for r in ev.evaluate(art, cases, s))
-
-
-def per_case(ev: SkillCraftEvaluator, art: SkillSpec, cases: list[Case], seeds=SEEDS) -> dict[str, float]:
-    out: dict[str, list[float]] = {c.id: [] for c in cases}
-    for s in seeds:
-        for r in ev.evaluate(art, cases, s):
-            out[r.case_id].append(r.score)
-    return {k: statistics.mean(v) for k, v in out.items()}
 
 
 # --- data and generator ---------------------------------------------------------------------
@@ -145,10 +129,12 @@ def test_configuration_errors_raise_value_error(ev, splits):
         ev.evaluate(SEED, [replace(case, metadata={**case.metadata, "task": bad})], 1)
     with pytest.raises(ValueError, match="scale"):
         ev.evaluate(SEED, [replace(case, metadata={**case.metadata, "scale": "x9"})], 1)
-    with pytest.raises(ValueError):
-        SkillCraftEvaluator(family="weather")
+    with pytest.raises(ValueError, match="unknown SkillCraft-sim family 'nope'; known: .*recipe"):
+        SkillCraftEvaluator(family="nope")
     with pytest.raises(ValueError):
         SkillCraftEvaluator(token_budget=0)
+    with pytest.raises(ValueError, match="belongs to family 'weather'"):
+        ev.evaluate(SEED, [replace(case, metadata={**case.metadata, "family": "weather"})], 1)
     assert "recipe" in FAMILIES
 
 
@@ -299,7 +285,7 @@ def test_name_specific_guidance_applies_only_to_that_listing(ev):
     assert "stop_on_empty_page" not in prof.guidance(frozenset({"seafood"}))[0]
 
 
-def test_cue_matching_respects_negation_and_paraphrase(ev):
+def test_concept_cues_respect_negation_and_paraphrase(ev):
     prof = ev.profile(skill(SEED_SKILL, steps=["Do not stop after the first page.", "DEDUPLICATE ids."],
                             pitfalls=["Do not retry failed calls; move on."]))
     pos, anti = prof.guidance(frozenset())
@@ -342,9 +328,17 @@ def test_tokens_grow_with_skill_length_and_loops_multiply_them(ev, splits):
 
 
 def test_fingerprint_names_every_result_changing_setting():
-    from evaluators.skillcraft import SkillCraftEvaluator
+    import os
+    import subprocess
+    import sys
 
     base = SkillCraftEvaluator().fingerprint()
+    # Stable across processes (resume compares it): no salted set or dict ordering leaks in.
+    code = "from evaluators.skillcraft import SkillCraftEvaluator as E; print(E().fingerprint())"
+    for hashseed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": hashseed})
+        assert done.stdout.strip() == base
     assert SkillCraftEvaluator().fingerprint() == base
     assert SkillCraftEvaluator(token_budget=100_000).fingerprint() != base
     assert SkillCraftEvaluator(usd_per_1k_tokens=0.01).fingerprint() != base

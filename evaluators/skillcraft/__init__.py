@@ -1,29 +1,43 @@
 """SkillCraft-sim: the offline stand-in for the SkillCraft tool-use benchmark.
 
     SkillCraftEvaluator(family="recipe")   seeded simulated agent + rubric grading
-    HeuristicReflector(seed=0)             offline reflector (reads only artifact + records)
-    FAMILIES                               registry of task families (recipe for now)
+    FeedbackReflector(seed=0)              family-agnostic offline reflector (the default)
+    TunedReflector(seed=0, family=...)     reflector co-designed with the simulator (a reference)
+    get_family(name), family_names()       the plain family registry (registry.py)
 
-It is a simulation and documented as one: the model is described in docs/skillcraft_sim.md, its
-numbers in experiments/reports/skillcraft_calibration.md (regenerate with
-`python experiments/skillcraft_calibration.py`).
+Layout: the generic simulator (concepts, skill, agent, tools, grading, feedback, evaluator,
+generate) lives here; each family lives in its own subpackage (`recipe/`, `weather/`);
+reflectors live in `reflectors/`. Names are exported lazily (PEP 562), so importing one
+submodule — the feedback reflector, say — never loads the families.
+
+It is a simulation and documented as one: docs/skillcraft_sim.md; numbers in
+experiments/reports/skillcraft_calibration.md (`python experiments/skillcraft_calibration.py`).
 """
 
-from evaluators.skillcraft import catalog  # noqa: F401  (registers the built-in families)
-from evaluators.skillcraft.evaluator import (
-    DEFAULT_TOKEN_BUDGET,
-    DEFAULT_USD_PER_1K_TOKENS,
-    SkillCraftEvaluator,
-)
-from evaluators.skillcraft.families import FAMILIES, Behaviour, FamilySpec
-from evaluators.skillcraft.reflector import HeuristicReflector
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_TOKEN_BUDGET",
-    "DEFAULT_USD_PER_1K_TOKENS",
-    "FAMILIES",
-    "Behaviour",
-    "FamilySpec",
-    "HeuristicReflector",
-    "SkillCraftEvaluator",
-]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "SkillCraftEvaluator": "evaluators.skillcraft.evaluator",
+    "DEFAULT_TOKEN_BUDGET": "evaluators.skillcraft.evaluator",
+    "DEFAULT_USD_PER_1K_TOKENS": "evaluators.skillcraft.evaluator",
+    "FeedbackReflector": "evaluators.skillcraft.reflectors.feedback",
+    "TunedReflector": "evaluators.skillcraft.reflectors.tuned",
+    "HeuristicReflector": "evaluators.skillcraft.reflectors.tuned",
+    "FAMILIES": "evaluators.skillcraft.registry",
+    "get_family": "evaluators.skillcraft.registry",
+    "family_names": "evaluators.skillcraft.registry",
+    "Behaviour": "evaluators.skillcraft.family",
+    "FamilySpec": "evaluators.skillcraft.family",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evaluators.skillcraft' has no attribute {name!r}")
+    return getattr(import_module(module), name)

@@ -1,9 +1,11 @@
 """Family-agnostic machinery of the simulated agent: behaviour probabilities, tool-call
-bookkeeping, token / latency accounting and the tool-call limit.
+bookkeeping, token / latency accounting, the tool-call limit, and the moves every family's agent
+shares (retrying a transient error, repeating a call in a loop, writing the artifact).
 
 Tokens follow how a tool-using LM agent is billed: every turn re-sends the system prompt, the
 task, the loaded skill and everything the tools returned so far. So tokens grow with the skill
 length and super-linearly with tool calls, and a repeated-call loop is the catastrophic tail.
+See docs/skillcraft_sim.md §4.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.families import Behaviour, ToolCall
+from evaluators.skillcraft.family import Behaviour, Episode, Task, ToolCall
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile
+from evaluators.skillcraft.tools import ToolReply, claim_done, write_file
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,9 @@ class AgentConfig:
     ms_per_1k_context_tokens: float = 30.0
 
 
-SLIP_RIGHT = 0.5
+SLIP_RIGHT = 0.5  # a missing habit still goes right on one occurrence with this probability
+NOTICE_LOOP_P = 0.06  # chance per repeated call that the agent notices it is looping
+MAX_RETRIES = 3
 
 
 class OutOfToolCalls(Exception):
@@ -70,6 +75,7 @@ class AgentRun:
     ) -> None:
         self.draws = draws
         self.config = config
+        self.profile = profile
         self.loaded = draws.below("load", load_probability)
         pos, anti = profile.guidance(entities) if self.loaded else (frozenset(), frozenset())
         self.p = {
@@ -83,6 +89,16 @@ class AgentRun:
         self.latency_ms = 0.0
         self.calls: list[ToolCall] = []
         self.counts: dict[str, int] = {}  # free-form counters for feedback notes
+
+    @classmethod
+    def start(cls, behaviours: tuple[Behaviour, ...], topic: frozenset[str], task: Task,
+              profile: SkillProfile, draws: Draws, config: AgentConfig) -> AgentRun:
+        """A run for one task: loads the skill or not, then plans (one turn)."""
+        run = cls(behaviours, profile, draws, level=task.level, entities=task.entities,
+                  load_probability=profile.load_probability(topic, task.task_words),
+                  task_tokens=task.task_tokens, config=config)
+        run.turn()  # planning
+        return run
 
     def right(self, behaviour: str, key: str = "") -> bool:
         """Is the behaviour done right here? A per-run habit drawn with P = self.p[behaviour];
@@ -105,13 +121,8 @@ class AgentRun:
     def wait(self, ms: float) -> None:
         self.latency_ms += ms
 
-    def call(
-        self,
-        tool: str,
-        args: dict[str, Any],
-        fn: Callable[[], tuple[Any, str, int]],
-        output_tokens: int | None = None,
-    ) -> Any:
+    def call(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
+             output_tokens: int | None = None) -> Any:
         """One tool call (one model turn). `fn` returns (result, status, result_tokens)."""
         if len(self.calls) >= self.config.max_tool_calls:
             raise OutOfToolCalls
@@ -120,3 +131,77 @@ class AgentRun:
         self.turn(output_tokens)
         self.context_tokens += result_tokens
         return result
+
+    # -- moves every family's agent makes ------------------------------------------------------
+    def call_with_retry(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
+                        key: str, behaviour: str = "retry_transient_errors") -> dict[str, Any] | None:
+        """Call a tool; on `rate_limited` retry only while `behaviour` holds for the attempt.
+        Returns the result, or None for a skipped error or another error."""
+        attempt = 0
+        while True:
+            res = self.call(tool, args, fn)
+            if "error" not in res:
+                return res  # type: ignore[no-any-return]
+            if res["error"] != "rate_limited":
+                return None
+            self.bump("rate_limited")
+            if attempt < MAX_RETRIES and self.right(behaviour, f"{key}:{attempt}"):
+                self.bump("retried")
+                self.wait(float(res.get("retry_after_ms", 0.0)))
+                attempt += 1
+                continue
+            self.bump("not_retried")
+            return None
+
+    def repeat_until_noticed(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
+                             key: str) -> None:
+        """The loop: re-send the identical call until the agent notices (or the call limit ends
+        the run with OutOfToolCalls)."""
+        self.bump("loops")
+        k = 0
+        while not self.draws.below(f"notice:{key}:{k}", NOTICE_LOOP_P):
+            self.call(tool, args, fn)
+            k += 1
+
+    def write_artifact(self, output_file: str, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str]:
+        """Write the draft (or botch it). Returns (artifact or None, its text, missing hint)."""
+        text = json.dumps(draft, ensure_ascii=False, separators=(",", ":"))
+        if self.right("write_artifact"):
+            self.call("write_file", {"path": output_file}, lambda: write_file(output_file, text),
+                      output_tokens=len(text) // 4)
+            return draft, text, ""
+        if self.draws.below("write:variant", 0.5):
+            self.call("write_file", {"path": "output.json"}, lambda: write_file("output.json", text),
+                      output_tokens=len(text) // 4)
+            return None, "", f"the agent wrote output.json instead of the required {output_file}"
+        self.turn(len(text) // 4)
+        return None, "", (f"the agent returned the JSON in its final message instead of writing "
+                          f"{output_file} with write_file")
+
+    def finish(self, output_file: str, draft: dict[str, Any], notes: Callable[[], list[str]]) -> Episode:
+        """Write the artifact, call claim_done, and package the episode."""
+        artifact, text, missing = self.write_artifact(output_file, draft)
+        try:
+            self.call("claim_done", {}, claim_done)
+        except OutOfToolCalls:  # the limit struck at the very last call: the file may exist
+            return self.out_of_calls(output_file, notes(), artifact, text)
+        return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
+                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=notes(),
+                       missing_hint=missing)
+
+    def out_of_calls(self, output_file: str, notes: list[str], artifact: dict[str, Any] | None = None,
+                     text: str = "") -> Episode:
+        """The episode of a run that hit the tool-call limit."""
+        error = f"stopped at the {self.config.max_tool_calls} tool-call limit"
+        return Episode(artifact=artifact, artifact_text=text if artifact is not None else "", calls=self.calls,
+                       tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
+                       agent_error=error, notes=notes,
+                       missing_hint=f"the agent {error} before writing {output_file}")
+
+
+def rate_limit_note(counts: dict[str, int], lost: str) -> list[str]:
+    """The feedback line about transient errors (what was lost when one was not retried)."""
+    if not counts.get("rate_limited"):
+        return []
+    return [f"Tool errors: {counts['rate_limited']} rate_limited response(s); {counts.get('retried', 0)} retried, "
+            f"{counts.get('not_retried', 0)} not retried ({lost})."]

@@ -1,7 +1,7 @@
-"""SkillCraftEvaluator: scores an artifact on SkillCraft-sim cases with the SkillCraft formula.
+"""SkillCraftEvaluator: scores an artifact on SkillCraft-sim cases of one family.
 
-q = share of rubric checks passed; pass = artifact written and every critical check passed;
-score = 0.79·q on fail, min(1, 0.80 + 0.19·q + 0.01·eff) on pass, eff = 1 − min(1, tokens/budget).
+Family-agnostic: the family (from the registry) supplies the world, the task parser, the
+simulated agent and the rubric; scoring (`grading.py`) and feedback (`feedback.py`) are shared.
 Same (artifact, case, seed) ⇒ the same Evaluation: all randomness is keyed by (seed, case id,
 purpose), never by the artifact, so paired comparisons share their luck.
 See docs/skillcraft_sim.md §5 (grading) and §7 (common random numbers).
@@ -17,10 +17,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft import catalog  # noqa: F401  (registers the built-in families)
 from evaluators.skillcraft.agent import AgentConfig
-from evaluators.skillcraft.families import Check, Episode, get_family
+from evaluators.skillcraft.family import Episode
 from evaluators.skillcraft.feedback import render_feedback, render_trace
+from evaluators.skillcraft.grading import score_of
+from evaluators.skillcraft.registry import get_family
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
 from gepa_lab.core.contracts import Case, Evaluation
@@ -51,19 +52,13 @@ def skill_fields(artifact: Any) -> dict[str, Any]:
             "steps": [line for line in text.splitlines() if line.strip()], "pitfalls": []}
 
 
-def score_of(checks: list[Check], written: bool, tokens: int, token_budget: int) -> tuple[float, float, bool]:
-    """(score, quality, passed) exactly as the SkillCraft optimizer computes them.
-
-    See docs/skillcraft_sim.md §5."""
-    quality = sum(c.passed for c in checks) / len(checks) if checks else 0.0
-    passed = written and all(c.passed for c in checks if c.critical)
-    eff = 1.0 - min(1.0, tokens / token_budget)
-    score = min(1.0, 0.80 + 0.19 * quality + 0.01 * eff) if passed else 0.79 * quality
-    return score, quality, passed
-
-
 class SkillCraftEvaluator:
     """The offline SkillCraft-sim evaluator for one family."""
+
+    # What promotion judges critical cases on: the rubric share, not the token-efficiency credit.
+    quality_objective = "official_quality"
+    # Its dollars are simulated tokens times a configured price, not a bill: the summary says so.
+    simulated = True
 
     def __init__(
         self,
@@ -94,10 +89,16 @@ class SkillCraftEvaluator:
         fixtures = hashlib.sha256()
         for path in sorted(self.data_dir.glob("fixtures*.json")):
             fixtures.update(path.read_bytes())
+        # The behaviour table (probabilities and concepts) changes results as much as the data;
+        # canonical JSON (sorted word sets), never repr(): set order varies between processes.
+        table = [[b.name, b.base, b.slope, b.top, *(sorted(getattr(b.concept, k)) for k in
+                                                   ("key", "support", "acts", "lapses"))]
+                 for b in self.spec.behaviours]
+        behaviours = hashlib.sha256(json.dumps(table).encode()).hexdigest()[:16]
         return json.dumps(
             {"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
              "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
-             "fixtures": fixtures.hexdigest()},
+             "fixtures": fixtures.hexdigest(), "behaviours": behaviours},
             sort_keys=True,
         )
 
@@ -107,7 +108,7 @@ class SkillCraftEvaluator:
         key = json.dumps(fields, sort_keys=True, ensure_ascii=False)
         prof = self._profiles.get(key)
         if prof is None:
-            prof = analyse(fields, self.spec.behaviours, self._entities)
+            prof = analyse(fields, self.spec.behaviours, self._entities, self.spec.cap_nouns)
             self._profiles[key] = prof
             if len(self._profiles) > _PROFILE_CACHE_SIZE:
                 self._profiles.popitem(last=False)
@@ -143,13 +144,15 @@ class SkillCraftEvaluator:
 
     def _evaluation(self, case: Case, task: Any, profile: SkillProfile, episode: Episode) -> Evaluation:
         checks = self.spec.grade(task, episode.artifact)
+        if not checks:  # a family bug, not a task failure
+            raise RuntimeError(f"family {self.family!r} graded case {case.id!r} with no checks")
         score, quality, passed = score_of(checks, episode.artifact is not None, episode.tokens, self.token_budget)
         return Evaluation(
             case_id=case.id,
             score=score,
             output=episode.artifact_text,
             feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
-            trace=render_trace(episode, profile.name, getattr(task, "output_file", "")),
+            trace=render_trace(episode, profile.name, task.output_file),
             objectives={
                 "official_quality": quality,
                 "passed": 1.0 if passed else 0.0,

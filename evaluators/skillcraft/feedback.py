@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from evaluators.skillcraft.families import Check, Episode
+from evaluators.skillcraft.family import Check, Episode
 
 MAX_FAILED_LINES = 12
 MAX_REPEATED = 8

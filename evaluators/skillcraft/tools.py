@@ -1,135 +1,61 @@
-"""The recipe family's tools: plain functions over the fixtures with real API contracts.
+"""The tools contract every family's local "API" follows.
 
-`search_recipes(by, value, page)` is paginated (10 per page) with per-listing quirks:
-overlapping pages, an empty sentinel page whose `next_page` points at itself, and a stale
-`total_hint`. `get_recipe(id)` returns ingredient lines in mixed units with missing values.
-Every call may fail transiently with `rate_limited`, decided by a seeded draw keyed by
-(tool, arguments, attempt) — not by call order — so paired runs see the same faults.
+A tool is a plain function over the family's fixtures that returns a `ToolReply`:
+(result dict, status, result_tokens). `status` is one of ok | empty | rate_limited | not_found |
+error | written; `result_tokens` is what the result adds to the agent's context. An error result
+carries an `"error"` key (`"rate_limited"` ones also `"retry_after_ms"`).
+
+Transient faults are seeded draws keyed by (tool, arguments, attempt number) — never by call
+order — so a parent and a child scored with one seed meet the same faults (docs/skillcraft_sim.md
+§3.2, §7). `write_file` and `claim_done` are the same for every family.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.fixtures import listing_members
 from evaluators.skillcraft.rng import Draws
 
+ToolReply = tuple[dict[str, Any], str, int]
 RETRY_AFTER_MS = 800.0
 
 
-@dataclass
-class RecipeWorld:
-    """Fixtures loaded once per evaluator; pages are pre-built (tools stay O(1))."""
+class Faults:
+    """Seeded transient errors for one agent run."""
 
-    version: str
-    page_size: int
-    recipes: dict[str, dict[str, Any]]
-    members: dict[str, list[str]]  # "category:Dessert" -> ids
-    quirks: dict[str, dict[str, Any]]
-    units: dict[str, tuple[str, float]]
-    pages: dict[str, list[dict[str, Any]]]
-    keys: dict[str, str]  # lower-case "by:value" -> canonical key
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> RecipeWorld:
-        recipes = {r["id"]: r for r in data["recipes"]}
-        members = listing_members(data["recipes"])
-        quirks = data["listings"]
-        world = cls(
-            version=data["version"],
-            page_size=int(data["page_size"]),
-            recipes=recipes,
-            members=members,
-            quirks=quirks,
-            units={u: (v["metric"], float(v["factor"])) for u, v in data["units"].items()},
-            pages={},
-            keys={k.lower(): k for k in quirks},
-        )
-        for key in quirks:
-            world.pages[key] = world._build_pages(key)
-        return world
-
-    @classmethod
-    def load(cls, data_dir: Path) -> RecipeWorld:
-        path = Path(data_dir) / "fixtures.json"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"SkillCraft-sim fixtures not found: {path} (run python -m evaluators.skillcraft.generate)"
-            )
-        return cls.from_fixtures(json.loads(path.read_text(encoding="utf-8")))
-
-    def _build_pages(self, key: str) -> list[dict[str, Any]]:
-        ids = self.members[key]
-        q = self.quirks[key]
-        n = max(1, math.ceil(len(ids) / self.page_size))
-        hint = len(ids) + int(q["hint_delta"])
-        pages = []
-        for p in range(1, n + 1):
-            start = (p - 1) * self.page_size - (1 if q["overlap"] and p > 1 else 0)
-            chunk = ids[start : p * self.page_size]
-            nxt = p + 1 if p < n or q["sentinel"] else None
-            pages.append({
-                "page": p,
-                "items": [{"id": i, "name": self.recipes[i]["name"]} for i in chunk],
-                "next_page": nxt,
-                "total_hint": hint,
-            })
-        if q["sentinel"]:  # the loop trap: empty, and the cursor points back at itself
-            pages.append({"page": n + 1, "items": [], "next_page": n + 1, "total_hint": hint})
-        return pages
-
-    def listing_key(self, by: str, value: str) -> str | None:
-        return self.keys.get(f"{by}:{value}".lower())
-
-    def true_ids(self, by: str, value: str) -> list[str]:
-        key = self.listing_key(by, value)
-        return list(self.members[key]) if key else []
-
-    def to_metric(self, quantity: float | None, unit: str | None) -> tuple[float | None, str | None]:
-        if quantity is None or unit is None:
-            return None, None
-        metric, factor = self.units[unit]
-        return round(quantity * factor, 1), metric
-
-
-class RecipeTools:
-    """One agent run's view of the API (fault draws + attempt counters)."""
-
-    def __init__(self, world: RecipeWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
+    def __init__(self, draws: Draws, rate: float) -> None:
         self.draws = draws
-        self.fault_rate = fault_rate
+        self.rate = rate
         self.attempts: dict[str, int] = {}
 
-    def _fault(self, signature: str) -> bool:
+    def hit(self, signature: str) -> bool:
+        """Does this attempt of the call named `signature` fail transiently?"""
         attempt = self.attempts.get(signature, 0)
         self.attempts[signature] = attempt + 1
-        return self.fault_rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.fault_rate)
+        return self.rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.rate)
 
-    def search_recipes(self, by: str, value: str, page: int) -> tuple[dict[str, Any], str, int]:
-        """(result, status, result_tokens)."""
-        if self._fault(f"search:{by}:{value}:{page}"):
-            return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
-        key = self.world.listing_key(by, value)
-        pages = self.world.pages.get(key, []) if key else []
-        if 1 <= page <= len(pages):
-            result = pages[page - 1]
-        else:
-            result = {"page": page, "items": [], "next_page": None, "total_hint": 0}
-        status = "ok" if result["items"] else "empty"
-        return result, status, 25 + 14 * len(result["items"])
 
-    def get_recipe(self, recipe_id: str) -> tuple[dict[str, Any], str, int]:
-        if self._fault(f"get:{recipe_id}"):
-            return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
-        recipe = self.world.recipes.get(recipe_id)
-        if recipe is None:
-            return {"error": "not_found"}, "not_found", 20
-        return recipe, "ok", 40 + 16 * len(recipe["ingredients"])
+def rate_limited() -> ToolReply:
+    return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
 
-    def write_file(self, path: str, content: str) -> tuple[dict[str, Any], str, int]:
-        return {"path": path, "bytes": len(content.encode())}, "written", 20
+
+def write_file(path: str, content: str) -> ToolReply:
+    return {"path": path, "bytes": len(content.encode())}, "written", 20
+
+
+def claim_done() -> ToolReply:
+    return {"ok": True}, "ok", 10
+
+
+def load_fixtures(data_dir: Path, family: str) -> dict[str, Any]:
+    """The family's fixtures.json, or a FileNotFoundError saying how to generate it."""
+    path = Path(data_dir) / "fixtures.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"SkillCraft-sim fixtures not found: {path} "
+            f"(run python -m evaluators.skillcraft.generate --family {family})"
+        )
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

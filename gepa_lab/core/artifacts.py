@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 MAX_ARTIFACT_CHARS = 65_536
@@ -20,8 +22,11 @@ ComponentValue = str | tuple[str, ...]
 @runtime_checkable
 class Artifact(Protocol):
     kind: ClassVar[str]
-    # Mutable components in round-robin order.
-    COMPONENTS: ClassVar[tuple[str, ...]]
+
+    # Mutable components in round-robin order: a class attribute for fixed kinds, per instance
+    # for `texts` (always read through the instance).
+    @property
+    def COMPONENTS(self) -> tuple[str, ...]: ...
 
     def to_dict(self) -> dict[str, Any]: ...
 
@@ -148,8 +153,76 @@ class RoutingPolicy:
         _check_size(self)
 
 
+_RESERVED_NAMES = frozenset({"kind"})  # the canonical dict form holds `kind` beside the texts
+
+
+@dataclass(frozen=True, eq=False)
+class TextsArtifact:
+    """Named texts, e.g. one instruction per DSPy predictor (name -> text). Every name is a
+    component, in the mapping's order (the round-robin order).
+
+    Built from a mapping or (name, text) pairs; stored as a tuple of pairs and exposed as a
+    read-only mapping (`texts`). Equality and identity are those of the mapping: order only sets
+    the round-robin.
+    """
+
+    kind: ClassVar[str] = "texts"
+    pairs: tuple[tuple[str, str], ...]
+
+    def __init__(self, texts: Mapping[str, str] | Iterable[tuple[str, str]] = ()):
+        items = texts.items() if isinstance(texts, Mapping) else texts
+        pairs = tuple((name, text) for name, text in items)
+        for name, text in pairs:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"texts artifact names must be non-empty strings, got {name!r}")
+            if name in _RESERVED_NAMES:
+                raise ValueError(f"texts artifact name {name!r} is reserved")
+            if not isinstance(text, str):
+                raise ValueError(f"texts artifact text {name!r} must be a string")
+        names = [name for name, _ in pairs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"texts artifact names must be unique, got {names}")
+        object.__setattr__(self, "pairs", pairs)
+
+    @property
+    def COMPONENTS(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.pairs)
+
+    @property
+    def texts(self) -> Mapping[str, str]:
+        return MappingProxyType(dict(self.pairs))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextsArtifact) and dict(self.pairs) == dict(other.pairs)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.pairs))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TextsArtifact, (self.pairs,))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.pairs)
+
+    def validate(self) -> None:
+        if not self.pairs:
+            raise ValueError("a texts artifact needs at least one named text")
+        for name, text in self.pairs:
+            _require(text, f"text {name!r} is empty")
+        _check_size(self)
+
+    def text(self, name: str) -> str:
+        return self.texts[name]
+
+    def with_text(self, name: str, text: str) -> TextsArtifact:
+        """A copy with one text replaced (order kept)."""
+        if name not in self.COMPONENTS:
+            raise ValueError(f"unsupported component {name!r} for texts")
+        return TextsArtifact(tuple((n, text if n == name else t) for n, t in self.pairs))
+
+
 KINDS: dict[str, type] = {
-    cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy)
+    cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy, TextsArtifact)
 }
 
 
@@ -180,6 +253,11 @@ def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifac
     if kind not in KINDS:
         raise ValueError(f"unknown artifact kind {kind!r}; expected one of {sorted(KINDS)}")
     cls = KINDS[kind]
+    if cls is TextsArtifact:  # every key is a name
+        for name, value in data.items():
+            if not isinstance(value, str):
+                raise ValueError(f"texts artifact field {name!r} must be a string")
+        return TextsArtifact(data)
     allowed = {f.name for f in fields(cls)}
     unknown = set(data) - allowed
     if unknown:
@@ -201,6 +279,8 @@ def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifac
 def get_component(artifact: Artifact, component: str) -> ComponentValue:
     if component not in artifact.COMPONENTS:
         raise ValueError(f"unsupported component {component!r} for {artifact.kind}")
+    if isinstance(artifact, TextsArtifact):
+        return artifact.text(component)
     value: ComponentValue = getattr(artifact, component)
     return value
 
@@ -208,5 +288,9 @@ def get_component(artifact: Artifact, component: str) -> ComponentValue:
 def with_component(artifact: Artifact, component: str, value: ComponentValue) -> Artifact:
     if component not in artifact.COMPONENTS:
         raise ValueError(f"unsupported component {component!r} for {artifact.kind}")
+    if isinstance(artifact, TextsArtifact):
+        if not isinstance(value, str):
+            raise ValueError(f"texts component {component!r} must be a string")
+        return artifact.with_text(component, value)
     return replace(artifact, **{component: value})  # type: ignore[type-var]
 

@@ -115,7 +115,7 @@ class Dataset:
         return {name: split_digest(self.split(name)) for name in SPLITS}
 
     def validate(self, submit: bool = False) -> None:
-        """DESIGN §2 checks, in the documented order; raises ValueError."""
+        """docs/design.md §2.2 checks, in the documented order; raises ValueError."""
         if not str(self.id).strip():
             raise ValueError("dataset id is required")
         if not str(self.version).strip():

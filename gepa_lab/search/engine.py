@@ -92,6 +92,8 @@ def _reflector_cost(reflector: Reflector) -> float:
 class CostCapReached(GepaLabError):
     """The money cap cannot cover the next case (search: it ends with `cost_budget`)."""
 
+    partial: tuple[str, str, int, tuple[Evaluation, ...]] | None = None  # a batch cut short by the cap
+
     def __init__(self, phase: str, spent: float, price: float, cap: float):
         where = {"validation": "scoring the seed on Validation"}.get(phase, f"the {phase} phase")
         super().__init__(f"cost budget ${cap:g} cannot cover {where}: ${spent:.4f} spent, about ${price:.4f} per "
@@ -148,7 +150,12 @@ class _Run:
         step = max(1, self.runner.settings.workers)
         for start in range(0, len(cases), step):
             chunk = cases[start:start + step]
-            self._check_cost(len(cases) - start, phase, evaluations)
+            try:
+                self._check_cost(len(cases) - start, phase, evaluations)
+            except CostCapReached as exc:  # what this batch already paid for is still recorded
+                if evaluations:
+                    exc.partial = (phase, candidate_id, seed, tuple(evaluations))
+                raise
             self.state.budget.used += len(chunk)
             evaluations += self.runner.run(artifact, candidate_id, chunk, seed)
         return tuple(evaluations)
@@ -286,6 +293,8 @@ class _Run:
                                       self.reflect, self.map)
             except CostCapReached as exc:
                 log.warning("stopping the search mid-proposal: %s", exc)
+                if exc.partial is not None:
+                    self.emit(*exc.partial)
                 state.stop_reason = "cost_budget"
                 break
             except ReflectorUnavailable as exc:
@@ -336,8 +345,11 @@ class _Run:
             policy=self.policy, validation=best.validation, quality_objective=self.quality_objective,
             bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0)
         base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
-        base_all = [ev for repeat in base_repeats for ev in repeat]
-        cand_all = [ev for repeat in cand_repeats for ev in repeat]
+        # Summaries count holdout cases, not case x repeat evaluations: per-case means.
+        base_all = [Evaluation(c.id, m.score, objectives=m.objectives) for c, m in zip(dataset.holdout, base_cases,
+                                                                                     strict=True)]
+        cand_all = [Evaluation(c.id, m.score, objectives=m.objectives) for c, m in zip(dataset.holdout, cand_cases,
+                                                                                     strict=True)]
         seeds: dict[str, Any] = {"random_seed": self.config.random_seed, "validation_seed": state.validation_seed}
         if state.holdout_seeds:
             seeds["holdout_seed"] = state.holdout_seeds[0]
@@ -450,10 +462,11 @@ def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflecto
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     full_config = {"search": asdict(config), "evaluation": asdict(evaluation), "reflection": asdict(reflection),
                    "promotion": asdict(promotion), **(run_config or {})}
-    fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
-                         full_config, submit, str(path) if path else None, resume_point))
     failure: Exception | None = None
     try:
+        # Inside the try: if a later tracker fails to start, the ones already started are ended.
+        fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
+                             full_config, submit, str(path) if path else None, resume_point))
         try:
             if run.state is None:
                 run.init_seed(seed, seed_id)

@@ -60,7 +60,7 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
     except ValueError as exc:
         raise ValueError(f"invalid seed artifact: {exc}") from exc
     if submit and submitter is None:
-        raise ValueError("submission requested without a revision submitter (set submitter=... or submit=false)")
+        raise ValueError("submission requested without a revision submitter (set submitter=store, or submit=false)")
     need = len(dataset.validation) + holdout_reserve(dataset, policy)
     if need > config.max_metric_calls:
         raise ValueError(

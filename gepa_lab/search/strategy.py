@@ -89,10 +89,13 @@ def plan_round(state: SearchState, dataset: Dataset, config: SearchConfig, k: in
     """Draw the round's parents, minibatches and seeds (RNG order per proposal: parent,
     minibatch, paired seed[, child seed when unpaired])."""
     feedback = dataset.feedback
-    same = state.select_parent() if config.proposal_parents == "same" else None
+    def pick() -> Candidate:
+        return state.best() if config.parent_selection == "best" else state.select_parent()
+
+    same = pick() if config.proposal_parents == "same" else None
     plans = []
     for j in range(k):
-        parent = same or (state.best() if config.parent_selection == "best" else state.select_parent())
+        parent = same or pick()
         minibatch = [feedback[i] for i in state.rng.sample(range(len(feedback)), min(config.minibatch_size,
                                                                                      len(feedback)))]
         paired_seed = draw_seed(state.rng)
@@ -106,19 +109,24 @@ def plan_round(state: SearchState, dataset: Dataset, config: SearchConfig, k: in
 
 def run_round(plans: list[Plan], state: SearchState, dataset: Dataset, config: SearchConfig, evaluate: Evaluate,
               emit: Emit, reflect: Reflect, map_: Map) -> list[Proposal]:
-    # Phase A: every parent on its minibatch, then the reflection (concurrently across proposals).
-    def parent_and_reflection(plan: Plan) -> None:
+    # Phase A: every parent on its minibatch (recorded at once: a reflection that fails next must
+    # not leave paid evaluations unrecorded), then the reflections, concurrently across proposals.
+    def parent_minibatch(plan: Plan) -> None:
         plan.parent_evals = evaluate(plan.parent.artifact, plan.parent.id, plan.minibatch, plan.paired_seed,
                                      "feedback-parent")
+
+    def reflection(plan: Plan) -> None:
         plan.records = build_records(plan.minibatch, plan.parent_evals)
         if plan.parent.view is None:  # redacted once per candidate, not once per proposal
             plan.parent.view = reflector_view(plan.parent.artifact)
         plan.reply = reflect(plan.parent.view, plan.component, plan.records)
 
-    map_(parent_and_reflection, plans)
-    seen = {c.id for c in state.pool}
+    map_(parent_minibatch, plans)
     for plan in plans:
         plan.parent_batch = emit("feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals)
+    map_(reflection, plans)
+    seen = {c.id for c in state.pool}
+    for plan in plans:
         try:
             plan.child, plan.rationale = apply_reply(plan.parent.artifact, plan.component, plan.reply)
         except ReflectionRejected as exc:

@@ -1,138 +1,250 @@
-"""MLflow tracking (DESIGN §6, issue 3): every candidate, proposal and promotion decision of a run,
+"""MLflow tracking (docs/design.md §6): every candidate, proposal and promotion decision of a run,
 comparable in `mlflow ui`.
 
 Layout in the store
 - One MLflow experiment (default `gepa-lab`) for all gepa experiments; each parent run carries the
-  gepa experiment as the tag `experiment`. One table then lists every experiment and seed side
-  by side, so comparing seeds or experiments is a filter (`tags.experiment = 'recipe'`), a
-  group-by on a tag, or a checkbox selection, never a cross-experiment hop. Set
-  `tracking.experiment=${experiment_name}` for one MLflow experiment per gepa experiment.
-- One parent run per experiment run (Hydra job): tags, flattened config params, dataset inputs,
-  per-iteration metrics (step = iteration), the decision (holdout table, rule outcomes), plots.
+  gepa experiment as the tag `experiment`, so comparing seeds or experiments is a filter
+  (`tags.experiment = 'recipe'`) or a group-by, never a cross-experiment hop.
+- One parent run per run, `<experiment>-seed<N>`: tags, the flattened config as params, one
+  dataset input per split, per-iteration metrics (one `log_batch` per iteration, step =
+  iteration), and at the end the decision (metrics, tags, tables), the best candidate and plots.
 - One nested run per candidate: the seed and every proposal (accepted, rejected, duplicate,
-  reflection-rejected). An accepted proposal and the candidate it creates share one nested run.
+  reflection-rejected), keyed by the tag `gepa.key` (`seed`, `iteration-<n>`).
 
-Cost: writes go through `MlflowClient` (no fluent global state, no async queue: an async
-`end_run` costs ~1 s per run here). A nested run is 4 store calls (create with tags, one
-`log_batch`, one `log_artifacts` of a temp dir, terminate); per-evaluation data is never a run
-or a call of its own. mlflow is imported inside `start()` (1.4 s import).
+Only MLflow's public client API is used (`MlflowClient`, `mlflow.entities`, `mlflow.data`), no
+fluent global state: tables through `log_table` (so `load_table` and the UI read them), plots
+through `log_figure`, files through `log_dict` / `log_text`. Nothing is buffered. The tracker's
+own resume state is `mlflow_run.json` in the run dir (parent run id, experiment id, tracking
+URI); what the parent already holds (nested runs, metric steps) is read back from MLflow.
 
-This module holds the tracker (hooks, parent run lifecycle, resume, metric buffering); what it
-writes is built in `gepa_lab.mlflow_records` and sent through `gepa_lab.mlflow_store`.
+Failure policy: `start()` raises `TrackingError` (bad URI, unreachable server, unwritable store)
+before anything is spent. After that an MLflow error never stops the search (the run record in
+the run dir is the source of truth): it is logged as a warning, counted, and reported in the tag
+`mlflow_tracker.errors` (with `mlflow_tracker.first_error`) when the run ends.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
+import math
 import os
+import re
 import time
 import traceback
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gepa_lab import mlflow_records as rec
-from gepa_lab import mlflow_store as store
-from gepa_lab.mlflow_records import DIGEST_MAX as DIGEST_MAX  # `as`: re-exported, callers use these
-from gepa_lab.mlflow_records import PARAM_MAX as PARAM_MAX
-from gepa_lab.mlflow_records import flatten_config as flatten_config
-from gepa_lab.mlflow_records import split_params as split_params
-from gepa_lab.mlflow_records import sqlite_path as sqlite_path
-from gepa_lab.mlflow_store import RUN_FILE
-from gepa_lab.tracking import CandidateInfo, EvaluationRecord, IterationStats, Proposal, RunInfo
+from gepa_lab.core.artifacts import Artifact, artifact_dict
+from gepa_lab.core.errors import TrackingError, describe
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch
+from gepa_lab.core.result import Result
 
-if TYPE_CHECKING:
-    from gepa_lab.engine import Result
+
+def _version() -> str:
+    """gepa-lab's installed version (read from the package metadata: this module sits below the
+    package root and does not import it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gepa-lab")
+    except PackageNotFoundError:
+        return "unknown"
+
 
 log = logging.getLogger("gepa_lab.mlflow")
 
-CHECKPOINT_KEY = "mlflow_pending_metrics"  # parent metrics not yet in the store, per checkpoint
 DEFAULT_EXPERIMENT = "gepa-lab"
+RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues
+# MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
+PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
+PARENT_RUN_TAG = "mlflow.parentRunId"
+PHASE_PREFIX = {"feedback-parent": "minibatch_parent", "feedback-child": "minibatch_child",
+                "validation": "validation"}
+ENV_DEFAULTS = {  # offline; and stdout is the CLI's summary, not a "View run at" line per run
+    "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
+_BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
-@dataclass
-class MlflowTrackingConfig:
-    """`tracking=mlflow`. Registered by `gepa_lab.config` as group `tracking`, schema `mlflow_schema`."""
-
-    name: str = "mlflow"
-    uri: str | None = None  # null: $MLFLOW_TRACKING_URI, else sqlite:///<abs cwd>/mlflow.db
-    experiment: str = DEFAULT_EXPERIMENT  # the MLflow experiment (not the gepa experiment)
-    artifact_location: str | None = None  # new experiments only; null: <db dir>/mlruns/<name>
-    plots: bool = True
-    # Per-iteration parent metrics are written every `flush_every` iterations or `flush_seconds`,
-    # whichever comes first (fast simulated runs batch; slow real runs stay live in the UI).
-    flush_every: int = 10
-    flush_seconds: float = 30.0
-
-
-class MlflowTrackingError(RuntimeError):
-    """MLflow could not be reached or written at start: the run stops before spending anything."""
-
+# -- pure helpers ---------------------------------------------------------------------------
 
 def default_uri() -> str:
-    """As MLflow itself: $MLFLOW_TRACKING_URI, else `mlflow.db` in the working directory. Made
-    absolute because Hydra does not chdir but a later `mlflow ui` may run elsewhere."""
+    """As MLflow itself: $MLFLOW_TRACKING_URI, else `mlflow.db` in the working directory, made
+    absolute (Hydra does not chdir, but a later `mlflow ui` may run elsewhere)."""
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd().resolve() / 'mlflow.db'}"
 
 
-def build_tracker(cfg: MlflowTrackingConfig, experiment_name: str, run_dir: Path | None) -> MlflowTracker:
-    return MlflowTracker(cfg.uri, experiment_name, run_dir, mlflow_experiment=cfg.experiment,
-                         artifact_location=cfg.artifact_location, plots=cfg.plots,
-                         flush_every=cfg.flush_every, flush_seconds=cfg.flush_seconds)
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    raw = uri[len("sqlite:///"):].split("?", 1)[0]
+    return Path(raw).resolve() if raw and raw != ":memory:" else None
+
+
+def safe_key(*parts: str) -> str:
+    """A metric / tag key MLflow accepts."""
+    return _BAD_KEY_CHARS.sub("_", ".".join(parts))[:KEY_MAX]
+
+
+def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Dotted keys -> text values; lists stay one JSON value (a list is one setting)."""
+    out: dict[str, str] = {}
+    for name, value in config.items():
+        full = f"{prefix}{_BAD_KEY_CHARS.sub('_', str(name))}"
+        if isinstance(value, dict) and value:
+            out.update(flatten_config(value, full + "."))
+        elif isinstance(value, (bool, type(None), list, tuple, dict)):
+            out[full] = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        else:
+            out[full] = str(value)
+    return out
+
+
+def split_params(flat: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(params, long values). A value MLflow cannot store whole is not cut: the param says where
+    the full value is, and the full value goes to the artifact `config/long_params.json`."""
+    params, long_values = {}, {}
+    for name, value in flat.items():
+        if len(value) > PARAM_MAX or len(name) > KEY_MAX:
+            long_values[name] = value
+            if len(name) <= KEY_MAX:
+                params[name] = f"<{len(value)} chars: see artifact config/long_params.json>"
+        else:
+            params[name] = value
+    return params, long_values
+
+
+def clip(text: str, limit: int = TAG_MAX) -> str:
+    """For tags only, whose full text is also in an artifact; the cut is marked, never silent."""
+    if len(text) <= limit:
+        return text
+    marker = f" …[{len(text) - limit + 40} chars cut; full text in artifacts]"
+    return text[: limit - len(marker)] + marker
+
+
+def render(artifact: Artifact) -> str:
+    """Readable text of an artifact: SKILL.md for skills, else one section per field (so a
+    prompt's text diffs line by line, not as one JSON string)."""
+    markdown = getattr(artifact, "render_markdown", None)
+    if callable(markdown):
+        return str(markdown())
+    return "\n".join(f"## {name}\n\n{chr(10).join(value) if isinstance(value, (list, tuple)) else value}\n"
+                     for name, value in artifact.to_dict().items())
+
+
+def batch_metrics(batch: ScoredBatch | None) -> dict[str, float]:
+    """`<prefix>_mean` and `<prefix>.<objective>` of one scored batch (prefix from its phase)."""
+    if batch is None or batch.phase not in PHASE_PREFIX:
+        return {}
+    prefix, summary = PHASE_PREFIX[batch.phase], batch.summary
+    out = {f"{prefix}_mean": summary.score, **{safe_key(prefix, k): v for k, v in summary.objectives.items()}}
+    if batch.phase == "validation":
+        out["validation_cases"] = float(summary.cases)
+    return out
+
+
+def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
+    """Per-case scores and objectives, as a `log_table` table."""
+    names = sorted({name for ev in batch.evaluations for name in ev.objectives})
+    table: dict[str, list[Any]] = {"case_id": [ev.case_id for ev in batch.evaluations], "score": batch.scores}
+    table.update({name: [ev.objectives.get(name) for ev in batch.evaluations] for name in names})
+    return table
+
+
+def metric_list(values: dict[str, float], step: int) -> list[Any]:
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    # NaN / inf are legal MLflow values but useless in comparisons; leave them out.
+    return [Metric(k, float(v), now, step) for k, v in values.items() if math.isfinite(float(v))]
+
+
+def tag_list(tags: dict[str, str]) -> list[Any]:
+    from mlflow.entities import RunTag
+
+    return [RunTag(k, v) for k, v in tags.items()]
 
 
 class MlflowTracker:
-    """Tracker (gepa_lab.tracking) that logs a run to MLflow.
+    """Tracker (`gepa_lab.core.events.Tracker`) that logs a run to MLflow. Built from
+    `conf/tracking/mlflow.yaml`; everything per run arrives in `start(run)`."""
 
-    Failure policy: `start()` raises `MlflowTrackingError` (bad URI, unreachable server,
-    unwritable store), so a misconfigured run stops before it spends any budget. After that an
-    MLflow error never stops the search: the run record in the run dir is the source of truth and
-    a search can cost hours of model calls. It is not swallowed either: each failure is logged as
-    a warning and counted, and `finish()` reports the count as the parent tag
-    `mlflow_tracker.errors` (with the first message) and in a final warning.
-    """
-
-    def __init__(self, uri: str | None, experiment_name: str, run_dir: Path | str | None, *,
-                 mlflow_experiment: str = DEFAULT_EXPERIMENT, artifact_location: str | None = None,
-                 plots: bool = True, flush_every: int = 10, flush_seconds: float = 30.0):
+    def __init__(self, uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
+                 artifact_location: str | None = None, plots: bool = True):
         self.uri = uri or default_uri()
-        self.experiment_name = experiment_name
-        self.run_dir = Path(run_dir) if run_dir is not None else None
-        self.mlflow_experiment = mlflow_experiment
-        self.artifact_location = artifact_location
+        self._uri_chosen = uri is not None or bool(os.environ.get("MLFLOW_TRACKING_URI"))
+        self.experiment = experiment  # the MLflow experiment (the gepa experiment is a tag)
+        self.artifact_location = artifact_location  # for a new experiment; None: beside a SQLite db
         self.plots = plots
-        self.flush_every = max(1, int(flush_every))
-        self.flush_seconds = float(flush_seconds)
         self.client: Any = None
-        self.run_id: str | None = None  # the parent run (for submission evidence)
+        self.run_id: str | None = None  # the parent run
         self.experiment_id: str | None = None
+        self._new_run()
+
+    def _new_run(self) -> None:
+        self.run_id = None
         self.errors: list[str] = []
-        self._info: RunInfo | None = None
+        self._submit = False
         self._common: dict[str, str] = {}  # tags every nested run repeats, for filtering
-        self._iteration_records: list[EvaluationRecord] = []  # batches since the last proposal
-        self._validation: dict[str, list[tuple[str, float]]] = {}  # candidate -> [(case, score)]
-        self._pool: list[dict[str, Any]] = []  # lineage: id, parent_id, iteration, validation_mean
-        self._nested: dict[str, str] = {}  # candidate id -> nested run id (seed + accepted)
-        self._logged_keys: set[str] = set()  # nested runs already in the store ("seed", "iteration-N")
-        self._logged_steps: set[int] = set()
-        self._metrics: list[Any] = []  # buffered parent metrics
-        self._buffered_steps = 0
-        self._flushed_at = time.monotonic()
-        self._trajectory: list[tuple[float, float]] = []  # (metric calls, best validation mean)
-        self._calls = 0  # metric calls seen through evaluation records
-        self._proposal_iterations: set[int] = set()  # a set: a resume replays an iteration
+        self._logged_keys: set[str] = set()  # nested runs in the store (gepa.key)
+        self._logged_steps: set[int] = set()  # per-iteration metric steps in the store
+        self._nested: dict[str, str] = {}  # candidate id -> nested run id (seed and accepted)
+
+    def links(self) -> dict[str, str]:
+        return {"mlflow_run_id": self.run_id, "mlflow_experiment_id": str(self.experiment_id)} if self.run_id else {}
 
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # any MLflow / IO failure: count and report, keep searching
-            message = f"{what}: {type(exc).__name__}: {exc}"
-            self.errors.append(message)
-            log.warning("MLflow logging failed (%s); the run record in the run dir still has it", message)
+            self.errors.append(f"{what}: {describe(exc)}")
+            log.warning("MLflow logging failed (%s); the run record in the run dir still has it", self.errors[-1])
             return None
+
+    # -- start ---------------------------------------------------------------------------------
+    def start(self, run: RunInfo) -> None:
+        for name, value in ENV_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+        self._new_run()
+        self._submit = run.submit
+        self._common = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
+        run_file = Path(run.run_dir) / RUN_FILE if run.run_dir else None
+        stored = None
+        if run.resume is not None and run_file is not None and run_file.is_file():
+            try:
+                stored = dict(json.loads(run_file.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                log.warning("cannot read %s (%s): the resumed run gets a new MLflow run", run_file, exc)
+        if stored and not self._uri_chosen and stored.get("tracking_uri"):
+            self.uri = str(stored["tracking_uri"])  # the interrupted run's store, wherever we run now
+        self._preflight()
+        try:
+            from mlflow import MlflowClient
+
+            self.client = MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = self._experiment_id()
+            if stored is None or not self._reopen(str(stored.get("run_id"))):
+                if run.resume is not None:
+                    log.warning("resumed run: no MLflow run of the interrupted run in %s; a new MLflow run "
+                                "holds what follows (the run record has all of it)", self.uri)
+                self._create_parent(run, resumed_from=stored.get("run_id") if stored else None)
+            if run_file is not None:
+                run_file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = run_file.with_name(f".{RUN_FILE}.tmp")
+                tmp.write_text(json.dumps({"run_id": self.run_id, "experiment_id": self.experiment_id,
+                                           "tracking_uri": self.uri}, indent=2) + "\n", encoding="utf-8")
+                os.replace(tmp, run_file)
+        except Exception as exc:
+            if self.run_id is not None:
+                self._safe("mark the parent run FAILED", self.client.set_terminated, self.run_id, "FAILED")
+            self.client = None
+            raise TrackingError(f"cannot log to MLflow at {self.uri}: {describe(exc)}") from exc
 
     def _preflight(self) -> None:
         """An HTTP store would otherwise be retried with backoff for minutes before failing;
@@ -142,209 +254,318 @@ class MlflowTracker:
                 with urllib.request.urlopen(self.uri.rstrip("/") + "/health", timeout=10) as reply:
                     reply.read()
             except OSError as exc:
-                raise MlflowTrackingError(f"MLflow tracking server {self.uri} is not reachable: {exc}") from exc
+                raise TrackingError(f"MLflow tracking server {self.uri} is not reachable: {exc}") from exc
         db = sqlite_path(self.uri)
         if db is not None:
-            db.parent.mkdir(parents=True, exist_ok=True)
+            try:  # MLflow would retry an unwritable SQLite file for minutes before failing
+                db.parent.mkdir(parents=True, exist_ok=True)
+                with open(db, "ab"):
+                    pass
+            except OSError as exc:
+                raise TrackingError(f"cannot write the MLflow store {db} ({exc.strerror or exc}); run from a "
+                                    "writable directory or set tracking.uri=sqlite:///<writable path>/mlflow.db"
+                                    ) from exc
 
-    # -- hooks -------------------------------------------------------------------------
-    def start(self, run: RunInfo) -> None:
-        # Offline by default: no telemetry, and no cost-map download when mlflow imports litellm.
-        os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        self._info = run
-        self._preflight()
+    def _experiment_id(self) -> str:
+        """The MLflow experiment's id, created if missing (artifacts beside a SQLite store)."""
+        from mlflow.exceptions import MlflowException
+
+        found = self.client.get_experiment_by_name(self.experiment)
+        if found is not None:
+            return str(found.experiment_id)
+        location, db = self.artifact_location, sqlite_path(self.uri)
+        if location is None and db is not None:
+            location = (db.parent / "mlruns" / re.sub(r"[^A-Za-z0-9_.-]+", "_", self.experiment)).as_uri()
         try:
-            from mlflow import MlflowClient
+            return str(self.client.create_experiment(self.experiment, artifact_location=location))
+        except MlflowException:  # created concurrently by a sibling job of a multirun
+            found = self.client.get_experiment_by_name(self.experiment)
+            if found is None:
+                raise
+            return str(found.experiment_id)
 
-            self.client = MlflowClient(tracking_uri=self.uri)
-            self.experiment_id = store.experiment_id(self.client, self.mlflow_experiment,
-                                                     self.artifact_location, self.uri)
-            stored = store.read_run_file(self.run_dir) if run.resumed else None
-            if stored is not None:
-                self._resume(stored, run)
-            else:
-                if run.resumed:
-                    log.warning("resumed run has no %s: a new MLflow run holds only what follows the "
-                                "interruption (the run record has all of it)", RUN_FILE)
-                self._create_parent(run, resumed_from=None)
-            if run.resumed:
-                self._restore_pool(run)
-            store.write_run_file(self.run_dir, {
-                "run_id": self.run_id, "experiment_id": self.experiment_id,
-                "mlflow_experiment": self.mlflow_experiment, "tracking_uri": self.uri})
-        except MlflowTrackingError:
+    def _create_parent(self, run: RunInfo, resumed_from: str | None) -> None:
+        from mlflow.entities import Param
+        from mlflow.utils.git_utils import get_git_commit
+        from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
+
+        ds = run.dataset
+        tags = {**self._common, "gepa.run_kind": "parent", "algorithm": run.algorithm,
+                "gepa.experiment_id": run.experiment_id, "gepa_lab.version": _version(),
+                "dataset.id": ds.id, "dataset.version": ds.version, "submit": str(run.submit).lower(),
+                "promotion_eligible": "pending"}
+        for split, digest in run.digests.items():
+            tags[f"dataset.digest.{split}"] = digest
+            tags[f"dataset.cases.{split}"] = str(len(ds.split(split)))
+        for group, option in (run.config.get("hydra_choices") or {}).items():
+            if option is not None and not str(group).startswith("hydra/"):
+                tags[safe_key("hydra", str(group))] = str(option)
+        # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
+        # checkout, else of the working directory; none outside a git checkout.
+        commit = get_git_commit(str(Path(__file__).resolve().parents[1])) or get_git_commit(os.getcwd())
+        if commit:
+            tags[MLFLOW_GIT_COMMIT] = commit
+        if run.run_dir:
+            tags["run_dir"] = clip(str(Path(run.run_dir).resolve()))
+        if resumed_from:
+            tags["resumed_from_mlflow_run"] = str(resumed_from)
+        started = int(datetime.fromisoformat(run.started_at).timestamp() * 1000)
+        self.run_id = self.client.create_run(self.experiment_id, start_time=started, tags=tags,
+                                             run_name=f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}").info.run_id
+        params, long_values = split_params(flatten_config(
+            {k: v for k, v in run.config.items() if k != "hydra_choices"}))
+        self.client.log_batch(self.run_id, params=[Param(k, v) for k, v in params.items()])
+        self.client.log_dict(self.run_id, run.config, "config/resolved_config.json")
+        if long_values:
+            self.client.log_dict(self.run_id, long_values, "config/long_params.json")
+        self.client.log_dict(self.run_id, artifact_dict(run.seed), "seed/candidate.json")
+        self.client.log_inputs(self.run_id, datasets=self._dataset_inputs(run))
+
+    def _dataset_inputs(self, run: RunInfo) -> list[Any]:
+        """One input per split (context = split). The MLflow digest is a 36-char prefix of our
+        sha256 (the full hash is an input tag): MLflow's own pandas digest skips list / dict
+        columns and looks at the first 10,000 rows only."""
+        import pandas as pd
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+        from mlflow.data.pandas_dataset import from_pandas
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+        # Loaded by gepa_lab; the run record (experiment.json in the run dir) holds every case.
+        source = CodeDatasetSource({"gepa_lab.run_dir": str(run.run_dir or "")})
+        inputs = []
+        for split, digest in run.digests.items():
+            frame = pd.DataFrame(
+                [{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
+                  "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in run.dataset.split(split)],
+                columns=["id", "input", "expected", "critical", "metadata"])
+            data = from_pandas(frame, source=source, name=f"{run.dataset.id}/{split}", digest=digest[:DIGEST_MAX])
+            inputs.append(DatasetInput(Dataset(**data.to_dict()), [
+                InputTag(MLFLOW_DATASET_CONTEXT, split), InputTag("sha256", digest),
+                InputTag("dataset.version", run.dataset.version)]))
+        return inputs
+
+    # -- resume --------------------------------------------------------------------------------
+    def _reopen(self, run_id: str) -> bool:
+        """Continue the interrupted run's parent; learn from the store what it already holds, so
+        the iterations the engine replays are not logged twice. False: no such run here."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            parent = self.client.get_run(run_id)
+        except MlflowException:
+            return False
+        if parent.info.lifecycle_stage != "active":
+            return False
+        self.run_id, self.experiment_id = parent.info.run_id, parent.info.experiment_id
+        tags = parent.data.tags
+        self.client.update_run(self.run_id, status="RUNNING")
+        self.client.log_batch(self.run_id, tags=tag_list({
+            "resume_count": str(int(tags.get("resume_count", "0")) + 1), "promotion_eligible": "pending"}))
+        for stale in ("error", "stop_reason"):  # the interruption's outcome; interruptions/ keeps it
+            if stale in tags:
+                self.client.delete_tag(self.run_id, stale)
+        for child in self._children():
+            if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
+                self.client.delete_run(child.info.run_id)
+                continue
+            child_tags = child.data.tags
+            self._logged_keys.add(child_tags.get("gepa.key", ""))
+            if child_tags.get("status") in ("seed", "accepted") and child_tags.get("candidate_id"):
+                self._nested[child_tags["candidate_id"]] = child.info.run_id
+        # One log_batch per iteration is atomic: one key's steps are every key's.
+        self._logged_steps = {m.step for m in self.client.get_metric_history(self.run_id, "best_validation_mean")}
+        log.info("resuming MLflow run %s: %d nested runs and %d iterations already logged",
+                 self.run_id, len(self._logged_keys), len(self._logged_steps))
+        return True
+
+    def _children(self) -> list[Any]:
+        found: list[Any] = []
+        token = None
+        while True:
+            page = self.client.search_runs([self.experiment_id], f"tags.`{PARENT_RUN_TAG}` = '{self.run_id}'",
+                                           max_results=1000, page_token=token)
+            found += list(page)
+            token = page.token
+            if not token:
+                return found
+
+    # -- nested runs ---------------------------------------------------------------------------
+    def candidate(self, info: CandidateInfo) -> None:
+        """The seed's nested run. (An accepted child is logged with its proposal, which follows.)"""
+        if info.parent_id is not None or self.client is None or "seed" in self._logged_keys:
+            return
+        tags = {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
+                "status": "seed", "reason": "seed artifact"}
+        metrics = {"iteration": -1.0, **batch_metrics(info.validation)}
+        run_id = self._safe("log the seed's run", self._log_nested, "seed", f"seed-{info.id[:8]}", tags, metrics,
+                            info.artifact, None, {}, {"validation.json": scores_table(info.validation)})
+        if run_id:
+            self._nested[info.id] = run_id
+
+    def proposal(self, p: Proposal) -> None:
+        run_key = f"iteration-{p.iteration}"
+        if self.client is None or run_key in self._logged_keys:
+            return  # resumed: the engine replays an iteration this run already logged
+        tags = {"parent_id": p.parent_id, "component": p.component, "iteration": str(p.iteration),
+                "status": p.status, "reason": clip(p.reason), "paired_seed": str(p.paired_seed),
+                "minibatch": clip(",".join(p.minibatch))}
+        if p.candidate_id:
+            tags["candidate_id"] = p.candidate_id
+        metrics = {"iteration": float(p.iteration), "minibatch_size": float(len(p.minibatch)),
+                   "minibatch_parent_sum": p.parent_sum}
+        if p.child_sum is not None:
+            metrics["minibatch_child_sum"] = p.child_sum
+        for batch in (p.parent_batch, p.child_batch, p.validation_batch):
+            metrics.update(batch_metrics(batch))
+        cases = [ev.case_id for ev in p.parent_batch.evaluations]
+        child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
+        tables: dict[str, dict[str, list[Any]]] = {"minibatch.json": {
+            "case_id": cases, "parent_score": p.parent_batch.scores, "child_score": [child.get(c) for c in cases]}}
+        if p.validation_batch is not None:
+            tables["validation.json"] = scores_table(p.validation_batch)
+        reflection = {"component": p.component, "records": p.records, "reply": p.reply,
+                      "rationale": p.rationale, "status": p.status, "reason": p.reason}
+        name = f"it{p.iteration:03d}-{p.status}" + (f"-{p.candidate_id[:8]}" if p.candidate_id else "")
+        run_id = self._safe(f"log the proposal's run (iteration {p.iteration})", self._log_nested, run_key, name,
+                            tags, metrics, p.artifact, p.parent, {"reflection.json": reflection}, tables)
+        if run_id and p.status == "accepted" and p.candidate_id:
+            self._nested[p.candidate_id] = run_id
+
+    def _log_nested(self, run_key: str, name: str, tags: dict[str, str], metrics: dict[str, float],
+                    artifact: Artifact | None, parent: Artifact | None, files: dict[str, Any],
+                    tables: dict[str, dict[str, list[Any]]]) -> str:
+        """create (tags) -> log_batch (metrics) -> files and tables -> FINISHED; a run whose
+        writes did not all happen ends FAILED / KILLED (a resume logs it again)."""
+        client = self.client
+        all_tags = {**self._common, **tags, "gepa.run_kind": "candidate", "gepa.key": run_key,
+                    PARENT_RUN_TAG: str(self.run_id)}
+        run_id: str = client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
+        try:
+            client.log_batch(run_id, metrics=metric_list(metrics, step=0))
+            if artifact is not None:
+                client.log_dict(run_id, artifact_dict(artifact), "candidate.json")
+                text = render(artifact)
+                if artifact.kind == "skill":
+                    client.log_text(run_id, text, "SKILL.md")
+                if parent is not None:
+                    client.log_text(run_id, "".join(difflib.unified_diff(
+                        render(parent).splitlines(keepends=True), text.splitlines(keepends=True),
+                        fromfile="parent", tofile="candidate")), "diff.patch")
+            for path, content in files.items():
+                client.log_dict(run_id, content, path)
+            for path, table in tables.items():
+                client.log_table(run_id, table, path)
+        except BaseException as exc:  # never leave a nested run RUNNING, Ctrl-C included
+            status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+            self._safe("end an unfinished nested run", client.set_terminated, run_id, status)
             raise
-        except Exception as exc:
-            if self.run_id is not None:
-                self._safe("mark parent FAILED", self.client.set_terminated, self.run_id, "FAILED")
-            self.client = None
-            raise MlflowTrackingError(f"cannot log to MLflow at {self.uri}: {type(exc).__name__}: {exc}") from exc
+        client.set_terminated(run_id, "FINISHED")
+        self._logged_keys.add(run_key)
+        return run_id
 
-    def candidate(self, candidate: CandidateInfo) -> None:
-        mean = rec.mean_score(self._validation.get(candidate.id, []))
-        self._pool.append({"id": candidate.id, "parent_id": candidate.parent_id,
-                           "iteration": candidate.iteration, "validation_mean": mean})
-        if candidate.parent_id is None:
-            self._trajectory.append((float(self._calls), mean))
-            record = next((r for r in self._iteration_records
-                           if r.phase == "validation" and r.candidate_id == candidate.id), None)
-            self._iteration_records = []  # the seed's batch is not the first proposal's
-            if self.client is not None and "seed" not in self._logged_keys:
-                self._safe("log seed run", self._log_seed, candidate, record)
-        # An accepted child is logged with its proposal, which follows at once: one nested run.
-
-    def evaluation(self, record: EvaluationRecord) -> None:
-        self._calls += record.summary.cases
-        if record.phase == "validation":
-            self._validation[record.candidate_id] = [(e.case_id, e.score) for e in record.evaluations]
-        if record.phase in rec.PHASE_PREFIX:
-            self._iteration_records.append(record)
-
-    def proposal(self, proposal: Proposal) -> None:
-        self._proposal_iterations.add(proposal.iteration)
-        records, self._iteration_records = self._iteration_records, []
-        if self.client is None or f"iteration-{proposal.iteration}" in self._logged_keys:
-            return  # resumed: this iteration's nested run is already in the store
-        self._safe(f"log proposal run (iteration {proposal.iteration})", self._log_proposal, proposal, records)
-
+    # -- parent run: per iteration, notes, end -------------------------------------------------
     def iteration(self, stats: IterationStats) -> None:
-        self._trajectory.append((float(stats.metric_calls), stats.best_validation_mean))
+        """One `log_batch` per iteration (step = iteration), written at once: nothing to lose."""
         if self.client is None or stats.iteration in self._logged_steps:
             return
-        from mlflow.entities import Metric
-
-        now = rec.ms()
-        values = rec.iteration_metrics(stats, len(self._proposal_iterations))
-        self._metrics += [Metric(k, float(v), now, stats.iteration) for k, v in values.items()]
-        self._buffered_steps += 1
-        if (self._buffered_steps >= self.flush_every
-                or time.monotonic() - self._flushed_at >= self.flush_seconds):
-            self._flush()
-
-    def checkpoint(self, payload: dict[str, Any]) -> None:
-        # A resumed run replays from its last checkpoint, so metrics buffered up to it must
-        # survive even a hard kill that never reaches fail(). They ride along in the checkpoint
-        # (written anyway, atomically) instead of costing a store write per iteration; a resume
-        # logs the ones the store lacks.
-        if self._metrics:
-            payload[CHECKPOINT_KEY] = [[m.key, m.value, m.timestamp, m.step] for m in self._metrics]
+        values = {"best_validation_mean": stats.best_validation_mean, "pool_size": stats.pool_size,
+                  "front_size": stats.front_size, "metric_calls": stats.metric_calls,
+                  "task_cost_usd": stats.task_cost_usd, "reflection_cost_usd": stats.reflection_cost_usd,
+                  "cost_usd": stats.task_cost_usd + stats.reflection_cost_usd, "proposals": stats.proposals}
+        self._safe(f"log iteration {stats.iteration} metrics", self.client.log_batch, self.run_id,
+                   metrics=metric_list(values, step=stats.iteration))
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
         if self.client is not None and self.run_id is not None:
-            text = rec.clip(json.dumps(data, ensure_ascii=False, default=str))
-            self._safe(f"note {kind}", self.client.set_tag, self.run_id, rec.metric_key("note", kind), text)
+            text = clip(json.dumps(data, ensure_ascii=False, default=str))
+            self._safe(f"note {kind}", self.client.set_tag, self.run_id, safe_key("note", kind), text)
 
     def finish(self, result: Result) -> None:
         if self.client is None or self.run_id is None:
             return
-        self._flush()
-        self._safe("log decision", store.log_decision, self.client, self.run_id, result,
-                   experiment_name=self.experiment_name, seed=self._common.get("random_seed"),
-                   proposals=len(self._proposal_iterations),
-                   submit_requested=self._info is not None and self._info.submit)
+        self._safe("log the decision", self._log_decision, result)
         if self.plots:
-            self._safe("log plots", store.log_plots, self.client, self.run_id, result,
-                       experiment_name=self.experiment_name, pool=self._pool,
-                       validation=self._validation, trajectory=self._trajectory)
+            self._safe("log the plots", self._log_plots, result)
         best_run = self._nested.get(result.best_id)
         if best_run is not None:
-            self._safe("tag best candidate", self.client.set_tag, best_run, "is_best", "true")
-        tags = {"mlflow_tracker.errors": str(len(self.errors))}
+            self._safe("tag the best candidate", self.client.set_tag, best_run, "is_best", "true")
+        self._end("FINISHED", {})
+
+    def fail(self, error: BaseException) -> None:
+        """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error; never raises."""
+        if self.client is None or self.run_id is None:
+            return
+        killed = isinstance(error, KeyboardInterrupt)
+        # Kept as history: a later resume finishes the run, and the file says when it stopped.
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self._safe("log the error", self.client.log_text, self.run_id,
+                   "".join(traceback.format_exception(error)), f"interruptions/{stamp}-{type(error).__name__}.txt")
+        self._end("KILLED" if killed else "FAILED", {
+            "error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
+            "promotion_eligible": "false", "promotion_reason": f"run did not finish ({type(error).__name__})"})
+
+    def _end(self, status: str, tags: dict[str, str]) -> None:
+        tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
         if self.errors:
-            tags["mlflow_tracker.first_error"] = rec.clip(self.errors[0])
-        self._safe("log tracker status", store.log_batch, self.client, self.run_id, tags=tags)
-        self._safe("end parent run", self.client.set_terminated, self.run_id, "FINISHED")
+            tags["mlflow_tracker.first_error"] = clip(self.errors[0])
+        self._safe("log the tracker status", self.client.log_batch, self.run_id, tags=tag_list(tags))
+        self._safe("end the parent run", self.client.set_terminated, self.run_id, status)
         if self.errors:
             log.warning("MLflow run %s is missing data: %d logging call(s) failed (first: %s)",
                         self.run_id, len(self.errors), self.errors[0])
 
-    def fail(self, error: BaseException) -> None:
-        """Mark the parent run KILLED (KeyboardInterrupt) or FAILED; never raises."""
-        if self.client is None or self.run_id is None:
-            return
-        self._flush()
-        killed = isinstance(error, KeyboardInterrupt)
-        tags = rec.failure_tags(error, len(self.errors))
-        self._safe("log failure tags", store.log_batch, self.client, self.run_id, tags=tags)
-        trace = "".join(traceback.format_exception(error))
-        self._safe("log traceback", store.log_files, self.client, self.run_id, {"error.txt": trace})
-        self._safe("end parent run", self.client.set_terminated, self.run_id,
-                   "KILLED" if killed else "FAILED")
+    def _log_decision(self, result: Result) -> None:
+        """Final metrics and tags (verdict, rules, totals), the decision tables and files."""
+        cost = result.cost_usd or {}
+        metrics: dict[str, float] = {
+            "promotion_eligible": float(result.promotion_eligible),
+            "baseline_validation_mean": result.baseline_validation.score,
+            "candidate_validation_mean": result.candidate_validation.score,
+            # Run totals (holdout included), named apart from the per-iteration series.
+            "total_metric_calls": result.metric_calls, "total_proposals": result.proposals,
+            "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_cost_usd": cost.get("reflection", 0.0),
+            "total_cost_usd": math.fsum(cost.values()), "candidate_count": result.candidate_count}
+        if result.baseline_holdout.cases:
+            metrics.update({"holdout_delta": result.holdout_delta, "holdout_cases": result.baseline_holdout.cases,
+                            "baseline_holdout_mean": result.baseline_holdout.score,
+                            "candidate_holdout_mean": result.candidate_holdout.score})
+            for side, summary in (("holdout_baseline", result.baseline_holdout),
+                                  ("holdout_candidate", result.candidate_holdout)):
+                metrics.update({safe_key(side, k): v for k, v in summary.objectives.items()})
+        revision = result.revision or {}
+        verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
+        tags = {"promotion_eligible": str(result.promotion_eligible).lower(),
+                "promotion_reason": clip(result.promotion_reason), "stop_reason": result.stop_reason,
+                "best_candidate_id": result.best_id,
+                "submission.status": str(revision.get("status", "submitted")) if revision
+                else "not_submitted" if self._submit else "not_requested",
+                "submission.revision_id": str(revision.get("revision_id", "")),
+                "submission.reason": clip(result.submission_reason or ""),
+                # The run's description in the UI.
+                "mlflow.note.content": clip(
+                    f"**{verdict}**: {result.promotion_reason}. Holdout delta {result.holdout_delta:+.4f} "
+                    f"over {result.baseline_holdout.cases} cases; best {result.best_id[:12]} of "
+                    f"{result.candidate_count} candidates after {result.proposals} proposals "
+                    f"({result.stop_reason}, {result.metric_calls} metric calls).")}
+        for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
+            metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
+            tags[safe_key("rule", rule["rule"])] = str(rule.get("status") or ("passed" if rule["passed"] else "failed"))
+        client, run_id = self.client, self.run_id
+        client.log_batch(run_id, metrics=metric_list(metrics, step=0), tags=tag_list(tags))
+        columns = ("case_id", "critical", "baseline", "candidate", "delta")
+        client.log_table(run_id, {c: [case[c] for case in result.holdout_cases] for c in columns},
+                         "decision/holdout_comparison.json")
+        fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
+        client.log_table(run_id, {c: [rule.get(c) for rule in result.promotion_rules] for c in fields},
+                         "decision/promotion_rules.json")
+        client.log_dict(run_id, result.to_dict(), "decision/result.json")
+        client.log_dict(run_id, artifact_dict(result.best), "best/candidate.json")
+        if result.best.kind == "skill":
+            client.log_text(run_id, render(result.best), "best/SKILL.md")
 
-    # -- parent run --------------------------------------------------------------------
-    def _create_parent(self, run: RunInfo, resumed_from: str | None) -> None:
-        seed = (run.config.get("search") or {}).get("random_seed")
-        self._common = {"experiment": self.experiment_name, "random_seed": str(seed)}
-        self.run_id = store.create_parent(self.client, self.experiment_id, run, self.experiment_name,
-                                          resumed_from)
-        store.log_parent_setup(self.client, self.run_id, run)
+    def _log_plots(self, result: Result) -> None:
+        from gepa_lab.tracking.plots import run_figures
 
-    def _resume(self, stored: dict[str, Any], run: RunInfo) -> None:
-        """Continue the stored parent run; remember what it already holds so nothing doubles."""
-        from mlflow.exceptions import MlflowException
-
-        try:
-            parent = self.client.get_run(stored["run_id"])
-        except MlflowException:
-            log.warning("MLflow run %s of the interrupted run is not in %s; logging the resumed run "
-                        "as a new run", stored.get("run_id"), self.uri)
-            self._create_parent(run, resumed_from=str(stored.get("run_id")))
-            return
-        self.run_id = parent.info.run_id
-        self.experiment_id = parent.info.experiment_id
-        tags = parent.data.tags
-        self._common = {"experiment": tags.get("experiment", self.experiment_name),
-                        "random_seed": tags.get("random_seed", "")}
-        self.client.update_run(self.run_id, status="RUNNING")
-        count = int(tags.get("resume_count", "0")) + 1
-        store.log_batch(self.client, self.run_id, tags={"resume_count": str(count), "resumed": "true"})
-        keys, nested = store.logged_children(self.client, self.experiment_id, self.run_id)
-        self._logged_keys.update(keys)
-        self._nested.update(nested)
-        self._proposal_iterations = {int(k.split("-", 1)[1]) for k in self._logged_keys
-                                     if k.startswith("iteration-")}
-        self._logged_steps, trajectory = store.logged_trajectory(self.client, self.run_id)
-        self._trajectory += trajectory
-
-    def _restore_pool(self, run: RunInfo) -> None:
-        """The pool the resumed search continues from (for lineage and heatmap plots)."""
-        restored = store.checkpoint_pool(run.run_dir, CHECKPOINT_KEY)
-        if restored is None:
-            return
-        pending, pool = restored
-        missing = store.log_pending(self.client, str(self.run_id), pending, self._logged_steps)
-        self._logged_steps.update(m.step for m in missing)
-        self._trajectory += rec.trajectory_points(missing)
-        for row in pool:
-            scores = [(ev["case_id"], float(ev["score"])) for ev in row["validation"]]
-            self._validation[row["id"]] = scores
-            mean = rec.mean_score(scores)
-            self._pool.append({"id": row["id"], "parent_id": row["parent_id"],
-                               "iteration": row["iteration"], "validation_mean": mean})
-            if row["parent_id"] is None:
-                self._trajectory.append((float(len(scores)), mean))
-
-    def _flush(self) -> None:
-        if self.client is None or self.run_id is None or not self._metrics:
-            return
-        metrics, self._metrics, self._buffered_steps = self._metrics, [], 0
-        self._flushed_at = time.monotonic()
-        if self._safe("log iteration metrics", store.log_batch, self.client, self.run_id,
-                      metrics=metrics) is not None:
-            self._logged_steps.update(m.step for m in metrics)
-
-    # -- nested runs ------------------------------------------------------------------
-    def _log_seed(self, info: CandidateInfo, record: EvaluationRecord | None) -> None:
-        self._nested[info.id] = self._nested_run(rec.seed_run(info, record))
-
-    def _log_proposal(self, p: Proposal, records: list[EvaluationRecord]) -> None:
-        run_id = self._nested_run(rec.proposal_run(p, records))
-        if p.status == "accepted" and p.candidate_id:
-            self._nested[p.candidate_id] = run_id
-
-    def _nested_run(self, run: rec.NestedRun) -> str:
-        run_id = store.log_nested_run(self.client, self.experiment_id, self.run_id, self._common, run,
-                                      self._safe)
-        self._logged_keys.add(run.key)
-        return run_id
+        for name, figure in run_figures(result, self._common.get("experiment", "")).items():
+            self.client.log_figure(self.run_id, figure, f"plots/{name}.png", save_kwargs={"dpi": 110})

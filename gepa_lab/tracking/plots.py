@@ -1,20 +1,23 @@
 """Run plots for MLflow artifacts and the analysis notebook (issue 3, item 5).
 
-Every function takes plain data (lists / dicts, as the tracker keeps them or as the notebook reads
-them back from MLflow) and returns a `matplotlib.figure.Figure`. Figures are built with the
-object-oriented API on an Agg canvas, never through `pyplot`: no global backend switch, nothing
-left open between runs, safe in a notebook that uses another backend.
+Every `*_figure` function takes plain data (lists / dicts, as the notebook reads them back from
+MLflow) and returns a `matplotlib.figure.Figure`; `run_figures` builds the four plots of a run from
+its `Result` alone (the pool's lineage, validation scores and join points; the holdout cases).
+Figures are built with the object-oriented API on an Agg canvas, never through `pyplot`: no global
+backend switch, nothing left open between runs, safe in a notebook that uses another backend.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from gepa_lab.core.result import Result
 
 # Above this many points, labels would overlap; the plot stays readable without them.
 MAX_LABELS = 30
@@ -135,12 +138,29 @@ def holdout_delta_figure(cases: Sequence[Mapping[str, Any]],
     return fig
 
 
-def save_figures(figures: Mapping[str, Figure], directory: Path, dpi: int = 110) -> list[Path]:
-    """Write each figure as `<name>.png`; returns the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, fig in figures.items():
-        path = directory / f"{name}.png"
-        fig.savefig(path, dpi=dpi)
-        paths.append(path)
-    return paths
+def best_trajectory(result: Result) -> list[tuple[float, float]]:
+    """(metric calls, best validation mean so far) at each pool join, plus the end of the search
+    (the run's calls minus its holdout comparison: the baseline always, the winner unless it is the
+    seed), so the line runs to where the search stopped."""
+    points: list[tuple[float, float]] = []
+    best = -math.inf
+    for entry in result.pool:
+        best = max(best, entry.validation_mean)
+        points.append((float(entry.metric_calls), best))
+    holdout = result.baseline_holdout.cases + (result.candidate_holdout.cases if result.best_id != result.seed_id else 0)
+    if points and result.metric_calls - holdout > points[-1][0]:
+        points.append((float(result.metric_calls - holdout), best))
+    return points
+
+
+def run_figures(result: Result, name: str) -> dict[str, Figure]:
+    """The four plots of a finished run, by artifact name (`plots/<name>.png`)."""
+    nodes = [{"id": e.id, "parent_id": e.parent_id, "iteration": e.iteration, "validation_mean": e.validation_mean}
+             for e in result.pool]
+    return {
+        "lineage": lineage_figure(nodes, result.best_id, title=f"Candidate lineage: {name}"),
+        "validation_heatmap": heatmap_figure([e.id for e in result.pool], result.validation_case_ids,
+                                             [list(e.validation_scores) for e in result.pool]),
+        "best_vs_metric_calls": trajectory_figure({name: best_trajectory(result)}),
+        "holdout_deltas": holdout_delta_figure(result.holdout_cases),
+    }

@@ -1,0 +1,197 @@
+"""`evaluator=dspy_program`: optimize any DSPy program's instructions under the holdout protocol.
+
+The artifact is a `texts` artifact, one text per predictor (its name -> its instructions). Each
+case runs the program with those instructions on the `lm.task` model (its own LM copy, the case's
+provider seed), and the configured metric grades the prediction: a number, or a
+`dspy.Prediction(score=..., feedback=...)` as dspy.GEPA's feedback metrics return. Tokens, USD and
+latency of the case's LM calls become the objectives `tokens`, `cost_usd` and `latency_ms`.
+
+A reply the adapter cannot parse scores 0 with feedback saying so (a task failure); rate limits,
+server errors, timeouts and dropped connections are raised for gepa_lab's retry layer
+(`retryable_exceptions`); anything else (a broken metric, a program bug) stops the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evaluators.dspy_program.examples import to_example, verdict
+from evaluators.dspy_program.loading import load_metric, load_program
+from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
+from gepa_lab.core.artifacts import Artifact, artifact_id
+from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.usage import Usage, UsageMeter
+
+log = logging.getLogger("gepa_lab.dspy_program")
+_PROGRAM_CACHE = 32
+
+
+def fields_of(value: Any) -> Any:
+    """A prediction / example / inputs mapping as plain JSON-able data."""
+    if hasattr(value, "toDict"):
+        return value.toDict()
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(fields_of(value), ensure_ascii=False, default=str)
+
+
+class DspyProgramEvaluator:
+    """Evaluator (`gepa_lab.core.contracts.Evaluator`) for a DSPy program and metric.
+
+    program: `<module>:<attr>`, a `dspy.Module` instance or a factory returning one.
+    metric:  `<module>:<attr>`, `metric(example, prediction)` (or dspy.GEPA's five-argument form).
+    inputs:  the case fields the program takes (keyword arguments of `program(...)`).
+    label:   the example field a plain-text `expected` is stored under.
+    lm:      the `lm.task` settings.
+    run_dir: where to write each scored candidate's program state (`programs/<id>.json`, as
+             `program.save` writes it; `program.load` restores it); `auto`: the Hydra run
+             directory when built by the command line; None: nowhere.
+    """
+
+    def __init__(self, program: str | None, metric: str | None, inputs: Sequence[str],
+                 lm: LMSettings | Mapping[str, Any] | None = None, label: str = "answer", run_dir: str | None = None):
+        if not program or not metric:
+            missing = "program" if not program else "metric"
+            raise ValueError(f"evaluator.{missing} is required: set evaluator.{missing}=<module>:<attr>")
+        if isinstance(inputs, str) or not inputs or not all(isinstance(x, str) and x for x in inputs):
+            raise ValueError(f"inputs must be a non-empty list of field names, got {inputs!r}")
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"label must be a field name, got {label!r}")
+        self.settings = as_settings(lm, "lm.task")
+        self.program_spec, self.metric_spec = program, metric
+        self.inputs, self.label = list(inputs), label
+        self.program = load_program(program)
+        self.metric = load_metric(metric)
+        self._metric_args = _metric_args(self.metric)
+        self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
+        self.lm = build_lm(self.settings, "lm.task")  # reads the key now: a missing one fails here
+        self.retryable_exceptions = transient_errors()
+        self.meter = UsageMeter()
+        self.run_dir = resolve_run_dir(run_dir)
+        self._lock = threading.Lock()
+        self._programs: OrderedDict[str, Any] = OrderedDict()
+        self._saved: set[str] = set()
+
+    @property
+    def usage(self) -> Usage:
+        return self.meter.total
+
+    def fingerprint(self) -> str:
+        """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
+        predictors = {name: str(p.signature) for name, p in self.program.named_predictors()}
+        return json.dumps({"evaluator": "dspy_program", "program": self.program_spec, "metric": self.metric_spec,
+                           "inputs": self.inputs, "label": self.label, "predictors": predictors,
+                           "lm": self.settings.public()}, sort_keys=True, default=str)
+
+    # -- programs per artifact ---------------------------------------------------------------
+    def program_for(self, artifact: Artifact) -> Any:
+        """The program with the artifact's instructions (built once per artifact)."""
+        key = artifact_id(artifact)
+        with self._lock:
+            built = self._programs.get(key)
+            if built is not None:
+                self._programs.move_to_end(key)
+                return built
+        built = apply_texts(self.program, artifact)
+        with self._lock:
+            self._programs[key] = built
+            if len(self._programs) > _PROGRAM_CACHE:
+                self._programs.popitem(last=False)
+            first = self.run_dir is not None and key not in self._saved
+            self._saved.add(key)
+        if first:
+            assert self.run_dir is not None
+            self.save_program(artifact, self.run_dir / "programs" / f"{key}.json")
+        return built
+
+    def save_program(self, artifact: Artifact, path: str | Path) -> Path:
+        """Write the program with the artifact's instructions as `program.save` does (atomically)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.{threading.get_ident()}.tmp.json")
+        apply_texts(self.program, artifact).save(str(tmp))
+        os.replace(tmp, path)
+        return path
+
+    def run_trackers(self, run_dir: str | Path) -> list[Any]:
+        """Trackers to add to a run of this evaluator: the winner's program state at the end."""
+        from evaluators.dspy_program.tracking import ProgramStateTracker
+
+        return [ProgramStateTracker(self, run_dir)]
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
+        check_names(self.program, artifact)
+        program = self.program_for(artifact)
+        examples = [to_example(case, self.inputs, self.label) for case in cases]  # bad cases fail first
+        return [self._one(program, case, example, seed) for case, example in zip(cases, examples, strict=True)]
+
+    def _one(self, program: Any, case: Case, example: Any, seed: int) -> Evaluation:
+        own = program.deepcopy()  # nothing a run leaves on a module reaches another case
+        inputs = example.inputs().toDict()
+        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: own(**inputs))
+        self.meter.add(run.usage)
+        trace = _trace(own, run)
+        if run.parse_error is not None:
+            raw = getattr(run.parse_error, "lm_response", None)
+            return Evaluation(case.id, 0.0, output=str(raw or ""), trace=trace,
+                              feedback=("The model's reply did not follow the program's output format, so no "
+                                        f"prediction was made: {' '.join(str(run.parse_error).split())[:600]}"),
+                              objectives={**run.objectives(), "format_error": 1.0})
+        score, feedback = verdict(self._grade(example, run.value), f"metric {self.metric_spec}")
+        return Evaluation(case.id, score, output=dumps(run.value), feedback=feedback, trace=trace,
+                          objectives={**run.objectives(), "format_error": 0.0})
+
+    def _grade(self, example: Any, prediction: Any) -> Any:
+        if self._metric_args == 2:
+            return self.metric(example, prediction)
+        return self.metric(example, prediction, None, None, None)
+
+
+def resolve_run_dir(value: str | Path | None) -> Path | None:
+    """`auto`: the running Hydra job's output dir (the command line's run dir), else None."""
+    if value != "auto":
+        return Path(value) if value else None
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return Path(HydraConfig.get().runtime.output_dir)
+    except Exception:  # not inside a Hydra job (library use): nowhere
+        return None
+
+
+def _metric_args(metric: Any) -> int:
+    """2 when `metric(example, prediction)` is a valid call, else dspy.GEPA's five arguments."""
+    try:
+        inspect.signature(metric).bind(None, None)
+        return 2
+    except TypeError:
+        return 5
+    except ValueError:  # no signature (a builtin): try the short form
+        return 2
+
+
+def _trace(program: Any, run: Metered) -> str:
+    names = {id(p): name for name, p in program.named_predictors()}
+    lines = [run.seed_note()]
+    for entry in run.trace:
+        predictor, inputs, outputs = (list(entry) + [None, None, None])[:3]
+        name = names.get(id(predictor), type(predictor).__name__)
+        lines.append(f"[{name}] inputs: {dumps(inputs)}")
+        lines.append(f"[{name}] outputs: {dumps(outputs)}")
+    return "\n".join(lines)

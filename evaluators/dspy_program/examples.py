@@ -1,0 +1,71 @@
+"""Cases as `dspy.Example`s, and a metric's verdict as (score, feedback).
+
+A case's `input` is a JSON object holding the program's input fields, or (for a program with one
+input) the input text itself. Its `expected` is a JSON object of label fields, or a plain value
+stored under `label` (default `answer`). Metadata fields ride along for the metric (they never
+reach the reflector).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from gepa_lab.core.contracts import Case
+
+
+def _object(text: str | None) -> dict[str, Any] | None:
+    if not text or not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def case_inputs(case: Case, inputs: Sequence[str]) -> dict[str, Any]:
+    data = _object(case.input)
+    if data is not None and all(name in data for name in inputs):
+        return {name: data[name] for name in inputs}
+    if len(inputs) == 1 and (data is None or inputs[0] not in data):
+        return {inputs[0]: case.input}
+    missing = [name for name in inputs if data is None or name not in data]
+    raise ValueError(f"case {case.id!r} has no input field(s) {missing}: its input must be a JSON object with "
+                     f"the fields {list(inputs)} (evaluator.inputs)")
+
+
+def case_labels(case: Case, label: str) -> dict[str, Any]:
+    if case.expected is None:
+        return {}
+    data = _object(case.expected)
+    return data if data is not None else {label: case.expected}
+
+
+def to_example(case: Case, inputs: Sequence[str], label: str) -> Any:
+    import dspy
+
+    fields: dict[str, Any] = {k: v for k, v in case.metadata.items()}
+    fields.update(case_labels(case, label))
+    fields.update(case_inputs(case, inputs))
+    return dspy.Example(**fields).with_inputs(*inputs)
+
+
+def verdict(value: Any, where: str) -> tuple[float, str]:
+    """A metric's return value -> (score in [0, 1], feedback). Accepts a number (bool included)
+    or an object / mapping with `score` and optional `feedback` (dspy.Prediction as dspy.GEPA's
+    feedback metrics return)."""
+    feedback: Any = ""
+    score: Any = value
+    if isinstance(value, dict):
+        score, feedback = value.get("score"), value.get("feedback", "")
+    elif not isinstance(value, (int, float)) and hasattr(value, "score"):
+        score, feedback = value.score, getattr(value, "feedback", "") or ""
+    if isinstance(score, bool):
+        score = float(score)
+    if not isinstance(score, (int, float)) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
+        raise ValueError(f"{where} must return a score in [0, 1] (a number, or an object with .score and "
+                         f".feedback), got {value!r}")
+    return float(score), feedback if isinstance(feedback, str) else str(feedback)

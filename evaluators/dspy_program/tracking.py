@@ -1,0 +1,42 @@
+"""The winner as the program's own saved state: `program.json` in the run dir (as `program.save`
+writes it, so `program.load` restores it) and `best/program.json` in the run's MLflow run."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from gepa_lab.core.errors import describe
+from gepa_lab.core.result import Result
+
+log = logging.getLogger("gepa_lab.dspy_program")
+PROGRAM_FILE = "program.json"
+MLFLOW_RUN_FILE = "mlflow_run.json"  # written by gepa_lab.tracking.mlflow_tracker into the run dir
+
+
+class ProgramStateTracker:
+    """A tracker with only the `finish` hook; put it after the MLflow tracker."""
+
+    def __init__(self, evaluator: Any, run_dir: str | Path):
+        self.evaluator = evaluator
+        self.run_dir = Path(run_dir)
+        self.path: Path | None = None
+
+    def finish(self, result: Result) -> None:
+        self.path = self.evaluator.save_program(result.best, self.run_dir / PROGRAM_FILE)
+        log.info("winner's program state: %s (dspy: program.load(path))", self.path)
+        run_id = result.links.get("mlflow_run_id")
+        if run_id:
+            self._log_to_mlflow(run_id)
+
+    def _log_to_mlflow(self, run_id: str) -> None:
+        assert self.path is not None
+        try:
+            info = json.loads((self.run_dir / MLFLOW_RUN_FILE).read_text(encoding="utf-8"))
+            from mlflow import MlflowClient
+
+            MlflowClient(tracking_uri=info.get("tracking_uri")).log_artifact(run_id, str(self.path), "best")
+        except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
+            log.warning("could not log %s to MLflow run %s: %s", self.path.name, run_id, describe(exc))

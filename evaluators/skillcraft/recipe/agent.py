@@ -1,0 +1,163 @@
+"""The simulated recipe agent: solves a RecipeTask by really calling the tools.
+
+Each named behaviour is drawn right or wrong (AgentRun.right) and a wrong one changes what the
+agent does: it stops after one page, re-requests an empty page in a loop, keeps duplicates,
+reports the stale total_hint, leaves cups and ounces, drops fields, skips rate-limited calls,
+fetches recipes nobody asked for, or never writes the file. Grading then finds the damage.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
+from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.recipe.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.recipe.task import SECTIONS, RecipeTask, recipe_entry
+from evaluators.skillcraft.recipe.world import RecipeTools, RecipeWorld
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.skill import Cap, SkillProfile
+
+WASTED_DETAIL_LIMIT = 10
+
+
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _loop(run: AgentRun, tools: RecipeTools, by: str, value: str, page: int, key: str) -> None:
+    """Re-request the same page until the agent notices (or the tool-call limit ends the run)."""
+    run.repeat_until_noticed("search_recipes", {"by": by, "page": page, "value": value},
+                             lambda: tools.search_recipes(by, value, page), key)
+
+
+def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
+             caps: list[Cap]) -> tuple[list[str], int | None, int | None]:
+    """Walk one listing. Returns (raw ids, total_hint seen, copied item limit)."""
+    key = f"{by}:{value}"
+    exact = min((c.n for c in caps if c.unit == "items" and c.mode == "exactly"), default=None)
+    at_most = min((c.n for c in caps if c.unit == "items" and c.mode == "at_most"), default=None)
+    page_cap = min((c.n for c in caps if c.unit == "pages"), default=None)
+    limit = exact if exact is not None else at_most
+    paginate = exact is not None or run.right("paginate_to_end", key)
+    ids: list[str] = []
+    hint: int | None = None
+    page, pages_read = 1, 0
+    while True:
+        p = page
+        res = run.call_with_retry("search_recipes", {"by": by, "page": p, "value": value},
+                                  partial(tools.search_recipes, by, value, p), f"{key}:{p}")
+        if res is None:
+            break  # a skipped error loses the cursor, and with it the rest of the listing
+        pages_read += 1
+        if hint is None:
+            hint = res["total_hint"]
+        if not res["items"]:
+            if not run.right("stop_on_empty_page", key):
+                _loop(run, tools, by, value, p, key)
+            break
+        ids.extend(item["id"] for item in res["items"])
+        if res["next_page"] is None or not paginate:
+            break
+        if page_cap is not None and pages_read >= page_cap:
+            break
+        if limit is not None and len(set(ids)) >= limit:
+            break
+        page = res["next_page"]
+    if exact is not None and len(set(ids)) < exact:
+        # Told to find more dishes than exist: it keeps re-querying, hoping for more.
+        _loop(run, tools, by, value, page, key + ":exact")
+    return ids, hint, limit
+
+
+def simulate(world: RecipeWorld, task: RecipeTask, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    tools = RecipeTools(world, draws, task.fault_rate)
+    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
+    try:
+        collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]] = {}
+        for by, value in task.lists:
+            caps = profile.caps_for(value) if run.loaded else []
+            collected[(by, value)] = _collect(run, tools, by, value, caps)
+        recipes = _details(run, tools, world, task, collected)
+        draft = _assemble(run, task, collected, recipes)
+        if run.right("validate_before_finishing"):
+            _validate(run, draft)
+        return run.finish(task.output_file, draft, lambda: _notes(run))
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file, _notes(run))
+
+
+def _details(run: AgentRun, tools: RecipeTools, world: RecipeWorld, task: RecipeTask,
+             collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]]) -> list[dict[str, Any]]:
+    needed: set[str] = set()
+    for cat, cui in task.details:
+        # The intersection is computed from what the agent collected: incomplete lists miss recipes.
+        cats = set(collected.get(("category", cat), ([], None, None))[0])
+        needed |= cats & set(collected.get(("cuisine", cui), ([], None, None))[0])
+    if task.details and not run.right("fetch_required_details"):
+        needed = set()
+    if not run.right("skip_unneeded_details"):
+        first = _unique(collected[task.lists[0]][0])
+        for rid in [i for i in first if i not in needed][:WASTED_DETAIL_LIMIT]:
+            run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+            run.bump("wasted_details")
+    metric = run.right("normalise_units")
+    fill = run.right("fill_required_fields")
+    out = []
+    for rid in sorted(needed):
+        rec = run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+        if rec is not None:
+            out.append(recipe_entry(world, rec, metric=metric, fill=fill))
+    return out
+
+
+def _assemble(run: AgentRun, task: RecipeTask,
+              collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]],
+              recipes: list[dict[str, Any]]) -> dict[str, Any]:
+    dedupe = run.right("dedupe_by_id")
+    count_ok = run.right("count_per_category")
+    draft: dict[str, Any] = {}
+    union: set[str] = set()
+    listed = 0
+    for (by, value), (raw, hint, limit) in collected.items():
+        ids = _unique(raw) if dedupe or limit is not None else list(raw)
+        if limit is not None:
+            ids = ids[:limit]
+        union.update(ids)
+        listed += len(ids)
+        count = len(set(ids)) if count_ok or hint is None or limit is not None else hint
+        draft.setdefault(SECTIONS[by], {})[value] = {"count": count, "dish_ids": ids}
+    if task.details:
+        draft["recipes"] = recipes
+    draft["total_unique_dishes"] = len(union) if dedupe else listed
+    return draft
+
+
+def _validate(run: AgentRun, draft: dict[str, Any]) -> None:
+    """A validating agent re-reads its draft and catches some defects (not missing data)."""
+    run.turn()
+    dupes = run.draws.below("fix:dupes", 0.7)
+    counts = run.draws.below("fix:counts", 0.5)
+    union: set[str] = set()
+    for section in SECTIONS.values():
+        for entry in (draft.get(section) or {}).values():
+            if dupes:
+                entry["dish_ids"] = _unique(entry["dish_ids"])
+            if counts:
+                entry["count"] = len(set(entry["dish_ids"]))
+            union.update(entry["dish_ids"])
+    if dupes:
+        draft["total_unique_dishes"] = len(union)
+    if run.draws.below("fix:fields", 0.7):
+        for rec in draft.get("recipes") or []:
+            rec.setdefault("cuisine", "Unknown")
+
+
+def _notes(run: AgentRun) -> list[str]:
+    notes = rate_limit_note(run.counts, "the affected page or recipe was skipped")
+    if run.counts.get("wasted_details"):
+        notes.append(f"{run.counts['wasted_details']} get_recipe call(s) fetched recipes whose details the task "
+                     "did not ask for.")
+    return notes

@@ -1,0 +1,112 @@
+"""The recipe family's rubric: compares the written cookbook JSON with the ground truth.
+
+Per list: count (critical), ids, unique; per requested recipe: present, fields, units (critical)
+and values; total_unique_dishes; no artifact is one failed critical check (§5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.skillcraft.family import Check
+from evaluators.skillcraft.recipe.task import (
+    METRIC_UNITS,
+    REQUIRED_RECIPE_FIELDS,
+    SECTIONS,
+    RecipeTask,
+)
+
+
+def _fmt_ids(ids: list[str]) -> str:
+    return ", ".join(ids[:4]) + (", …" if len(ids) > 4 else "")
+
+
+def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list[Check]:
+    where = f"{section}.{value}"
+    if not isinstance(got, dict):
+        msg = f"{where}: missing from the artifact"
+        return [Check(f"{where}.count", False, True, msg), Check(f"{where}.ids", False, False, "")]
+    ids = [str(i) for i in got.get("dish_ids") or []]
+    unique = set(ids)
+    missing = [i for i in exp["dish_ids"] if i not in unique]
+    extra = sorted(unique - set(exp["dish_ids"]))
+    count = got.get("count")
+    checks = []
+    if count == exp["count"]:
+        checks.append(Check(f"{where}.count", True, True))
+    elif missing:
+        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
+                            f"{exp['count']}; {len(missing)} expected dish ids are missing from the list"))
+    else:
+        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
+                            f"{exp['count']}; the dish id list is complete, so the count was not "
+                            "computed from the collected ids"))
+    ok = not missing and not extra
+    msg = "" if ok else (f"{where}: {len(missing)} of {exp['count']} expected dish ids missing"
+                         + (f" (e.g. {_fmt_ids(missing)})" if missing else "")
+                         + (f"; unexpected ids {_fmt_ids(extra)}" if extra else ""))
+    checks.append(Check(f"{where}.ids", ok, False, msg))
+    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(unique) else []
+    checks.append(Check(f"{where}.unique", not dupes, False,
+                        f"{where}: duplicate dish ids listed ({_fmt_ids(dupes)})" if dupes else ""))
+    return checks
+
+
+def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check]:
+    rid = exp["id"]
+    where = f"recipes.{rid}"
+    if got is None:
+        msg = f"recipes: recipe {rid} ({exp['name']}) is missing"
+        return [Check(f"{where}.present", False, True, msg), Check(f"{where}.fields", False, True, ""),
+                Check(f"{where}.units", False, True, ""), Check(f"{where}.values", False, False, "")]
+    checks = [Check(f"{where}.present", True, True)]
+    absent = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
+    lines: list[Any] = got["ingredients"] if isinstance(got.get("ingredients"), list) else []
+    short = len(exp["ingredients"]) - len(lines)
+    problems = []
+    if absent:
+        problems.append("missing required field(s): " + ", ".join(absent))
+    if short > 0:
+        problems.append(f"{short} ingredient line(s) dropped (expected {len(exp['ingredients'])}, got {len(lines)})")
+    checks.append(Check(f"{where}.fields", not problems, True, f"{where}: " + "; ".join(problems) if problems else ""))
+    bad_units = sorted({str(x.get("unit")) for x in lines if isinstance(x, dict)
+                        and x.get("unit") is not None and x.get("unit") not in METRIC_UNITS})
+    checks.append(Check(f"{where}.units", not bad_units, True,
+                        f"{where}: non-metric unit(s) {', '.join(bad_units)}; quantities must be in g, ml or pcs"
+                        if bad_units else ""))
+    got_q = {x.get("name"): x.get("quantity") for x in lines if isinstance(x, dict)}
+    wrong = 0
+    for line in exp["ingredients"]:
+        q = got_q.get(line["name"], "absent")
+        if q == "absent":
+            continue  # already reported by the fields check
+        if line["quantity"] is None:
+            wrong += q is not None
+        elif not isinstance(q, (int, float)) or abs(q - line["quantity"]) > 0.01 * line["quantity"] + 1e-9:
+            wrong += 1
+    if got.get("cuisine", exp["cuisine"]) != exp["cuisine"]:
+        wrong += 1
+    checks.append(Check(f"{where}.values", wrong == 0, False,
+                        f"{where}: {wrong} value(s) differ from the metric ground truth" if wrong else ""))
+    return checks
+
+
+def grade(task: RecipeTask, artifact: dict[str, Any] | None) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    if artifact is None:
+        return [Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
+    exp = task.expected
+    checks: list[Check] = []
+    for by, value in task.lists:
+        section = SECTIONS[by]
+        got = artifact.get(section)
+        got_list = got.get(value) if isinstance(got, dict) else None
+        checks += _grade_list(section, value, exp[section][value], got_list)
+    if "recipes" in exp:
+        got_recipes = {str(r.get("id")): r for r in artifact.get("recipes") or [] if isinstance(r, dict)}
+        for rec in exp["recipes"]:
+            checks += _grade_recipe(rec, got_recipes.get(rec["id"]))
+    total = artifact.get("total_unique_dishes")
+    checks.append(Check("total_unique_dishes", total == exp["total_unique_dishes"], False,
+                        f"total_unique_dishes is {total}, expected {exp['total_unique_dishes']}"))
+    return checks

@@ -1,0 +1,119 @@
+"""The recipe family's world and tools: plain functions over the fixtures with real API contracts
+(the generic tools contract is evaluators/skillcraft/tools.py).
+
+`search_recipes(by, value, page)` is paginated (10 per page) with per-listing quirks:
+overlapping pages, an empty sentinel page whose `next_page` points at itself, and a stale
+`total_hint`. `get_recipe(id)` returns ingredient lines in mixed units with missing values.
+Every call may fail transiently with `rate_limited`, decided by a seeded draw keyed by
+(tool, arguments, attempt) — not by call order — so paired runs see the same faults.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft.recipe.fixtures import listing_members
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+
+
+@dataclass
+class RecipeWorld:
+    """Fixtures loaded once per evaluator; pages are pre-built (tools stay O(1))."""
+
+    version: str
+    page_size: int
+    recipes: dict[str, dict[str, Any]]
+    members: dict[str, list[str]]  # "category:Dessert" -> ids
+    quirks: dict[str, dict[str, Any]]
+    units: dict[str, tuple[str, float]]
+    pages: dict[str, list[dict[str, Any]]]
+    keys: dict[str, str]  # lower-case "by:value" -> canonical key
+
+    @classmethod
+    def from_fixtures(cls, data: dict[str, Any]) -> RecipeWorld:
+        recipes = {r["id"]: r for r in data["recipes"]}
+        members = listing_members(data["recipes"])
+        quirks = data["listings"]
+        world = cls(
+            version=data["version"],
+            page_size=int(data["page_size"]),
+            recipes=recipes,
+            members=members,
+            quirks=quirks,
+            units={u: (v["metric"], float(v["factor"])) for u, v in data["units"].items()},
+            pages={},
+            keys={k.lower(): k for k in quirks},
+        )
+        for key in quirks:
+            world.pages[key] = world._build_pages(key)
+        return world
+
+    @classmethod
+    def load(cls, data_dir: Path) -> RecipeWorld:
+        return cls.from_fixtures(load_fixtures(data_dir, "recipe"))
+
+    def _build_pages(self, key: str) -> list[dict[str, Any]]:
+        ids = self.members[key]
+        q = self.quirks[key]
+        n = max(1, math.ceil(len(ids) / self.page_size))
+        hint = len(ids) + int(q["hint_delta"])
+        pages = []
+        for p in range(1, n + 1):
+            start = (p - 1) * self.page_size - (1 if q["overlap"] and p > 1 else 0)
+            chunk = ids[start : p * self.page_size]
+            nxt = p + 1 if p < n or q["sentinel"] else None
+            pages.append({
+                "page": p,
+                "items": [{"id": i, "name": self.recipes[i]["name"]} for i in chunk],
+                "next_page": nxt,
+                "total_hint": hint,
+            })
+        if q["sentinel"]:  # the loop trap: empty, and the cursor points back at itself
+            pages.append({"page": n + 1, "items": [], "next_page": n + 1, "total_hint": hint})
+        return pages
+
+    def listing_key(self, by: str, value: str) -> str | None:
+        return self.keys.get(f"{by}:{value}".lower())
+
+    def true_ids(self, by: str, value: str) -> list[str]:
+        key = self.listing_key(by, value)
+        return list(self.members[key]) if key else []
+
+    def to_metric(self, quantity: float | None, unit: str | None) -> tuple[float | None, str | None]:
+        if quantity is None or unit is None:
+            return None, None
+        metric, factor = self.units[unit]
+        return round(quantity * factor, 1), metric
+
+
+class RecipeTools:
+    """One agent run's view of the API (seeded faults + attempt counters)."""
+
+    def __init__(self, world: RecipeWorld, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.faults = Faults(draws, fault_rate)
+
+    def search_recipes(self, by: str, value: str, page: int) -> ToolReply:
+        """(result, status, result_tokens)."""
+        if self.faults.hit(f"search:{by}:{value}:{page}"):
+            return rate_limited()
+        key = self.world.listing_key(by, value)
+        pages = self.world.pages.get(key, []) if key else []
+        if 1 <= page <= len(pages):
+            result = pages[page - 1]
+        else:
+            result = {"page": page, "items": [], "next_page": None, "total_hint": 0}
+        status = "ok" if result["items"] else "empty"
+        return result, status, 25 + 14 * len(result["items"])
+
+    def get_recipe(self, recipe_id: str) -> ToolReply:
+        if self.faults.hit(f"get:{recipe_id}"):
+            return rate_limited()
+        recipe = self.world.recipes.get(recipe_id)
+        if recipe is None:
+            return {"error": "not_found"}, "not_found", 20
+        return recipe, "ok", 40 + 16 * len(recipe["ingredients"])

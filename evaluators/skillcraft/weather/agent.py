@@ -1,0 +1,175 @@
+"""The simulated weather agent: solves a WeatherTask by really calling the tools.
+
+Each named behaviour is drawn right or wrong (AgentRun.right) and a wrong one changes what the
+agent does: it re-sends an accented query that found nothing (the loop), takes the geocoder's
+first hit for a shared name, leaves °F / inch / mph, drops days with a null value, copies the
+endpoint's whole-horizon summary, reads only the first 7-day window of a long range, skips
+rate-limited calls, fetches forecasts for places nobody asked for, or never writes the file.
+Grading then finds the damage.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
+from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.skill import SkillProfile
+from evaluators.skillcraft.weather.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.weather.task import FIELDS, METRIC, UNIT_KEYS, Place, WeatherTask
+from evaluators.skillcraft.weather.world import WeatherTools, WeatherWorld, summarise, to_metric
+
+WASTED_FORECASTS = 2  # other candidates whose forecast a wasteful agent also fetches
+
+
+def _geocode(run: AgentRun, tools: WeatherTools, name: str, key: str) -> dict[str, Any] | None:
+    return run.call_with_retry("geocode", {"name": name}, lambda: tools.geocode(name), f"geo:{name}")
+
+
+def _locate(run: AgentRun, tools: WeatherTools, world: WeatherWorld, place: Place) -> tuple[dict[str, Any] | None,
+                                                                                        list[dict[str, Any]]]:
+    """Geocode a place and pick a candidate. Returns (picked place or None, all candidates)."""
+    key = place.label
+    res = _geocode(run, tools, place.name, key)
+    if res is None:
+        return None, []  # a skipped rate limit: the place is lost
+    if not res["results"] and not place.name.isascii():
+        if not run.right("geocode_plain_name", key):
+            run.repeat_until_noticed("geocode", {"name": place.name}, lambda: tools.geocode(place.name), key)
+        plain = world.cities[place.city_id]["ascii_name"]
+        res = _geocode(run, tools, plain, key)
+        if res is None:
+            return None, []
+    candidates = res["results"]
+    if not candidates:
+        return None, []
+    if len(candidates) > 1 and not run.right("disambiguate_city", key):
+        return candidates[0], candidates
+    match = next((c for c in candidates if (c["admin1"], c["country"]) == (place.admin1, place.country)), None)
+    return match or candidates[0], candidates
+
+
+def _forecast(run: AgentRun, tools: WeatherTools, spot: dict[str, Any], task: WeatherTask,
+              key: str) -> list[dict[str, Any]]:
+    """The forecast windows the agent fetches for one place (each a raw response)."""
+    lat, lon = spot["latitude"], spot["longitude"]
+    start, end = task.dates[0], task.dates[-1]
+    windows = []
+    every = run.right("request_every_window", key)
+    while True:
+        s = start
+        res = run.call_with_retry("get_forecast", {"end_date": end, "latitude": lat, "longitude": lon, "start_date": s},
+                                  partial(tools.get_forecast, lat, lon, s, end), f"fc:{key}:{s}")
+        if res is None:
+            break  # a skipped error loses this window and the cursor with it
+        windows.append(res)
+        if not res.get("next_start_date") or not every:
+            break
+        start = res["next_start_date"]
+    return windows
+
+
+def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list[dict[str, Any]],
+           key: str) -> dict[str, Any]:
+    units = windows[0]["daily_units"] if windows else {}
+    convert = run.right("convert_units", key)
+    keep_nulls = run.right("keep_null_days", key)
+    rows = []
+    for w in windows:
+        daily = w["daily"]
+        for i, d in enumerate(daily["time"]):
+            row: dict[str, Any] = {"date": d}
+            for var in task.variables:
+                value = daily[var][i]
+                row[FIELDS[var]] = to_metric(units.get(var, ""), value) if convert else value
+            if not keep_nulls and any(row[FIELDS[v]] is None for v in task.variables):
+                continue  # a day with a gap is dropped
+            rows.append(row)
+    unit_names = {UNIT_KEYS[v]: (METRIC[UNIT_KEYS[v]] if convert else units.get(v, METRIC[UNIT_KEYS[v]]))
+                  for v in task.variables}
+    if run.right("summarise_requested_days", key) or not windows:
+        summary = summarise([r["date"] for r in rows], [r.get("temperature_max") for r in rows],
+                            [r.get("precipitation") for r in rows])
+    else:  # copies the endpoint's summary block (the whole 16-day horizon, station units)
+        block = windows[0]["summary"]
+        t_unit = units.get("temperature_2m_max", "°C")
+        p_unit = units.get("precipitation_sum", "mm")
+        summary = {
+            "mean_temperature_max": to_metric(t_unit, block["mean_temperature_max"]) if convert
+            else block["mean_temperature_max"],
+            "total_precipitation": to_metric(p_unit, block["total_precipitation"]) if convert
+            else block["total_precipitation"],
+            "hottest_day": block["hottest_day"],
+        }
+    return {"latitude": spot["latitude"], "longitude": spot["longitude"], "units": unit_names,
+            "daily": rows, "summary": summary}
+
+
+def simulate(world: WeatherWorld, task: WeatherTask, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    tools = WeatherTools(world, draws, task.fault_rate)
+    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
+    try:
+        cities: dict[str, Any] = {}
+        for place in task.places:
+            spot, candidates = _locate(run, tools, world, place)
+            if spot is None:
+                continue
+            if not run.right("skip_unneeded_calls", place.label):
+                for other in [c for c in candidates if c is not spot][:WASTED_FORECASTS]:
+                    lat, lon = other["latitude"], other["longitude"]
+                    run.call_with_retry("get_forecast", {"end_date": task.dates[-1], "latitude": lat, "longitude": lon,
+                                                         "start_date": task.dates[0]},
+                                        partial(tools.get_forecast, lat, lon, task.dates[0], task.dates[-1]),
+                                        f"waste:{place.label}:{other['id']}")
+                    run.bump("wasted_forecasts")
+            windows = _forecast(run, tools, spot, task, place.label)
+            cities[place.label] = _entry(run, task, spot, windows, place.label)
+        draft: dict[str, Any] = {"cities": cities}
+        if len(task.places) > 1:
+            draft["wettest_city"] = _wettest(cities, draws, fix=False)
+        if run.right("validate_before_finishing"):
+            _validate(run, draft, task)
+        return run.finish(task.output_file, draft, lambda: _notes(run))
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file, _notes(run))
+
+
+def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
+    """The place with the most precipitation; an unvalidated agent sometimes reads it off wrongly."""
+    if not cities:
+        return None
+    totals = {k: v["summary"].get("total_precipitation") or 0.0 for k, v in cities.items()}
+    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k)))
+    if not fix and len(totals) > 1 and draws.below("wettest:slip", 0.15):
+        return next(k for k in totals if k != best)
+    return best
+
+
+def _validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:
+    """A validating agent re-reads its draft and fixes some defects (never missing data)."""
+    run.turn()
+    resummarise = run.draws.below("fix:summary", 0.5)
+    relabel = run.draws.below("fix:units", 0.4)
+    for entry in draft["cities"].values():
+        rows = entry["daily"]
+        if relabel and any(u != METRIC[k] for k, u in entry["units"].items()):
+            for row in rows:
+                for var in task.variables:
+                    unit = entry["units"].get(UNIT_KEYS[var], "")
+                    row[FIELDS[var]] = to_metric(unit, row[FIELDS[var]])
+            entry["units"] = {k: METRIC[k] for k in entry["units"]}
+        if resummarise:
+            entry["summary"] = summarise([r["date"] for r in rows], [r.get("temperature_max") for r in rows],
+                                         [r.get("precipitation") for r in rows])
+    if "wettest_city" in draft and run.draws.below("fix:wettest", 0.7):
+        draft["wettest_city"] = _wettest(draft["cities"], run.draws, fix=True)
+
+
+def _notes(run: AgentRun) -> list[str]:
+    notes = rate_limit_note(run.counts, "the affected place or forecast window was skipped")
+    if run.counts.get("wasted_forecasts"):
+        notes.append(f"{run.counts['wasted_forecasts']} get_forecast call(s) fetched places the task did not ask for.")
+    return notes

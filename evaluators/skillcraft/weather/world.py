@@ -1,0 +1,151 @@
+"""The weather family's world and tools: an Open-Meteo-like geocoder and daily forecast endpoint
+over the fixtures, with real contracts (the generic tools contract is evaluators/skillcraft/tools.py).
+
+- `geocode(name)` -> `{results: [{id, name, admin1, country, latitude, longitude, population}]}`,
+  exact (case-insensitive) match on the plain ASCII spelling, most populous first. A query with
+  accented letters matches nothing (`results: []`, status `empty`): the index is ASCII only.
+- `get_forecast(latitude, longitude, start_date, end_date)` -> `{latitude, longitude, daily_units,
+  daily: {time, temperature_2m_max, temperature_2m_min, precipitation_sum, wind_speed_10m_max},
+  next_start_date, summary}`: at most 7 days per call (`next_start_date` names the next window,
+  null when the range is covered); values in the station's units (US stations: °F, inch, mph);
+  nulls where the station has no data; `summary` always covers the station's whole 16-day
+  horizon, whatever range was asked.
+Every call may fail with `rate_limited` at the case's fault rate (seeded, paired).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+
+METRIC_UNITS = {"temperature_2m_max": "°C", "temperature_2m_min": "°C", "precipitation_sum": "mm",
+                "wind_speed_10m_max": "km/h"}
+IMPERIAL_UNITS = {"temperature_2m_max": "°F", "temperature_2m_min": "°F", "precipitation_sum": "inch",
+                  "wind_speed_10m_max": "mph"}
+
+
+def to_imperial(variable: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if variable.startswith("temperature"):
+        return round(value * 9 / 5 + 32, 1)
+    if variable == "precipitation_sum":
+        return round(value / 25.4, 3)
+    return round(value / 1.609344, 1)
+
+
+def to_metric(unit: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if unit == "°F":
+        return round((value - 32) * 5 / 9, 1)
+    if unit == "inch":
+        return round(value * 25.4, 1)
+    if unit == "mph":
+        return round(value * 1.609344, 1)
+    return value
+
+
+def summarise(dates: list[str], tmax: list[float | None], precip: list[float | None]) -> dict[str, Any]:
+    """Mean of the daily maxima, total precipitation and the hottest day (nulls left out)."""
+    days = [(d, t) for d, t in zip(dates, tmax, strict=True) if t is not None]
+    rain = [p for p in precip if p is not None]
+    hottest: tuple[str, float] | None = None
+    for d, t in days:  # the earliest day wins a tie
+        if hottest is None or t > hottest[1]:
+            hottest = (d, t)
+    return {
+        "mean_temperature_max": round(sum(t for _, t in days) / len(days), 1) if days else None,
+        "total_precipitation": round(sum(rain), 1),
+        "hottest_day": hottest[0] if hottest else None,
+    }
+
+
+@dataclass
+class WeatherWorld:
+    version: str
+    dates: list[str]
+    window_days: int
+    cities: dict[int, dict[str, Any]]
+    index: dict[str, list[int]]  # lower-case ascii name -> city ids, most populous first
+    by_coords: dict[tuple[float, float], int]
+    horizon: dict[int, dict[str, Any]]  # the (stale) summary block, in station units
+
+    @classmethod
+    def from_fixtures(cls, data: dict[str, Any]) -> WeatherWorld:
+        cities = {int(c["id"]): c for c in data["cities"]}
+        index: dict[str, list[int]] = {}
+        for c in sorted(cities.values(), key=lambda c: (-c["population"], c["id"])):
+            index.setdefault(c["ascii_name"].lower(), []).append(int(c["id"]))
+        world = cls(version=data["version"], dates=list(data["dates"]), window_days=int(data["window_days"]),
+                     cities=cities, index=index,
+                     by_coords={(c["latitude"], c["longitude"]): int(c["id"]) for c in cities.values()},
+                     horizon={})
+        for cid, c in cities.items():
+            s = summarise(world.dates, c["daily"]["temperature_2m_max"], c["daily"]["precipitation_sum"])
+            if c["units"] == "imperial":
+                s = {"mean_temperature_max": to_imperial("temperature_2m_max", s["mean_temperature_max"]),
+                     "total_precipitation": to_imperial("precipitation_sum", s["total_precipitation"]),
+                     "hottest_day": s["hottest_day"]}
+            world.horizon[cid] = {"period": f"{world.dates[0]}/{world.dates[-1]}", **s}
+        return world
+
+    @classmethod
+    def load(cls, data_dir: Path) -> WeatherWorld:
+        return cls.from_fixtures(load_fixtures(data_dir, "weather"))
+
+    def place(self, city_id: int) -> dict[str, Any]:
+        c = self.cities[city_id]
+        return {k: c[k] for k in ("id", "name", "admin1", "country", "latitude", "longitude", "population")}
+
+    def find(self, name: str, admin1: str, country: str) -> int | None:
+        """The city a task names (by its display name, region and country)."""
+        for c in self.cities.values():
+            if (c["name"], c["admin1"], c["country"]) == (name, admin1, country):
+                return int(c["id"])
+        return None
+
+
+class WeatherTools:
+    """One agent run's view of the API (seeded faults + attempt counters)."""
+
+    def __init__(self, world: WeatherWorld, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.faults = Faults(draws, fault_rate)
+
+    def geocode(self, name: str) -> ToolReply:
+        if self.faults.hit(f"geocode:{name}"):
+            return rate_limited()
+        ids = self.world.index.get(name.lower(), []) if name.isascii() else []
+        results = [self.world.place(i) for i in ids[:10]]
+        return {"results": results}, "ok" if results else "empty", 20 + 18 * len(results)
+
+    def get_forecast(self, latitude: float, longitude: float, start_date: str, end_date: str) -> ToolReply:
+        if self.faults.hit(f"forecast:{latitude}:{longitude}:{start_date}:{end_date}"):
+            return rate_limited()
+        cid = self.world.by_coords.get((latitude, longitude))
+        dates = self.world.dates
+        if cid is None:
+            return {"error": "no_station", "reason": "no forecast station at these coordinates"}, "error", 20
+        if start_date not in dates or end_date not in dates or end_date < start_date:
+            return {"error": "out_of_range", "reason": f"dates must lie within {dates[0]}..{dates[-1]}"}, "error", 20
+        first = dates.index(start_date)
+        last = min(dates.index(end_date), first + self.world.window_days - 1)
+        city = self.world.cities[cid]
+        imperial = city["units"] == "imperial"
+        daily: dict[str, list[Any]] = {"time": dates[first:last + 1]}
+        for var, values in city["daily"].items():
+            chunk = values[first:last + 1]
+            daily[var] = [to_imperial(var, v) for v in chunk] if imperial else list(chunk)
+        nxt = (date.fromisoformat(dates[last]) + timedelta(days=1)).isoformat() if dates[last] < end_date else None
+        result = {
+            "latitude": latitude, "longitude": longitude,
+            "daily_units": dict(IMPERIAL_UNITS if imperial else METRIC_UNITS),
+            "daily": daily, "next_start_date": nxt, "summary": dict(self.world.horizon[cid]),
+        }
+        return result, "ok", 60 + 9 * len(daily["time"]) * 4

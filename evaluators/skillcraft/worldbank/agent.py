@@ -1,0 +1,194 @@
+"""The simulated worldbank agent: solves a WorldBankTask by really calling the tools.
+
+Each named behaviour is drawn right or wrong (AgentRun.right) and a wrong one changes what the
+agent does: it guesses a country's code from its name (an invalid guess is re-sent in a loop, a
+valid one may be another country's), reads only the first page of a series, takes the API's
+newest-first order as start-to-end, keeps a null boundary value instead of the nearest year with
+data, leaves persons and US$ unscaled, counts aggregates as countries, skips rate-limited calls,
+fetches the whole series instead of the requested years, or never writes the file. Grading then
+finds the damage.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
+from evaluators.skillcraft.concepts import fold
+from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.skill import SkillProfile
+from evaluators.skillcraft.worldbank.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.worldbank.task import UNITS, WorldBankTask, largest
+from evaluators.skillcraft.worldbank.world import WorldBankTools, WorldBankWorld
+
+
+def guess_code(name: str) -> str:
+    """What an agent that does not look codes up sends: the first three letters of the name."""
+    return "".join(c for c in fold(name).upper() if c.isalpha())[:3]
+
+
+def _lookup(run: AgentRun, tools: WorldBankTools, name: str) -> str | None:
+    res = run.call_with_retry("get_countries", {"query": name, "region": ""},
+                              partial(tools.get_countries, name, ""), f"cty:{name}")
+    if not res or not res["countries"]:
+        return None  # a skipped rate limit: the country is lost
+    exact = [c for c in res["countries"] if fold(c["name"]) == fold(name)]
+    return str((exact or res["countries"])[0]["id"])
+
+
+def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, date: str, paginate: bool,
+           key: str) -> tuple[list[dict[str, Any]], bool]:
+    """Rows of one query, page by page. Returns (rows, invalid code)."""
+    rows: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        p = page
+        res = run.call_with_retry("get_indicator", {"country": country, "date": date, "indicator": indicator, "page": p},
+                                  partial(tools.get_indicator, country, indicator, date, p),
+                                  f"ind:{country}:{indicator}:{date}:{p}")
+        if res is None:
+            return rows, run.calls[-1].status == "error"  # invalid, or a skipped rate limit
+        rows += res["data"]
+        if p >= res["pages"] or not paginate:
+            return rows, False
+        page += 1
+
+
+def _value(indicator: str, raw: float | None, scale: bool) -> float | None:
+    if raw is None or not scale:
+        return raw
+    _, divisor, decimals, _, _ = UNITS[indicator]
+    return round(raw / divisor, decimals)
+
+
+def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: list[dict[str, Any]],
+           key: str) -> dict[str, Any]:
+    in_range = [r for r in rows if task.start_year <= int(r["date"]) <= task.end_year]
+    if run.right("order_years", key):
+        in_range.sort(key=lambda r: int(r["date"]))  # else the API's order: newest first
+    if run.right("skip_missing_values", key):
+        in_range = [r for r in in_range if r["value"] is not None] or in_range
+    if not in_range:
+        return {"iso3": code, "start_year": None, "start_value": None, "end_year": None, "end_value": None,
+                "change": None, "percent_change": None}
+    scale = run.right("scale_units", indicator)
+    first, last = in_range[0], in_range[-1]
+    s, e = _value(indicator, first["value"], scale), _value(indicator, last["value"], scale)
+    return {"iso3": code, "start_year": int(first["date"]), "start_value": s, "end_year": int(last["date"]),
+            "end_value": e, **_change(indicator, s, e)}
+
+
+def _change(indicator: str, s: float | None, e: float | None) -> dict[str, float | None]:
+    if s is None or e is None:
+        return {"change": None, "percent_change": None}
+    return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
+
+
+def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
+    top = task.top
+    assert top is not None
+    rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"), "top")
+    pairs = [(str(r["countryiso3code"]), r["value"]) for r in rows if r["value"] is not None]
+    if run.right("exclude_aggregates", "top"):
+        listing = run.call_with_retry("get_countries", {"query": "", "region": ""},
+                                      partial(tools.get_countries, "", ""), "cty:*")
+        if listing is not None:  # a skipped listing: it cannot tell aggregates apart
+            aggregates = {c["id"] for c in listing["countries"] if c["region"]["value"] == "Aggregates"}
+            pairs = [p for p in pairs if p[0] not in aggregates]
+    pairs.sort(key=lambda p: (-p[1], world.entries[p[0]]["name"]))
+    scale = run.right("scale_units", top.indicator)
+    return {"indicator": top.indicator, "year": top.year,
+            "countries": [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": _value(top.indicator, v, scale)}
+                          for iso3, v in pairs[:top.n]]}
+
+
+def _unit(world: WorldBankWorld, indicator: str, scale: bool) -> str:
+    wanted, divisor = UNITS[indicator][0], UNITS[indicator][1]
+    return wanted if scale or divisor == 1 else str(world.indicators[indicator]["unit"])
+
+
+def simulate(world: WorldBankWorld, task: WorldBankTask, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    tools = WorldBankTools(world, draws, task.fault_rate)
+    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
+    try:
+        blocks: dict[str, dict[str, Any]] = {i: {} for i in task.indicators}
+        for name in task.countries:
+            guessed = not run.right("look_up_country_codes", name)
+            code = guess_code(name) if guessed else _lookup(run, tools, name)
+            for indicator in task.indicators:
+                if code is None:
+                    break
+                key = f"{name}:{indicator}"
+                date = f"{task.start_year}:{task.end_year}" if run.right("skip_unneeded_calls", key) else ""
+                if not date:
+                    run.bump("whole_series")
+                paginate = run.right("paginate_to_end", key)
+                rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+                if invalid and guessed:
+                    # The loop: the same invalid code re-sent until noticed, then looked up.
+                    args = {"country": code, "date": date, "indicator": indicator, "page": 1}
+                    run.repeat_until_noticed("get_indicator", args,
+                                             partial(tools.get_indicator, code, indicator, date, 1), name)
+                    code = _lookup(run, tools, name)
+                    if code is None:
+                        break
+                    rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+                guessed = False
+                if invalid:
+                    continue
+                blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
+        draft: dict[str, Any] = {"indicators": {}}
+        for indicator, countries in blocks.items():
+            block: dict[str, Any] = {"unit": _unit(world, indicator, run.right("scale_units", indicator)),
+                                     "countries": countries}
+            if len(task.countries) > 1:
+                block["largest_percent_change"] = _largest(countries, draws, indicator, fix=False)
+            draft["indicators"][indicator] = block
+        if task.top is not None:
+            draft["top"] = _top(run, tools, world, task)
+        if run.right("validate_before_finishing"):
+            _validate(run, draft, world)
+        return run.finish(task.output_file, draft, lambda: _notes(run))
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file, _notes(run))
+
+
+def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool) -> str | None:
+    """The largest percent change; an unvalidated agent sometimes reads it off wrongly."""
+    best = largest(countries)
+    if not fix and best is not None and len(countries) > 1 and draws.below(f"largest:slip:{indicator}", 0.15):
+        return next(k for k in countries if k != best)
+    return best
+
+
+def _validate(run: AgentRun, draft: dict[str, Any], world: WorldBankWorld) -> None:
+    """A validating agent re-reads its draft and fixes some defects (never missing data)."""
+    run.turn()
+    reorder = run.draws.below("fix:order", 0.7)
+    rescale = run.draws.below("fix:units", 0.6)
+    for indicator, block in draft["indicators"].items():
+        divisor = UNITS[indicator][1]
+        raw = block["unit"] != UNITS[indicator][0]
+        for entry in block["countries"].values():
+            sy, ey = entry.get("start_year"), entry.get("end_year")
+            if reorder and sy is not None and ey is not None and sy > ey:
+                entry["start_year"], entry["end_year"] = ey, sy
+                entry["start_value"], entry["end_value"] = entry["end_value"], entry["start_value"]
+            if rescale and raw and divisor > 1:
+                for k in ("start_value", "end_value"):
+                    entry[k] = _value(indicator, entry[k], True)
+            entry.update(_change(indicator, entry.get("start_value"), entry.get("end_value")))
+        if rescale and raw:
+            block["unit"] = UNITS[indicator][0]
+        if "largest_percent_change" in block and run.draws.below(f"fix:largest:{indicator}", 0.7):
+            block["largest_percent_change"] = _largest(block["countries"], run.draws, indicator, fix=True)
+
+
+def _notes(run: AgentRun) -> list[str]:
+    notes = rate_limit_note(run.counts, "the affected country or page was skipped")
+    if run.counts.get("whole_series"):
+        notes.append(f"{run.counts['whole_series']} get_indicator quer(ies) fetched years the task did not ask for.")
+    return notes

@@ -1,0 +1,62 @@
+"""The worldbank family's behaviours: what the simulated agent does right or wrong, how likely, and
+the concept (stemmed content words) through which a skill's steps and pitfalls address each.
+
+`look_up_country_codes` is the loop-prone one (a guessed code that is not valid is re-sent until
+the agent notices); `exclude_aggregates` matters only on m2 / h1, the only scales that ask for the
+top countries of an all-countries listing, which starts with aggregates (docs/skillcraft_sim.md §4.1).
+"""
+
+from __future__ import annotations
+
+from evaluators.skillcraft.concepts import Concept
+from evaluators.skillcraft.family import Behaviour, topic
+
+B, C = Behaviour, Concept.of
+BEHAVIOURS: tuple[Behaviour, ...] = (
+    B("look_up_country_codes", "look up each country's ISO3 code instead of guessing it from the name",
+      0.55, 0.03, 0.998, C(
+          "iso3 lookup guess guessed guessing",
+          "code codes country countries search look id name names resolve identical again same repeat invalid "
+          "change different",
+          acts="look search", lapses="guess")),
+    B("paginate_to_end", "read every page of a series (page 1 holds only the newest years)", 0.7, 0.03, 0.998, C(
+        "paginate pagination",
+        "page pages next last every all remaining later follow through read beyond",
+        acts="paginate follow read", lapses="stop")),
+    B("order_years", "order the rows by year: the API lists the newest year first", 0.75, 0.03, 0.998, C(
+        "chronological descending newest oldest sort sorted reverse order ordering",
+        "year years start end swap swapped",
+        acts="sort order")),
+    B("skip_missing_values", "use the nearest year of the range that has a value when a boundary year is null",
+      0.6, 0.03, 0.998, C(
+          "missing null nulls gap gaps nearest unpublished",
+          "value values year years skip skipping available data earliest latest boundary",
+          acts="skip use")),
+    B("scale_units", "report values in the unit the task asks for (millions, billions)", 0.55, 0.03, 0.998, C(
+        "million millions billion billions rescale divide",
+        "unit units scale raw persons dollar dollars value values convert",
+        acts="convert divide scale")),
+    B("exclude_aggregates", "leave aggregates (World, regions, income groups) out of a ranking of countries",
+      0.62, 0.02, 0.998, C(
+          "aggregate aggregates",
+          "region regions income group groups world rank ranking top exclude",
+          acts="exclude")),
+    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, C(
+        "retry retries transient backoff",
+        "rate limited limit wait again error errors fail failed attempt back off",
+        acts="retry wait", lapses="skip ignore")),
+    B("skip_unneeded_calls", "request only the years the task asks for (a date filter)", 0.7, 0.0, 0.97, C(
+        "unneeded unnecessary",
+        "only date range filter whole full series extra fewer waste wasted ask asks need",
+        acts="filter")),
+    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, C(
+        "validate validation verify verification sanity reread",
+        "check double review before finishing finish compare cross against",
+        acts="validate verify check")),
+    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, C(
+        "artifact persist",
+        "write json output file save result",
+        acts="write save")),
+)
+BEHAVIOUR_NAMES = tuple(b.name for b in BEHAVIOURS)
+TOPIC = topic("world bank indicator indicators development economic economy statistics country countries")

@@ -1,0 +1,163 @@
+"""The worldbank family's world and tools: a World-Bank-Indicators-like API over the fixtures, with
+real contracts (the generic tools contract is evaluators/skillcraft/tools.py).
+
+- `get_countries(query, region)` -> `{page, pages, per_page, total, countries: [{id, iso2Code, name,
+  region: {id, value}, incomeLevel: {id, value}}]}`: a case-insensitive substring search over the
+  names (accents folded); aggregates (World, High income, South Asia, ...) are listed too, with
+  region "Aggregates", as the real country list mixes them in.
+- `get_indicator(country, indicator, date, page)` -> `{page, pages, per_page, total, lastupdated,
+  data: [{indicator: {id, value}, country: {id, value}, countryiso3code, date, value, unit,
+  obs_status, decimal}]}`: `country` is an ISO3 or ISO2 code (or "all": every country and
+  aggregate, aggregates first); `date` is "YYYY", "YYYY:YYYY" or "" (the whole 1995-2023 series).
+  Rows come **newest first**, 10 per page (50 for "all"); `value` is null where nothing was
+  published; values are in the indicator's raw unit (persons, current US$, years). An unknown
+  code gives `{"error": "invalid_value", ...}` (status `error`), a page past the end `data: []`.
+Every call may fail with `rate_limited` at the case's fault rate (seeded, paired).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft.concepts import fold
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+
+ROW_TOKENS = 20
+
+
+def _invalid(parameter: str, value: str) -> ToolReply:
+    return ({"error": "invalid_value", "message": "The provided parameter value is not valid",
+             "parameter": parameter, "value": value}, "error", 30)
+
+
+@dataclass
+class WorldBankWorld:
+    version: str
+    years: tuple[int, ...]
+    per_page: int
+    per_page_all: int
+    lastupdated: str
+    indicators: dict[str, dict[str, Any]]
+    entries: dict[str, dict[str, Any]]  # iso3 -> country or aggregate (with its series)
+    codes: dict[str, str]  # upper-case iso3 / iso2 -> iso3
+    by_name: dict[str, str]  # folded name -> iso3
+    aggregates: frozenset[str]
+    listing: list[dict[str, Any]]  # what get_countries returns per entry, in name order
+    names: dict[str, str]  # iso3 -> name
+    folded: list[str]  # fold(name) of each listing entry, same order
+    all_order: list[str]  # iso3 order of the "all" query: aggregates first, then by name
+    # Replies are pure functions of the arguments: built once, shared (never mutated).
+    cache: dict[tuple[Any, ...], ToolReply]
+
+    @classmethod
+    def from_fixtures(cls, data: dict[str, Any]) -> WorldBankWorld:
+        entries = {c["id"]: c for c in data["countries"]}
+        codes: dict[str, str] = {}
+        for c in entries.values():
+            codes[c["id"].upper()] = c["id"]
+            codes[c["iso2Code"].upper()] = c["id"]
+        listing = [{k: c[k] for k in ("id", "iso2Code", "name", "region", "incomeLevel")}
+                   for c in sorted(entries.values(), key=lambda c: c["name"])]
+        world = cls(
+            version=data["version"], years=tuple(range(int(data["first_year"]), int(data["last_year"]) + 1)),
+            per_page=int(data["per_page"]), per_page_all=int(data["per_page_all"]),
+            lastupdated=str(data["lastupdated"]), indicators=dict(data["indicators"]), entries=entries,
+            codes=codes, by_name={fold(c["name"]): c["id"] for c in entries.values()},
+            aggregates=frozenset(c["id"] for c in entries.values() if c["region"]["value"] == "Aggregates"),
+            listing=listing, names={c["id"]: c["name"] for c in entries.values()},
+            folded=[fold(c["name"]) for c in listing], all_order=[], cache={},
+        )
+        world.all_order = [c["id"] for c in sorted(entries.values(),
+                                                   key=lambda c: (c["id"] not in world.aggregates, c["name"]))]
+        return world
+
+    @classmethod
+    def load(cls, data_dir: Path) -> WorldBankWorld:
+        return cls.from_fixtures(load_fixtures(data_dir, "worldbank"))
+
+    def countries(self) -> list[str]:
+        """iso3 codes of the real countries (no aggregates), in name order."""
+        return [c["id"] for c in self.listing if c["id"] not in self.aggregates]
+
+    def value(self, iso3: str, indicator: str, year: int) -> float | None:
+        v: float | None = self.entries[iso3]["series"][indicator][year - self.years[0]]
+        return v
+
+    def row(self, iso3: str, indicator: str, year: int) -> dict[str, Any]:
+        c = self.entries[iso3]
+        return {"indicator": {"id": indicator, "value": self.indicators[indicator]["name"]},
+                "country": {"id": c["iso2Code"], "value": c["name"]}, "countryiso3code": iso3,
+                "date": str(year), "value": self.value(iso3, indicator, year), "unit": "", "obs_status": "",
+                "decimal": self.indicators[indicator]["decimal"]}
+
+    def parse_date(self, date: str) -> tuple[int, int] | None:
+        """(first, last) year of a date filter, or None when it is malformed or out of range."""
+        if not date:
+            return self.years[0], self.years[-1]
+        parts = date.split(":")
+        if len(parts) > 2 or not all(p.isdigit() and len(p) == 4 for p in parts):
+            return None
+        first, last = int(parts[0]), int(parts[-1])
+        if first > last or first < self.years[0] or last > self.years[-1]:
+            return None
+        return first, last
+
+
+class WorldBankTools:
+    """One agent run's view of the API (seeded faults + attempt counters)."""
+
+    def __init__(self, world: WorldBankWorld, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.faults = Faults(draws, fault_rate)
+
+    def get_countries(self, query: str = "", region: str = "") -> ToolReply:
+        if self.faults.hit(f"countries:{query}:{region}"):
+            return rate_limited()
+        key = ("countries", query, region)
+        reply = self.world.cache.get(key)
+        if reply is None:
+            reply = self.world.cache[key] = self._countries(query, region)
+        return reply
+
+    def _countries(self, query: str, region: str) -> ToolReply:
+        w, q = self.world, fold(query)
+        found = [c for c, name in zip(w.listing, w.folded, strict=True)
+                 if q in name and (not region or c["region"]["id"] == region.upper())]
+        result = {"page": 1, "pages": 1, "per_page": 300, "total": len(found), "countries": found}
+        return result, "ok" if found else "empty", 20 + 16 * len(found)
+
+    def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
+        if self.faults.hit(f"indicator:{country}:{indicator}:{date}:{page}"):
+            return rate_limited()
+        key = ("indicator", country, indicator, date, page)
+        reply = self.world.cache.get(key)
+        if reply is None:
+            reply = self.world.cache[key] = self._indicator(country, indicator, date, page)
+        return reply
+
+    def _indicator(self, country: str, indicator: str, date: str, page: int) -> ToolReply:
+        w = self.world
+        code = str(country).upper()
+        if code != "ALL" and code not in w.codes:
+            return _invalid("country", country)
+        if indicator not in w.indicators:
+            return _invalid("indicator", indicator)
+        span = w.parse_date(date)
+        if span is None:
+            return _invalid("date", date)
+        years = range(span[1], span[0] - 1, -1)  # newest first
+        if code == "ALL":
+            keys = [(iso3, y) for y in years for iso3 in w.all_order]
+            size = w.per_page_all
+        else:
+            keys = [(w.codes[code], y) for y in years]
+            size = w.per_page
+        pages = max(1, math.ceil(len(keys) / size))
+        chunk = keys[(page - 1) * size: page * size] if page >= 1 else []
+        result = {"page": page, "pages": pages, "per_page": size, "total": len(keys), "lastupdated": w.lastupdated,
+                  "data": [w.row(iso3, indicator, y) for iso3, y in chunk]}
+        return result, "ok" if chunk else "empty", 30 + ROW_TOKENS * len(chunk)

@@ -1,0 +1,56 @@
+"""The real agent: a `dspy.ReAct` over a family's tools, with the artifact rendered as its
+instructions (SKILL.md for skills)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from gepa_lab.core.artifacts import Artifact
+
+PREAMBLE = ("You complete tasks by calling the tools. The skill below is your guide for this kind of task: "
+            "follow it.")
+
+
+def render_instructions(artifact: Artifact) -> str:
+    """The agent's instructions: the preamble plus SKILL.md (skills) or one section per text."""
+    markdown = getattr(artifact, "render_markdown", None)
+    if callable(markdown):
+        body = str(markdown())
+    else:
+        sections = []
+        for name, value in artifact.to_dict().items():
+            text = "\n".join(value) if isinstance(value, (list, tuple)) else str(value)
+            sections.append(f"## {name}\n\n{text}")
+        body = "\n\n".join(sections)
+    return f"{PREAMBLE}\n\n{body.strip()}\n"
+
+
+@lru_cache(maxsize=1)
+def _signature() -> Any:
+    import dspy
+
+    class AgentTask(dspy.Signature):
+        """Complete the task with the tools."""
+
+        task: str = dspy.InputField(desc="the task statement")
+        summary: str = dspy.OutputField(desc="one sentence: what was written, and where")
+
+    return AgentTask
+
+
+def make_agent(artifact: Artifact, tools: list[Any], max_iters: int) -> Any:
+    import dspy
+
+    return dspy.ReAct(_signature().with_instructions(render_instructions(artifact)), tools=tools, max_iters=max_iters)
+
+
+def trajectory_steps(trajectory: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(thought, tool name, args) per step of a ReAct trajectory."""
+    steps = []
+    i = 0
+    while f"tool_name_{i}" in trajectory:
+        steps.append((str(trajectory.get(f"thought_{i}", "")), str(trajectory[f"tool_name_{i}"]),
+                      trajectory.get(f"tool_args_{i}")))
+        i += 1
+    return steps

@@ -1,0 +1,146 @@
+"""`evaluator=skillcraft_dspy`: SkillCraft-sim cases solved by a real model.
+
+A `dspy.ReAct` agent on the `lm.task` model gets the artifact as its instructions (SKILL.md for
+skills) and the family's tools (the simulator's world, with its seeded rate limits); what it
+writes to the task's output file is graded by the simulator's own rubric and score formula
+(`family.grade`, `grading.score_of`), and its feedback and trace take the simulator's format.
+Tokens, USD and latency come from the model's usage (`tokens`, `cost_usd`, `latency_ms`; also
+`agent_tokens` like the simulator). The case's provider seed goes to providers that take one and
+is recorded in the trace either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
+from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
+from gepa_lab.core.artifacts import Artifact
+from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.usage import Usage, UsageMeter
+
+DEFAULT_TOKEN_BUDGET = 200_000
+MAX_THOUGHTS = 12  # agent thoughts kept in the trace
+
+
+class SkillCraftDspyEvaluator:
+    """Evaluator (`gepa_lab.core.contracts.Evaluator`) running a real LM agent on SkillCraft-sim
+    tasks of one family."""
+
+    quality_objective = "official_quality"  # critical holdout cases are judged on the rubric share
+
+    def __init__(self, family: str = "recipe", lm: LMSettings | Mapping[str, Any] | None = None,
+                 data_dir: str | None = None, max_iters: int = 40, token_budget: int = DEFAULT_TOKEN_BUDGET):
+        from evaluators.skillcraft.evaluator import default_data_dir
+        from evaluators.skillcraft.registry import get_family
+        from evaluators.skillcraft_dspy.toolsets import TOOLSETS
+
+        if isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1:
+            raise ValueError(f"max_iters must be a positive integer, got {max_iters!r}")
+        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
+            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        self.family = family
+        self.spec = get_family(family)
+        if family not in TOOLSETS:
+            raise ValueError(f"no dspy toolset for family {family!r} yet (known: {', '.join(sorted(TOOLSETS))})")
+        self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
+        self.world = self.spec.load_world(self.data_dir)
+        self.max_iters, self.token_budget = max_iters, token_budget
+        self.settings = as_settings(lm, "lm.task")
+        self.lm = build_lm(self.settings, "lm.task")  # reads the key now: a missing one fails here
+        self.retryable_exceptions = transient_errors()
+        self.meter = UsageMeter()
+
+    @property
+    def usage(self) -> Usage:
+        return self.meter.total
+
+    def fingerprint(self) -> str:
+        fixtures = hashlib.sha256()
+        for path in sorted(self.data_dir.glob("fixtures*.json")):
+            fixtures.update(path.read_bytes())
+        return json.dumps({"evaluator": "skillcraft-dspy", "family": self.family, "max_iters": self.max_iters,
+                           "token_budget": self.token_budget, "fixtures": fixtures.hexdigest(),
+                           "lm": self.settings.public()}, sort_keys=True, default=str)
+
+    def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
+        tasks = [self.spec.parse_task(self.world, c) for c in cases]  # malformed cases fail before any spend
+        return [self._one(artifact, case, task, seed) for case, task in zip(cases, tasks, strict=True)]
+
+    def _one(self, artifact: Artifact, case: Case, task: Any, seed: int) -> Evaluation:
+        from evaluators.skillcraft.family import Episode
+        from evaluators.skillcraft.feedback import render_feedback
+        from evaluators.skillcraft.grading import score_of
+        from evaluators.skillcraft.rng import Draws
+
+        toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
+        agent = make_agent(artifact, toolset.functions, self.max_iters)
+        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: agent(task=case.input))
+        self.meter.add(run.usage)
+        steps = trajectory_steps(getattr(run.value, "trajectory", None) or {})
+        written, text, missing = _artifact(toolset, task.output_file)
+        error = _agent_error(run, steps, self.max_iters)
+        episode = Episode(artifact=written, artifact_text=text, calls=toolset.calls, tokens=run.usage.tokens,
+                          latency_ms=run.latency_ms, loaded=True, claim_done=toolset.claimed, agent_error=error,
+                          notes=_notes(toolset), missing_hint=missing)
+        checks = self.spec.grade(task, written)
+        if not checks:  # a family bug, not a task failure
+            raise RuntimeError(f"family {self.family!r} graded case {case.id!r} with no checks")
+        score, quality, passed = score_of(checks, written is not None, run.usage.tokens, self.token_budget)
+        return Evaluation(
+            case_id=case.id, score=score, output=text,
+            feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
+            trace=_trace(episode, artifact, task.output_file, run, steps),
+            objectives={**run.objectives(), "agent_tokens": float(run.usage.tokens), "official_quality": quality,
+                        "passed": 1.0 if passed else 0.0, "tool_calls": float(len(toolset.calls)),
+                        "skill_loaded": 1.0, "format_error": 1.0 if run.parse_error is not None else 0.0},
+        )
+
+
+def _artifact(toolset: Toolset, output_file: str) -> tuple[dict[str, Any] | None, str, str]:
+    """(parsed artifact or None, its text, why there is none)."""
+    content = toolset.written(output_file)
+    if content is None:
+        others = sorted({path for path, _ in toolset.writes})
+        if others:
+            return None, "", f"the agent wrote {', '.join(others)} instead of the required {output_file}"
+        return None, "", f"the agent never wrote {output_file} with write_file"
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        return None, content, f"{output_file} is not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, content, f"{output_file} must hold a JSON object, not {type(data).__name__}"
+    return data, content, ""
+
+
+def _agent_error(run: Metered, steps: list[tuple[str, str, Any]], max_iters: int) -> str:
+    if run.parse_error is not None:
+        return ("the model's reply did not follow the agent's output format: "
+                + " ".join(str(run.parse_error).split())[:300])
+    if steps and steps[-1][1] != "finish" and len(steps) >= max_iters:
+        return f"stopped at the {max_iters}-step limit"
+    return ""
+
+
+def _notes(toolset: Toolset) -> list[str]:
+    limited = sum(1 for c in toolset.calls if c.status == "rate_limited")
+    return [f"Tool errors: {limited} rate_limited response(s)."] if limited else []
+
+
+def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
+           steps: list[tuple[str, str, Any]]) -> str:
+    from evaluators.skillcraft.feedback import render_trace
+
+    trace = json.loads(render_trace(episode, str(getattr(artifact, "name", artifact.kind)), output_file))
+    trace["provider_seed"] = run.provider_seed
+    trace["provider_seed_sent"] = run.seed_sent
+    trace["thoughts"] = [thought[:300] for thought, _, _ in steps[:MAX_THOUGHTS]]
+    return json.dumps(trace, ensure_ascii=False, separators=(",", ":"))

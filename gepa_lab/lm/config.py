@@ -1,0 +1,110 @@
+"""LM settings: one `LMSettings` per role, `LMConfig` = the `lm` config group (`lm.task` for the
+agent / program under optimization, `lm.reflection` for the reflector).
+
+The API key is never a setting: `api_key_env` names the environment variable that holds it, and
+the key is read from there when the LM is built (`gepa_lab.lm.client.build_lm`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from gepa_lab.core.errors import ConfigError
+
+ENGINES = ("litellm", "auto")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class LMSettings:
+    """How to reach one model (a litellm model name such as `openai/gpt-4o-mini` or
+    `ollama_chat/qwen2.5`) and what it costs."""
+
+    model: str = "openai/gpt-4o-mini"
+    api_base: str | None = None  # e.g. http://127.0.0.1:8000/v1; None: the provider's default
+    api_key_env: str | None = "OPENAI_API_KEY"  # NAME of the variable holding the key; None: no key
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    # dspy's own retries per request (1 s, 2 s, 4 s ... or the provider's Retry-After). Default 0:
+    # transient errors surface to gepa_lab's retry layer (evaluation.max_retries /
+    # reflection.max_retries), so retries are never doubled silently.
+    num_retries: int = 0
+    timeout_s: float = 120.0  # per request
+    # dspy's response cache: off for evaluation (a cached reply would fake a paired seed), on for
+    # development runs that replay the same requests.
+    cache: bool = False
+    engine: str = "litellm"  # litellm: every request goes through litellm; auto: dspy's native engine when it can
+    usd_per_1k_tokens: float | None = None  # price of prompt + completion tokens; None: litellm's price map (0 if unknown)
+
+    # Validated by its holder with the role's name (`LMConfig`, `as_settings`, `build_lm`), so an
+    # error names the full key, e.g. `lm.task.temperature`.
+    def validate(self, role: str = "lm") -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigError(f"{role}.model must name a litellm model, e.g. openai/gpt-4o-mini (got {self.model!r})")
+        if self.api_base is not None and not str(self.api_base).startswith(("http://", "https://")):
+            raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
+                              f"(got {self.api_base!r})")
+        if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
+            # Never echo the value: a pasted key must not reach the terminal or a log.
+            raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
+                              "underscores), not the key itself; export the key and name its variable")
+        _number(self.temperature, f"{role}.temperature", 0.0, 2.0)
+        _integer(self.max_tokens, f"{role}.max_tokens", 1)
+        _integer(self.num_retries, f"{role}.num_retries", 0)
+        _number(self.timeout_s, f"{role}.timeout_s", 0.0, math.inf, open_low=True)
+        if self.engine not in ENGINES:
+            raise ConfigError(f"{role}.engine must be one of {', '.join(ENGINES)} (got {self.engine!r})")
+        if self.usd_per_1k_tokens is not None:
+            _number(self.usd_per_1k_tokens, f"{role}.usd_per_1k_tokens", 0.0, math.inf)
+
+    def public(self) -> dict[str, Any]:
+        """The settings as recorded (fingerprints, traces): no key, only its variable's name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class LMConfig:
+    """The `lm` config group: one LM per role."""
+
+    task: LMSettings = field(default_factory=LMSettings)
+    reflection: LMSettings = field(default_factory=LMSettings)
+
+    def __post_init__(self) -> None:
+        self.task.validate("lm.task")
+        self.reflection.validate("lm.reflection")
+
+
+def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") -> LMSettings:
+    """An `LMSettings` from what a `_target_` class receives: the interpolated `lm.<role>` node
+    (a mapping after `instantiate`), settings, or None (the defaults)."""
+    if value is None:
+        return LMSettings()
+    if isinstance(value, LMSettings):
+        value.validate(role)
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{role} must be a mapping of LM settings (got {type(value).__name__})")
+    known = {f.name for f in fields(LMSettings)}
+    unknown = sorted(set(map(str, value)) - known)
+    if unknown:
+        raise ConfigError(f"unknown LM setting(s) {unknown} in {role}; known: {', '.join(sorted(known))}")
+    settings = LMSettings(**{str(k): v for k, v in value.items()})
+    settings.validate(role)
+    return settings
+
+
+def _integer(value: Any, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")
+
+
+def _number(value: Any, name: str, low: float, high: float, *, open_low: bool = False) -> None:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    ok = ok and (value > low if open_low else value >= low) and value <= high
+    if not ok:
+        bound = f"> {low:g}" if open_low else (f"between {low:g} and {high:g}" if high < math.inf else f">= {low:g}")
+        raise ConfigError(f"{name} must be a number {bound} (got {value!r})")

@@ -1,0 +1,71 @@
+"""`reflector=dspy`: reflection by a real model, through `dspy.LM` and litellm.
+
+The reflector sends the prompt of `gepa_lab.lm.prompt` as a messages list (system + user, no DSPy
+signature adapter) and returns the model's raw text; the engine parses it with its tolerant JSON
+parser, so an unusable reply is a recorded `reflection_rejected`, not a crash. Tokens and USD of every call come from the LM's usage and are counted here, apart from the
+task's (`total_cost_usd` is what the engine adds to the run's reflection cost).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from gepa_lab.core.artifacts import Artifact
+from gepa_lab.lm.client import accepts_seed, build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.prompt import build_prompt
+from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
+
+log = logging.getLogger("gepa_lab.lm")
+
+
+class DspyReflector:
+    """Reflector (`gepa_lab.core.contracts.Reflector`) backed by the `lm.reflection` model.
+
+    `lm`: the LM settings (the YAML passes `${lm.reflection}`); `seed`: sent to providers that
+    accept one (`null`: none), so a rerun asks the same questions the same way.
+    """
+
+    def __init__(self, lm: LMSettings | Mapping[str, Any] | None = None, seed: int | None = None):
+        self.settings = as_settings(lm, "lm.reflection")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"reflector.seed must be an integer or null, got {seed!r}")
+        self.seed = None if seed is None else seed % 2**31  # what providers accept
+        self._lm = build_lm(self.settings, "lm.reflection")  # reads the key now: a missing one fails here
+        self.retryable_exceptions = transient_errors()
+        self.meter = UsageMeter()
+
+    # -- what the engine reads -------------------------------------------------------------
+    @property
+    def total_cost_usd(self) -> float:
+        return self.meter.total.cost_usd
+
+    @property
+    def usage(self) -> Usage:
+        return self.meter.total
+
+    # -- one reflection ----------------------------------------------------------------------
+    def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
+        system, user = build_prompt(artifact, component, records)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings) else {}
+        lm = self._lm.copy()  # its own history: this call's usage only
+        try:
+            with warnings.catch_warnings():
+                # dspy 3.4 prefers lm15 Requests, which send `max_completion_tokens`; the messages
+                # form sends `max_tokens`, which every OpenAI-compatible server accepts.
+                warnings.filterwarnings("ignore", message="Passing OpenAI-style message", category=DeprecationWarning)
+                outputs = lm(messages=messages, **extra)
+        finally:
+            usage = usage_of(lm.history, self.settings)
+            self.meter.add(usage)
+            total = self.meter.total
+            log.info("reflection LM %s: %d prompt + %d completion tokens, $%.6f (total %d calls, %d tokens, "
+                     "$%.6f)", self.settings.model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
+                     total.calls, total.tokens, total.cost_usd)
+        first = outputs[0] if outputs else ""
+        text = first.get("text") if isinstance(first, dict) else first
+        return text if isinstance(text, str) else ""

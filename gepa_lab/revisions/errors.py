@@ -1,0 +1,35 @@
+"""What the revision store refuses, as one-line errors (the CLIs print `str(error)`)."""
+
+from __future__ import annotations
+
+from gepa_lab.core.errors import GepaLabError
+from gepa_lab.core.submission import SubmissionRefused
+
+
+class RevisionError(GepaLabError):
+    """A request the store cannot carry out; nothing was changed unless the message says so."""
+
+
+class RevisionNotFound(RevisionError, LookupError):
+    """No revision or artifact by that reference."""
+
+
+class AlreadyDecided(RevisionError):
+    """Approve / reject / rollback on a revision whose status no longer allows it."""
+
+
+class InvalidRequest(RevisionError, ValueError):
+    """Malformed input (a submission's shape or evidence, an actor name, ...): nothing stored."""
+
+
+class StaleParent(SubmissionRefused, RevisionError):
+    """The revision's parent is no longer the artifact's active revision. On submission nothing
+    is stored; on approval the revision is rejected (and audited)."""
+
+
+class RevisionStoreError(RevisionError, RuntimeError):
+    """The database could not be opened or written (wrong URL, missing driver, locked too long)."""
+
+
+class ImmutableRevision(RevisionError, RuntimeError):
+    """Something tried to change a stored revision's body or the audit log: a bug, refused."""

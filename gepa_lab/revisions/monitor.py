@@ -1,0 +1,104 @@
+"""Monitoring: re-evaluate an artifact's active revision against its parent on the frozen dataset
+it was judged on, with the evaluator configuration of the run that produced it, and record the
+result. It never changes which revision is active: a regression is reported, and rolling back
+stays a human decision (`python -m gepa_lab.revisions rollback`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gepa_lab.core.artifacts import artifact_from_dict
+from gepa_lab.core.contracts import SPLITS, Evaluator
+from gepa_lab.core.errors import describe
+from gepa_lab.core.settings import EvaluationSettings
+from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
+from gepa_lab.revisions.store import MonitoringResult, MonitoringRow, RevisionStore, utcnow
+from gepa_lab.runs.record import RecordedExperiment, load_experiment
+from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
+
+MONITOR_ACTOR = "monitor"
+
+
+def build_evaluator(experiment: RecordedExperiment) -> Evaluator:
+    """The run's evaluator, rebuilt from its recorded `_target_` config."""
+    from hydra.utils import instantiate
+
+    node = experiment.config.get("evaluator")
+    if not isinstance(node, dict) or "_target_" not in node:
+        raise InvalidRequest(f"experiment {experiment.id} recorded no evaluator `_target_` (only CLI runs do); "
+                             "monitor needs a run started with python -m gepa_lab")
+    try:
+        evaluator: Evaluator = instantiate(node, _convert_="all")
+    except Exception as exc:
+        raise InvalidRequest(f"cannot rebuild the evaluator {node['_target_']}: {describe(exc.__cause__ or exc)}"
+                             ) from exc
+    return evaluator
+
+
+def _settings(experiment: RecordedExperiment) -> EvaluationSettings:
+    recorded = experiment.config.get("evaluation")
+    try:
+        return EvaluationSettings(**recorded) if isinstance(recorded, dict) else EvaluationSettings()
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(f"experiment {experiment.id} recorded unusable evaluation settings: {describe(exc)}"
+                             ) from exc
+
+
+def _mean(scores: list[float]) -> float:
+    return math.fsum(scores) / len(scores)
+
+
+def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, split: str = "holdout",
+            seed: int = 0, actor: str = MONITOR_ACTOR) -> MonitoringResult:
+    """Score the active revision and its parent (paired: same cases, same seed) and record it."""
+    if split not in SPLITS:
+        raise InvalidRequest(f"split must be one of {', '.join(SPLITS)} (got {split!r})")
+    active = store.active(artifact_name)
+    if active is None:
+        raise RevisionNotFound(f"{artifact_name!r} has no active revision in {store.display_url}")
+    try:
+        experiment = load_experiment(run_dir)
+    except (OSError, ValueError, KeyError) as exc:
+        raise InvalidRequest(f"cannot read the run record in {run_dir}: {describe(exc)}") from exc
+    evidence = active.evidence
+    recorded = (evidence.get("dataset_id"), evidence.get("dataset_version"), evidence.get("digests"))
+    if recorded != (experiment.dataset.id, experiment.dataset.version, experiment.digests):
+        raise InvalidRequest(
+            f"run {run_dir} used dataset {experiment.dataset.id} {experiment.dataset.version} with other split "
+            f"digests than revision {active.id[:12]} was judged on ({evidence.get('dataset_id')} "
+            f"{evidence.get('dataset_version')}); pass the run directory of a run on the same frozen data")
+    cases = experiment.dataset.split(split)
+    if not cases:
+        raise InvalidRequest(f"run {run_dir} has no {split} cases")
+    parent = store.get(active.parent_revision_id) if active.parent_revision_id else None
+    evaluator = build_evaluator(experiment)
+    runner = CaseRunner(evaluator, _settings(experiment), None)
+    try:
+        active_scores = [ev.score for ev in runner.run(artifact_from_dict(active.body), active.artifact_hash,
+                                                       cases, seed)]
+        parent_scores = None if parent is None else [
+            ev.score for ev in runner.run(artifact_from_dict(parent.body), parent.artifact_hash, cases, seed)]
+    finally:
+        runner.close()
+    active_mean = _mean(active_scores)
+    parent_mean = None if parent_scores is None else _mean(parent_scores)
+    row_data: dict[str, Any] = dict(
+        at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,
+        experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
+        cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
+        delta=None if parent_mean is None else active_mean - parent_mean,
+        evaluator=evaluator_fingerprint(evaluator), actor=actor)
+    with store.transaction() as session:
+        row = MonitoringRow(**row_data)
+        session.add(row)
+        session.flush()
+        result = MonitoringResult.of(row)
+        detail = asdict(result)
+        detail["at"] = None  # the entry's own time is the audit row's
+        store.audit_entry(session, artifact=active.artifact_name, revision_id=active.id, action="monitored",
+                          actor=actor, detail={k: v for k, v in detail.items() if v is not None})
+    return result

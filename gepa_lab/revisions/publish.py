@@ -1,0 +1,88 @@
+"""The managed directory agents load artifacts from: `<root>/<canonical name>/`.
+
+Only approval, rollback and the sweeper write here (through `service`), each while holding the
+artifact's lock. Files are written atomically (temp file + rename), so an agent never reads half
+a file. Beside the artifact file, `revision.json` names the revision that is live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
+from gepa_lab.revisions.gates import canonical_name
+
+DEFAULT_PUBLISH_ROOT = "published"
+REVISION_FILE = "revision.json"
+FILE_NAMES = {"skill": "SKILL.md", "prompt": "PROMPT.md", "tool_description": "TOOL.md",
+              "routing_policy": "POLICY.md", "texts": "TEXTS.json"}
+FALLBACK_FILE = "ARTIFACT.json"  # a kind added later and not named above
+
+
+def render(body: dict[str, Any]) -> tuple[str, str]:
+    """(file name, text) of an artifact as published: SKILL.md with front matter for skills."""
+    artifact = artifact_from_dict(body)
+    if isinstance(artifact, SkillSpec):
+        return FILE_NAMES["skill"], artifact.render_markdown()
+    kind = artifact.kind
+    fields = artifact.to_dict()
+    if kind == "tool_description":
+        one_line = " ".join(str(fields.get("name", "")).split())
+        return FILE_NAMES[kind], f"---\nname: {one_line}\n---\n\n{fields['description'].rstrip()}\n"
+    if kind in ("prompt", "routing_policy"):
+        return FILE_NAMES[kind], str(fields.get("text", fields.get("policy", ""))).rstrip() + "\n"
+    # texts (name -> text, e.g. one instruction per DSPy predictor) and any later kind: JSON.
+    return FILE_NAMES.get(kind, FALLBACK_FILE), json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+
+
+def artifact_dir(root: Path, name: str) -> Path:
+    slug = canonical_name(name)
+    if not slug:
+        raise ValueError(f"artifact name {name!r} has no letters or digits to name its directory")
+    return root / slug
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+Snapshot = dict[Path, str | None]
+
+
+def snapshot(root: Path, name: str, body: dict[str, Any]) -> Snapshot:
+    """What publishing `body` would overwrite, so a failed decision can put it back."""
+    directory = artifact_dir(root, name)
+    paths = [directory / render(body)[0], directory / REVISION_FILE]
+    return {p: (p.read_text(encoding="utf-8") if p.is_file() else None) for p in paths}
+
+
+def restore(saved: Snapshot) -> None:
+    for path, text in saved.items():
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            _write_atomic(path, text)
+
+
+def publish(root: Path, name: str, body: dict[str, Any], meta: dict[str, Any]) -> Path:
+    """Write the artifact file and `revision.json`; returns the artifact file's path."""
+    file_name, text = render(body)
+    directory = artifact_dir(root, name)
+    path = directory / file_name
+    _write_atomic(path, text)
+    _write_atomic(directory / REVISION_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return path

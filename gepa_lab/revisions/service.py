@@ -1,0 +1,365 @@
+"""The governance rules: submit (gates), approve (publish), reject, rollback and the approval-timeout
+sweeper. Each is one database transaction holding the artifact's lock, so decisions on one
+artifact are serialised across processes.
+
+Status moves:
+    submit    -> pending_approval | pending_eval | rejected (gates)      (stale parent: refused)
+    approve   pending_approval -> active, previous active -> archived     (stale parent: rejected)
+    reject    pending_approval | pending_eval -> rejected
+    rollback  archived -> active, current active -> archived
+Anything else is an error that changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from gepa_lab.core.artifacts import KINDS, artifact_from_dict
+from gepa_lab.core.contracts import canonical_json, sha256_hex
+from gepa_lab.core.submission import SubmissionRequest
+from gepa_lab.revisions import publish
+from gepa_lab.revisions.errors import (
+    AlreadyDecided,
+    InvalidRequest,
+    RevisionError,
+    RevisionNotFound,
+    StaleParent,
+)
+from gepa_lab.revisions.gates import DEFAULT_MIN_HOLDOUT_SCORE, check_evidence, run_gates
+from gepa_lab.revisions.store import (
+    MAX_NAME,
+    PENDING,
+    ArtifactRow,
+    AuditRow,
+    Revision,
+    RevisionRow,
+    RevisionStore,
+    iso,
+    utcnow,
+)
+
+AUTO_EXPIRE = "auto-expire"  # the sweeper's actor
+GATES = "gates"  # the actor of automatic rejections
+RESERVED_ACTORS = frozenset({AUTO_EXPIRE, GATES})
+
+
+def check_actor(actor: Any, *, system: bool = False) -> str:
+    if not isinstance(actor, str) or not actor.strip():
+        raise InvalidRequest("a decision needs a named actor (--actor NAME)")
+    actor = actor.strip()
+    if len(actor) > MAX_NAME:
+        raise InvalidRequest(f"actor name is {len(actor)} characters; the limit is {MAX_NAME}")
+    if actor in RESERVED_ACTORS and not system:
+        raise InvalidRequest(f"actor {actor!r} is reserved for automatic decisions; use your own name")
+    return actor
+
+
+def _short(revision_id: str | None) -> str:
+    return "none" if revision_id is None else revision_id[:12]
+
+
+@dataclass(frozen=True)
+class Submission:
+    revision: Revision
+    resubmitted: bool  # True: the same artifact on the same parent was already stored
+
+    def to_dict(self) -> dict[str, Any]:
+        rev = self.revision
+        return {"revision_id": rev.id, "status": rev.status, "artifact_name": rev.artifact_name,
+                "version": rev.version, "parent_revision_id": rev.parent_revision_id, "action": rev.action,
+                "reasons": rev.reasons if rev.status != "pending_approval" else [],
+                "resubmitted": self.resubmitted}
+
+
+@dataclass(frozen=True)
+class Decision:
+    revision: Revision
+    previous: str | None = None  # the revision archived by this decision
+    published: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"revision": self.revision.to_dict(), "archived": self.previous,
+                "published": None if self.published is None else str(self.published)}
+
+
+# -- submit -------------------------------------------------------------------------------------
+def _store_name(request: SubmissionRequest, fallback: str | None) -> str:
+    own = request.artifact.get("name")
+    name = request.artifact_name or (own if isinstance(own, str) and own.strip() else None) or fallback
+    if not name or not name.strip():
+        raise InvalidRequest(f"a {request.artifact.get('kind')} artifact has no name to store it under; set "
+                             "submitter.artifact_name=<name>")
+    if len(name) > MAX_NAME:
+        raise InvalidRequest(f"artifact name is {len(name)} characters; the store's limit is {MAX_NAME}")
+    return name
+
+
+def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: str | None = None,
+           min_holdout_score: float = DEFAULT_MIN_HOLDOUT_SCORE) -> Submission:
+    """Gate and store one eligible winner. Refuses (nothing stored) malformed evidence and a stale
+    parent; returns the existing revision for the same artifact on the same parent."""
+    problems = check_evidence(request.evidence)
+    if problems:
+        raise InvalidRequest("submission refused: " + "; ".join(problems))
+    body = request.artifact
+    if body.get("kind") not in KINDS:
+        raise InvalidRequest(f"unknown artifact kind {body.get('kind')!r}; expected one of {sorted(KINDS)}")
+    try:
+        artifact_from_dict(body)  # shape only (unknown fields, types); content is the SpecGate's job
+    except ValueError as exc:
+        raise InvalidRequest(f"submission refused: {exc}") from exc
+    if request.action == "create" and request.parent_revision_id is not None:
+        raise InvalidRequest("a create submission cannot name a parent revision")
+    name = _store_name(request, artifact_name)
+    kind = str(body["kind"])
+    digest = sha256_hex(canonical_json(body))
+    parent_key = request.parent_revision_id or ""
+    with store.transaction() as session:
+        artifact = store.ensure_artifact(session, name, kind)
+        if artifact.kind != kind:
+            raise InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
+        existing = session.scalars(select(RevisionRow).where(
+            RevisionRow.artifact_name == name, RevisionRow.parent_key == parent_key,
+            RevisionRow.artifact_hash == digest)).one_or_none()
+        if existing is not None:
+            store.audit_entry(session, artifact=name, revision_id=existing.id, action="resubmitted",
+                              actor=request.source, detail={"status": existing.status})
+            return Submission(Revision.of(existing), True)
+        if request.parent_revision_id is not None:
+            parent = session.get(RevisionRow, request.parent_revision_id)
+            if parent is None:
+                raise InvalidRequest(f"parent revision {request.parent_revision_id!r} is not in the store")
+            if parent.artifact_name != name:
+                raise InvalidRequest(f"parent revision {_short(parent.id)} belongs to {parent.artifact_name!r}, "
+                                     f"not {name!r}")
+        _check_parent(artifact, request.parent_revision_id)
+        existing_names = [n for n in store.live_names(session) if n != name]
+        verdict = run_gates(body, name, request.action, request.evidence, existing_names, min_holdout_score)
+        moment = utcnow()
+        rejected = verdict.status == "rejected"
+        row = RevisionRow(
+            id=store.new_revision_id(), artifact_name=name, version=store.next_version(session, name), kind=kind,
+            artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
+            parent_key=parent_key, action="update" if request.parent_revision_id else "create",
+            source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
+            submitted_at=moment, status=verdict.status,
+            status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None)
+        session.add(row)
+        session.flush()
+        store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
+                          detail={"status": row.status, "version": row.version,
+                                  "parent_revision_id": row.parent_revision_id, "reasons": verdict.reasons})
+        return Submission(Revision.of(row), False)
+
+
+def _check_parent(artifact: ArtifactRow, parent_id: str | None) -> None:
+    active = artifact.active_revision_id
+    if parent_id == active:
+        return
+    name = artifact.name
+    if parent_id is None:
+        raise StaleParent(f"artifact {name!r} already has an active revision ({_short(active)}) and the run's "
+                          f"seed is not it; start the run from it (seed.from_store={name!r})")
+    raise StaleParent(f"parent revision {_short(parent_id)} of {name!r} is no longer active (active: "
+                      f"{_short(active)}); re-run from the active revision (seed.from_store={name!r})")
+
+
+# -- decisions ----------------------------------------------------------------------------------
+def _locked(session: Session, store: RevisionStore, ref: str) -> tuple[RevisionRow, ArtifactRow]:
+    row = store.find(session, ref)
+    artifact = store.lock_artifact(session, row.artifact_name)
+    assert artifact is not None  # every revision's artifact row exists (foreign key)
+    session.refresh(row)  # read again under the lock (another process may just have decided it)
+    return row, artifact
+
+
+def _already(row: RevisionRow, verb: str) -> AlreadyDecided:
+    by = f" by {row.decided_by} at {iso(row.decided_at)}" if row.decided_by else ""
+    return AlreadyDecided(f"revision {_short(row.id)} ({row.artifact_name} v{row.version}) is already "
+                          f"{row.status}{by}; it cannot be {verb}")
+
+
+def _decide(row: RevisionRow, status: str, actor: str, comment: str | None, reason: str = "") -> None:
+    row.status = status
+    row.decided_by = actor
+    row.decided_at = utcnow()
+    row.decision_comment = comment
+    row.status_reason = reason
+
+
+def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact: ArtifactRow, actor: str,
+              comment: str | None, publish_root: Path, action: str, detail: dict[str, Any]) -> tuple[str | None, Path]:
+    """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
+    previous = store.active_row(session, artifact.name)
+    if previous is not None and previous.id != row.id:
+        previous.status = "archived"
+        previous.status_reason = f"replaced by {_short(row.id)} (v{row.version})"
+        store.audit_entry(session, artifact=artifact.name, revision_id=previous.id, action="archived", actor=actor,
+                          comment=comment, detail={"replaced_by": row.id})
+        session.flush()  # archived before the new one is active: at most one active row at any time
+    _decide(row, "active", actor, comment)
+    path = publish.artifact_dir(publish_root, artifact.name) / publish.render(row.body)[0]
+    row.published_path = str(path)
+    artifact.active_revision_id = row.id
+    artifact.updated_at = utcnow()
+    store.audit_entry(session, artifact=artifact.name, revision_id=row.id, action=action, actor=actor,
+                      comment=comment, detail={**detail, "archived": previous.id if previous else None,
+                                               "published": str(path)})
+    session.flush()  # constraint violations surface before anything is written to disk
+    publish.publish(publish_root, artifact.name, row.body, {
+        "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
+        "kind": row.kind, "decided_by": actor, "decided_at": iso(row.decided_at), "source": row.source})
+    return (previous.id if previous else None), path
+
+
+Remember = Callable[[publish.Snapshot], None]
+T = TypeVar("T")
+
+
+def _published_transaction(store: RevisionStore, work: Callable[[Session, Remember], T]) -> T:
+    """Run `work(session, remember)` in one transaction; `remember` takes a snapshot of the files
+    `work` is about to publish. If anything fails after that (the commit included), the previous
+    files are put back."""
+    saved: list[publish.Snapshot] = []
+    try:
+        with store.transaction() as session:
+            return work(session, saved.append)
+    except BaseException:
+        for snap in saved:
+            publish.restore(snap)
+        raise
+
+
+def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = None, *,
+            publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, system: bool = False) -> Decision:
+    """Publish a pending_approval revision. A stale parent rejects it (committed and audited) and
+    raises StaleParent."""
+    actor = check_actor(actor, system=system)
+    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
+
+    def work(session: Session, remember: Remember) -> tuple[Decision, StaleParent | None]:
+        row, artifact = _locked(session, store, ref)
+        if row.status == "pending_eval":
+            raise RevisionError(
+                f"revision {_short(row.id)} is pending_eval ({row.status_reason}); it cannot be approved: reject "
+                "it, or submit a candidate with stronger holdout evidence")
+        if row.status != "pending_approval":
+            raise _already(row, "approved")
+        if row.parent_revision_id != artifact.active_revision_id:
+            reason = (f"stale parent: {_short(row.parent_revision_id)} is no longer the active revision "
+                      f"(active: {_short(artifact.active_revision_id)})")
+            _decide(row, "rejected", actor, comment, reason)
+            store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
+                              comment=comment, detail={"reason": reason, "on": "approve"})
+            # Returned, not raised: the rejection must be committed before the caller hears of it.
+            return Decision(Revision.of(row)), StaleParent(
+                f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run from the "
+                f"active revision (seed.from_store={row.artifact_name!r})")
+        remember(publish.snapshot(root, artifact.name, row.body))
+        previous, path = _activate(session, store, row, artifact, actor, comment, root, "approved", {})
+        return Decision(Revision.of(row), previous, path), None
+
+    decision, stale = _published_transaction(store, work)
+    if stale is not None:
+        raise stale
+    return decision
+
+
+def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = None) -> Decision:
+    """Only the status (and decision fields) change; nothing is published or archived."""
+    actor = check_actor(actor)
+    with store.transaction() as session:
+        row, _ = _locked(session, store, ref)
+        if row.status not in PENDING:
+            raise _already(row, "rejected")
+        _decide(row, "rejected", actor, comment, "rejected by reviewer")
+        store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
+                          comment=comment)
+        return Decision(Revision.of(row))
+
+
+def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str | None = None, *,
+             to: str | None = None, publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT) -> Decision:
+    """Re-activate an archived revision (default: the one archived most recently)."""
+    actor = check_actor(actor)
+    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
+
+    def work(session: Session, remember: Remember) -> Decision:
+        artifact = store.lock_artifact(session, artifact_name)
+        if artifact is None:
+            raise RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
+        target = store.find(session, to) if to is not None else _last_archived(session, artifact_name)
+        if target is None:
+            raise RevisionError(f"{artifact_name!r} has no archived revision to roll back to")
+        session.refresh(target)  # read again under the lock
+        if target.artifact_name != artifact_name:
+            raise InvalidRequest(f"revision {_short(target.id)} belongs to {target.artifact_name!r}, not "
+                                 f"{artifact_name!r}")
+        if target.status != "archived":
+            raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "
+                                 "be rolled back to")
+        remember(publish.snapshot(root, artifact_name, target.body))
+        previous, path = _activate(session, store, target, artifact, actor, comment, root, "rolled_back",
+                                   {"from": artifact.active_revision_id})
+        return Decision(Revision.of(target), previous, path)
+
+    return _published_transaction(store, work)
+
+
+def _last_archived(session: Session, artifact_name: str) -> RevisionRow | None:
+    stmt = (select(AuditRow.revision_id).where(AuditRow.artifact_name == artifact_name,
+                                               AuditRow.action == "archived").order_by(AuditRow.id.desc()))
+    for revision_id in session.scalars(stmt):
+        row = session.get(RevisionRow, revision_id)
+        if row is not None and row.status == "archived":
+            return row
+    return None
+
+
+# -- the approval-timeout sweeper ---------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepOutcome:
+    revision_id: str
+    artifact_name: str
+    outcome: str  # approved | rejected (stale parent) | skipped (decided meanwhile)
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"revision_id": self.revision_id, "artifact_name": self.artifact_name, "outcome": self.outcome,
+                "detail": self.detail}
+
+
+def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | None = None,
+          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT) -> list[SweepOutcome]:
+    """Opt-in: auto-approve (actor `auto-expire`) every pending_approval revision submitted longer
+    than `timeout` ago, oldest first, through the same checks as a human approval. `None` (the
+    default everywhere) does nothing."""
+    if timeout is None:
+        return []
+    if timeout <= timedelta(0):
+        raise InvalidRequest("the approval timeout must be positive (e.g. 72h)")
+    cutoff = (now or utcnow()) - timeout
+    with store.transaction() as session:
+        due = list(session.execute(
+            select(RevisionRow.id, RevisionRow.artifact_name).where(
+                RevisionRow.status == "pending_approval", RevisionRow.submitted_at < cutoff)
+            .order_by(RevisionRow.submitted_at, RevisionRow.id)))
+    outcomes = []
+    comment = f"auto-approved: pending longer than the approval timeout ({timeout})"
+    for revision_id, name in due:
+        try:
+            decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True)
+            outcomes.append(SweepOutcome(revision_id, name, "approved", str(decision.published)))
+        except StaleParent as exc:
+            outcomes.append(SweepOutcome(revision_id, name, "rejected", str(exc)))
+        except AlreadyDecided as exc:
+            outcomes.append(SweepOutcome(revision_id, name, "skipped", str(exc)))
+    return outcomes

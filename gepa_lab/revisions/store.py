@@ -1,0 +1,515 @@
+"""The revision store's database: tables, transactions and reads (SQLAlchemy 2.x ORM).
+
+A SQLite file by default (`sqlite:///revisions.db`); a team points every client at one SQLAlchemy
+URL (e.g. `postgresql://...`). The store owns the database; the rules (gates, decisions) live in
+`service`, the published files in `publish`.
+
+Tables:
+- `revisions`   one row per submitted revision. The body (artifact, hash, parent, evidence, gate
+                results) never changes once written; only status and decision fields do.
+- `artifacts`   one row per artifact name: its kind and the pointer to its active revision.
+- `audit_log`   append-only: every submission, decision, archive, rollback and monitoring run.
+- `monitoring`  re-evaluations of active revisions against their parents.
+- `store_meta`  the schema version.
+
+Database constraints, not just code, keep the invariants: revision ids are primary keys,
+(artifact, version) is unique, (artifact, parent, artifact hash) is unique (a resubmission finds
+the existing row), a status outside the five is refused, and a partial unique index allows at
+most one `active` revision per artifact. The ORM refuses updates to a revision's body and to
+audit rows.
+
+Concurrency: every write is one transaction that first locks the artifact's row. On SQLite each
+transaction starts with BEGIN IMMEDIATE (writers queue on the database lock, waiting up to
+`busy_timeout_s`); on other databases the artifact row is locked with SELECT ... FOR UPDATE.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from gepa_lab.core.errors import describe
+from gepa_lab.core.submission import Lineage
+from gepa_lab.revisions.errors import (
+    ImmutableRevision,
+    RevisionError,
+    RevisionNotFound,
+    RevisionStoreError,
+)
+from gepa_lab.revisions.urls import DEFAULT_STORE_URL
+
+SCHEMA_VERSION = "1"
+STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
+PENDING = ("pending_eval", "pending_approval")
+MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
+_STATUS_SQL = ", ".join(f"'{s}'" for s in STATUSES)
+
+
+def utcnow() -> datetime:
+    """Naive UTC: SQLite has no time zones, so every stored time is UTC without tzinfo."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="milliseconds") + "Z"
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class ArtifactRow(Base):
+    """The active pointer of one artifact (and the row every decision on it locks)."""
+
+    __tablename__ = "artifacts"
+    name: Mapped[str] = mapped_column(String(MAX_NAME), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    # use_alter: revisions and artifacts reference each other.
+    active_revision_id: Mapped[str | None] = mapped_column(
+        ForeignKey("revisions.id", use_alter=True, name="fk_artifact_active"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class RevisionRow(Base):
+    __tablename__ = "revisions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    artifact_name: Mapped[str] = mapped_column(ForeignKey("artifacts.name"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    artifact_hash: Mapped[str] = mapped_column(String(64), index=True)
+    body: Mapped[dict[str, Any]]
+    parent_revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"))
+    # The parent id, or "" for a create: SQL treats NULLs as distinct in a UNIQUE constraint.
+    parent_key: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(Text)
+    evidence: Mapped[dict[str, Any]]
+    gates: Mapped[list[Any]]
+    submitted_at: Mapped[datetime] = mapped_column(DateTime)
+    status: Mapped[str] = mapped_column(String(20))
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime)
+    decision_comment: Mapped[str | None] = mapped_column(Text)
+    published_path: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
+        UniqueConstraint("artifact_name", "parent_key", "artifact_hash", name="uq_revision_lineage"),
+        CheckConstraint(f"status IN ({_STATUS_SQL})", name="ck_revision_status"),
+        CheckConstraint("action IN ('create', 'update')", name="ck_revision_action"),
+        CheckConstraint("version >= 1", name="ck_revision_version"),
+        Index("uq_one_active_revision", "artifact_name", unique=True,
+              sqlite_where=text("status = 'active'"), postgresql_where=text("status = 'active'")),
+    )
+
+
+# Written once at submission; a change to any of these is a bug.
+IMMUTABLE_FIELDS = ("id", "artifact_name", "version", "kind", "artifact_hash", "body", "parent_revision_id",
+                    "parent_key", "action", "source", "evidence", "gates", "submitted_at")
+
+
+class AuditRow(Base):
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime)
+    artifact_name: Mapped[str] = mapped_column(String(MAX_NAME), index=True)
+    revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"), index=True)
+    action: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str] = mapped_column(String(MAX_NAME))
+    comment: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict[str, Any]]
+
+
+class MonitoringRow(Base):
+    __tablename__ = "monitoring"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime)
+    revision_id: Mapped[str] = mapped_column(ForeignKey("revisions.id"), index=True)
+    parent_revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"))
+    experiment_id: Mapped[str] = mapped_column(String(64))
+    run_dir: Mapped[str] = mapped_column(Text)
+    split: Mapped[str] = mapped_column(String(16))
+    seed: Mapped[int] = mapped_column(Integer)
+    cases: Mapped[int] = mapped_column(Integer)
+    active_mean: Mapped[float] = mapped_column(Float)
+    parent_mean: Mapped[float | None] = mapped_column(Float)
+    delta: Mapped[float | None] = mapped_column(Float)
+    evaluator: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(String(MAX_NAME))
+
+
+class MetaRow(Base):
+    __tablename__ = "store_meta"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+@event.listens_for(RevisionRow, "before_update")
+def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
+    state = inspect(target)
+    changed = [name for name in IMMUTABLE_FIELDS if state.attrs[name].history.has_changes()]
+    if changed:
+        raise ImmutableRevision(f"revision {target.id} is immutable; refusing to change {', '.join(changed)}")
+
+
+@event.listens_for(AuditRow, "before_update")
+@event.listens_for(AuditRow, "before_delete")
+def _audit_is_append_only(mapper: Any, connection: Any, target: AuditRow) -> None:
+    raise ImmutableRevision(f"the audit log is append-only; refusing to change entry {target.id}")
+
+
+# -- typed views --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Revision:
+    id: str
+    artifact_name: str
+    version: int
+    kind: str
+    artifact_hash: str
+    body: dict[str, Any]
+    parent_revision_id: str | None
+    action: str
+    source: str
+    evidence: dict[str, Any]
+    gates: list[dict[str, Any]]
+    submitted_at: datetime
+    status: str
+    status_reason: str
+    decided_by: str | None
+    decided_at: datetime | None
+    decision_comment: str | None
+    published_path: str | None
+
+    @classmethod
+    def of(cls, row: RevisionRow) -> Revision:
+        return cls(row.id, row.artifact_name, row.version, row.kind, row.artifact_hash, dict(row.body),
+                   row.parent_revision_id, row.action, row.source, dict(row.evidence), list(row.gates),
+                   row.submitted_at, row.status, row.status_reason or "", row.decided_by, row.decided_at,
+                   row.decision_comment, row.published_path)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [r for gate in self.gates for r in gate.get("reasons", [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["submitted_at"], out["decided_at"] = iso(self.submitted_at), iso(self.decided_at)
+        return out
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    artifact_name: str
+    revision_id: str | None
+    action: str
+    actor: str
+    comment: str | None
+    detail: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: AuditRow) -> AuditEntry:
+        return cls(row.id, row.at, row.artifact_name, row.revision_id, row.action, row.actor, row.comment,
+                   dict(row.detail or {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": iso(self.at), "artifact_name": self.artifact_name,
+                "revision_id": self.revision_id, "action": self.action, "actor": self.actor,
+                "comment": self.comment, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class MonitoringResult:
+    id: int
+    at: datetime
+    revision_id: str
+    parent_revision_id: str | None
+    experiment_id: str
+    run_dir: str
+    split: str
+    seed: int
+    cases: int
+    active_mean: float
+    parent_mean: float | None
+    delta: float | None
+    evaluator: str
+    actor: str
+
+    @classmethod
+    def of(cls, row: MonitoringRow) -> MonitoringResult:
+        return cls(row.id, row.at, row.revision_id, row.parent_revision_id, row.experiment_id, row.run_dir,
+                   row.split, row.seed, row.cases, row.active_mean, row.parent_mean, row.delta, row.evaluator,
+                   row.actor)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["at"] = iso(self.at)
+        return out
+
+
+# -- URLs ---------------------------------------------------------------------------------------
+def parse_url(url: str) -> URL:
+    """A SQLAlchemy URL; a relative SQLite path is made absolute against the working directory."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise RevisionStoreError(f"{url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
+                                 "postgresql://user@host/db") from exc
+    if parsed.get_backend_name() == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            raise RevisionStoreError("an in-memory SQLite revision store forgets everything when the process "
+                                     f"ends; use a file, e.g. {DEFAULT_STORE_URL}")
+        parsed = parsed.set(database=str(Path(parsed.database).expanduser().resolve()))
+    return parsed
+
+
+def display_url(url: URL | str) -> str:
+    """For messages and records: never the password."""
+    return (make_url(url) if isinstance(url, str) else url).render_as_string(hide_password=True)
+
+
+def _engine(url: URL, busy_timeout_s: float) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, record: Any) -> None:
+        # Take transaction control away from the sqlite3 driver (SQLAlchemy docs, "Transactions
+        # with SQLite and the sqlite3 driver"), so the BEGIN below is the only one.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        # IMMEDIATE takes the write lock up front: a check-then-write (parent check, version
+        # number) cannot interleave with another process's.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+# -- the store ----------------------------------------------------------------------------------
+class RevisionStore:
+    """One revision database. `create=False` refuses to create a missing SQLite file (the CLI's read
+    and decision commands: a typo'd --store must not produce an empty store)."""
+
+    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, busy_timeout_s: float = 30.0):
+        self.url = parse_url(url)
+        self.display_url = display_url(self.url)
+        if self.url.get_backend_name() == "sqlite":
+            path = Path(str(self.url.database))
+            if not path.parent.is_dir():
+                raise RevisionStoreError(f"revision store directory {path.parent} does not exist; create it or "
+                                         "use another --store / submitter.url")
+            if not create and not path.is_file():
+                raise RevisionStoreError(f"no revision store at {path}; run from the directory that holds "
+                                         "revisions.db or pass --store URL")
+        try:
+            self.engine = _engine(self.url, busy_timeout_s)
+        except (NoSuchModuleError, ImportError) as exc:
+            raise RevisionStoreError(f"no database driver for {self.display_url}: {describe(exc)} "
+                                     "(install the driver package, e.g. psycopg2-binary)") from exc
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._ensure_schema()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> RevisionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _error(self, exc: SQLAlchemyError) -> RevisionStoreError:
+        cause = getattr(exc, "orig", None) or exc
+        return RevisionStoreError(f"revision store {self.display_url}: {describe(cause)}")
+
+    def _ensure_schema(self) -> None:
+        try:
+            Base.metadata.create_all(self.engine)
+            with self.transaction() as session:
+                found = session.get(MetaRow, "schema_version")
+                if found is None:
+                    session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
+                elif found.value != SCHEMA_VERSION:
+                    raise RevisionStoreError(
+                        f"revision store {self.display_url} has schema version {found.value}; this gepa-lab "
+                        f"reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
+        except SQLAlchemyError as exc:
+            raise self._error(exc) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One unit of work: committed on success, rolled back on any exception."""
+        try:
+            with self._sessions() as session, session.begin():
+                yield session
+        except RevisionError:
+            raise
+        except SQLAlchemyError as exc:
+            raise self._error(exc) from exc
+
+    # -- locking and writing helpers (used inside a transaction) -------------------------------
+    def lock_artifact(self, session: Session, name: str) -> ArtifactRow | None:
+        stmt = select(ArtifactRow).where(ArtifactRow.name == name).with_for_update()
+        return session.execute(stmt).scalar_one_or_none()
+
+    def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
+        """The artifact's row, created on first use, locked for the rest of the transaction."""
+        row = self.lock_artifact(session, name)
+        if row is not None:
+            return row
+        moment = utcnow()
+        try:
+            with session.begin_nested():  # a concurrent creator wins; we then lock its row
+                session.add(ArtifactRow(name=name, kind=kind, active_revision_id=None, created_at=moment,
+                                        updated_at=moment))
+        except IntegrityError:
+            pass
+        row = self.lock_artifact(session, name)
+        assert row is not None
+        return row
+
+    @staticmethod
+    def new_revision_id() -> str:
+        return uuid.uuid4().hex
+
+    @staticmethod
+    def next_version(session: Session, name: str) -> int:
+        current = session.scalar(select(func.max(RevisionRow.version)).where(RevisionRow.artifact_name == name))
+        return int(current or 0) + 1
+
+    @staticmethod
+    def audit_entry(session: Session, *, artifact: str, revision_id: str | None, action: str, actor: str,
+                    comment: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        session.add(AuditRow(at=utcnow(), artifact_name=artifact, revision_id=revision_id, action=action,
+                             actor=actor, comment=comment, detail=detail or {}))
+
+    # -- lookups (inside a transaction) --------------------------------------------------------
+    def find(self, session: Session, ref: str) -> RevisionRow:
+        """A revision by id, unique id prefix (>= 4 characters) or `<artifact name>@v<version>`."""
+        ref = ref.strip()
+        row = session.get(RevisionRow, ref)
+        if row is not None:
+            return row
+        name, at, version = ref.rpartition("@")
+        if at and version.lstrip("v").isdigit():
+            found = session.scalars(select(RevisionRow).where(RevisionRow.artifact_name == name,
+                                                              RevisionRow.version == int(version.lstrip("v"))))
+            row = found.one_or_none()
+            if row is not None:
+                return row
+        if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref.lower()):
+            matches = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(3))
+            rows = list(matches)
+            if len(rows) == 1:
+                return rows[0]
+            if len(rows) > 1:
+                raise RevisionNotFound(f"revision prefix {ref!r} matches several revisions; give more characters")
+        raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions "
+                               "list)")
+
+    @staticmethod
+    def active_row(session: Session, name: str) -> RevisionRow | None:
+        artifact = session.get(ArtifactRow, name)
+        if artifact is None or artifact.active_revision_id is None:
+            return None
+        return session.get(RevisionRow, artifact.active_revision_id)
+
+    @staticmethod
+    def live_names(session: Session) -> list[str]:
+        """Artifacts that exist for duplicate checks: any revision not rejected."""
+        stmt = select(RevisionRow.artifact_name).where(RevisionRow.status != "rejected").distinct()
+        return sorted(session.scalars(stmt))
+
+    # -- reads (own transaction) ---------------------------------------------------------------
+    def get(self, ref: str) -> Revision:
+        with self.transaction() as session:
+            return Revision.of(self.find(session, ref))
+
+    def active(self, name: str) -> Revision | None:
+        with self.transaction() as session:
+            row = self.active_row(session, name)
+            return None if row is None else Revision.of(row)
+
+    def revisions(self, artifact: str | None = None, statuses: Sequence[str] = ()) -> list[Revision]:
+        stmt = select(RevisionRow).order_by(RevisionRow.artifact_name, RevisionRow.version)
+        if artifact is not None:
+            stmt = stmt.where(RevisionRow.artifact_name == artifact)
+        if statuses:
+            stmt = stmt.where(RevisionRow.status.in_(list(statuses)))
+        with self.transaction() as session:
+            return [Revision.of(r) for r in session.scalars(stmt)]
+
+    def artifact_names(self) -> list[str]:
+        with self.transaction() as session:
+            return sorted(session.scalars(select(ArtifactRow.name)))
+
+    def audit(self, artifact: str | None = None, revision: str | None = None,
+              limit: int | None = None) -> list[AuditEntry]:
+        stmt = select(AuditRow).order_by(AuditRow.id.desc())
+        with self.transaction() as session:
+            if artifact is not None:
+                stmt = stmt.where(AuditRow.artifact_name == artifact)
+            if revision is not None:
+                stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
+            if limit is not None:
+                stmt = stmt.limit(limit)
+            return [AuditEntry.of(r) for r in reversed(list(session.scalars(stmt)))]
+
+    def monitoring(self, revision: str | None = None) -> list[MonitoringResult]:
+        stmt = select(MonitoringRow).order_by(MonitoringRow.id)
+        with self.transaction() as session:
+            if revision is not None:
+                stmt = stmt.where(MonitoringRow.revision_id == self.find(session, revision).id)
+            return [MonitoringResult.of(r) for r in session.scalars(stmt)]
+
+    def lineage(self, artifact_hash: str, name: str | None) -> Lineage:
+        """Which revision a run's seed came from: the revision whose body has the seed's hash
+        (the active one if several), else none. Then `update` if the artifact exists, else
+        `create`. A seed that is no longer active makes the submission stale, on purpose."""
+        with self.transaction() as session:
+            stmt = select(RevisionRow).where(RevisionRow.artifact_hash == artifact_hash)
+            if name is not None:
+                stmt = stmt.where(RevisionRow.artifact_name == name)
+            rows = sorted(session.scalars(stmt), key=lambda r: (r.status == "active", r.submitted_at, r.version))
+            if rows:
+                row = rows[-1]
+                return Lineage(row.id, "update", row.artifact_name)
+            exists = name is not None and self.active_row(session, name) is not None
+            return Lineage(None, "update" if exists else "create", name)

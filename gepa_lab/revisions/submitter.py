@@ -1,0 +1,70 @@
+"""`submitter=store` (conf/submitter/store.yaml): hands eligible winners to the revision store. It
+never publishes: a submitted revision waits for a named person's approval.
+
+The constructor's keyword arguments are the config keys. It only checks them (no database is
+opened and SQLAlchemy is not imported) because the default submitter is built for every run,
+`submit=false` included.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gepa_lab.core.artifacts import Artifact, artifact_from_dict
+from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.submission import Lineage, SubmissionRequest
+from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
+
+
+class StoreSubmitter:
+    """Submits to the revision store at `url`; its gates decide pending_approval / pending_eval /
+    rejected. `min_holdout_score` is the EffectivenessGate's bar; `artifact_name` names artifacts
+    whose kind has no name field (prompt, routing_policy, texts)."""
+
+    def __init__(self, url: str = DEFAULT_STORE_URL, min_holdout_score: float = 0.8,
+                 artifact_name: str | None = None):
+        self.url = check_store_url(url)
+        if isinstance(min_holdout_score, bool) or not isinstance(min_holdout_score, (int, float)) or not (
+                math.isfinite(min_holdout_score) and 0.0 <= min_holdout_score <= 1.0):
+            raise ValueError(f"submitter.min_holdout_score must be a number between 0 and 1 "
+                             f"(got {min_holdout_score!r})")
+        if artifact_name is not None and (not isinstance(artifact_name, str) or not artifact_name.strip()):
+            raise ValueError(f"submitter.artifact_name must be a non-empty name or null (got {artifact_name!r})")
+        self.min_holdout_score = float(min_holdout_score)
+        self.artifact_name = artifact_name
+
+    def _name(self, artifact: dict[str, Any]) -> str | None:
+        own = artifact.get("name")
+        return own if isinstance(own, str) and own.strip() else self.artifact_name
+
+    def lineage(self, artifact: dict[str, Any], seed_id: str) -> Lineage:
+        from gepa_lab.revisions.store import RevisionStore
+
+        with RevisionStore(self.url) as store:
+            return store.lineage(seed_id, self._name(artifact))
+
+    def submit(self, request: dict[str, Any]) -> dict[str, Any]:
+        from gepa_lab.revisions import service
+        from gepa_lab.revisions.store import RevisionStore
+
+        parsed = SubmissionRequest.from_dict(request)
+        with RevisionStore(self.url) as store:
+            submission = service.submit(store, parsed, artifact_name=self.artifact_name,
+                                        min_holdout_score=self.min_holdout_score)
+            return {**submission.to_dict(), "store": store.display_url}
+
+
+def active_seed(artifact_name: str, store_url: str | None = None, submitter: object = None) -> Artifact:
+    """`seed.from_store=<name>`: the artifact's active revision, from `store_url`, else the
+    submitter's store, else the default store."""
+    from gepa_lab.revisions.store import RevisionStore
+
+    url = check_store_url(store_url, "seed.store") if store_url else getattr(submitter, "url", None)
+    with RevisionStore(url or check_store_url(DEFAULT_STORE_URL), create=False) as store:
+        active = store.active(artifact_name)
+        if active is None:
+            known = ", ".join(repr(n) for n in store.artifact_names()) or "none"
+            raise ConfigError(f"seed.from_store={artifact_name!r}: no active revision of that artifact in "
+                              f"{store.display_url} (artifacts: {known})")
+        return artifact_from_dict(active.body)

@@ -1,0 +1,34 @@
+"""Revision store URLs, checked without importing SQLAlchemy (the submitter is built for every
+run, and the config check runs before any job)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+DEFAULT_STORE_URL = "sqlite:///revisions.db"  # in the working directory (same as the revisions CLI)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\+[A-Za-z0-9_]+)?://")
+
+
+def _absolute_sqlite(url: str, key: str) -> str:
+    """sqlite:///relative.db -> sqlite:////abs/relative.db (the run may not stay in this directory)."""
+    rest, _, query = url[len("sqlite:///"):].partition("?")
+    if not rest or rest == ":memory:":
+        raise ValueError(f"{key} {url!r} is an in-memory database, which forgets every revision when the run "
+                         f"ends; use a file, e.g. {DEFAULT_STORE_URL}")
+    path = Path(rest).expanduser().resolve()
+    if not path.parent.is_dir():
+        raise ValueError(f"{key} {url!r}: directory {path.parent} does not exist (create it or fix the URL)")
+    return f"sqlite:///{path}" + (f"?{query}" if query else "")
+
+
+def check_store_url(url: Any, key: str = "submitter.url") -> str:
+    if not isinstance(url, str) or not _URL.match(url):
+        raise ValueError(f"{key} {url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
+                         "postgresql://user@host/db")
+    if url.startswith("sqlite://"):
+        if not url.startswith("sqlite:///"):
+            raise ValueError(f"{key} {url!r} names no database file; use e.g. {DEFAULT_STORE_URL}")
+        return _absolute_sqlite(url, key)
+    return url

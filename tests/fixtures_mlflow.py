@@ -1,0 +1,145 @@
+"""Fixtures and toy search shared by the MLflow tests (tracker, server, notebook) and by
+`scripts/mlflow_killable_run.py`. Registered as a pytest plugin in `conftest.py`.
+
+The toy search: seed-like skills score 0.2, skills with IMPROVED among their steps 0.8; the
+reflector cycles through every proposal status in five iterations (accepted, rejected,
+reflection-rejected twice, duplicate).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize
+from gepa_lab.tracking.mlflow_tracker import MlflowTracker
+
+IMPROVED = "Check the improved result."
+PROPOSAL_EVENTS = {"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected"}
+
+
+class ToyEvaluator:
+    """Counts its calls; after `fail_after` calls it raises `error` (an exception instance)."""
+
+    def __init__(self, fail_after: int | None = None, error: BaseException | None = None):
+        self.calls = 0
+        self.fail_after = fail_after
+        self.error = error
+
+    def evaluate(self, artifact: Any, cases: list[Case], seed: int) -> list[Evaluation]:
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after and self.error is not None:
+            raise self.error
+        score = 0.8 if IMPROVED in artifact.steps else 0.2
+        return [Evaluation(c.id, score, output="out", feedback="fb",
+                           objectives={"cost_usd": 0.001, "tokens": 10.0}) for c in cases]
+
+
+class ToyReflector:
+    """steps: add IMPROVED (accepted), or drop it again (= the seed: duplicate); pitfalls: a new
+    pitfall (same score: rejected); when_to_use unchanged and description not JSON
+    (reflection-rejected)."""
+
+    def reflect(self, artifact: Any, component: str, records: list[dict[str, Any]]) -> Any:
+        if component == "steps":
+            steps = [s for s in artifact.steps if s != IMPROVED]
+            return {"steps": steps if IMPROVED in artifact.steps else [*steps, IMPROVED]}
+        if component == "pitfalls":
+            return {"pitfalls": [*artifact.pitfalls, "Do not skip checks."], "rationale": "guard"}
+        if component == "when_to_use":
+            return {"when_to_use": artifact.when_to_use}
+        return "no json here"
+
+
+class InterruptAfterIteration:
+    """A tracker after the MLflow tracker that raises KeyboardInterrupt from the `iteration` hook:
+    the iteration is in MLflow but not in a checkpoint, so a resume replays it."""
+
+    def __init__(self, iteration: int):
+        self.at = iteration
+
+    def iteration(self, stats: Any) -> None:
+        if stats.iteration == self.at:
+            raise KeyboardInterrupt
+
+
+def toy_dataset() -> Dataset:
+    def cases(prefix: str, n: int, critical: int = 0) -> list[Case]:
+        return [Case(f"{prefix}{i}", f"{prefix} input {i}", critical=i <= critical) for i in range(1, n + 1)]
+
+    return Dataset("toy", "v1", cases("fb", 4), cases("val", 3), cases("ho", 3, critical=1))
+
+
+def toy_seed() -> SkillSpec:
+    return SkillSpec(name="Toy Skill", description="toy workflow", when_to_use="Use for toy tasks.",
+                     steps=("Read the task.", "Answer."))
+
+
+def toy_run(uri: str, run_dir: Path | None, *, experiment: str = "toy", random_seed: int = 1,
+            iterations: int = 5, evaluator: Any = None, reflector: Any = None, resume: bool = False,
+            run_config: dict[str, Any] | None = None, tracker: MlflowTracker | None = None,
+            before: tuple[Any, ...] = (), after: tuple[Any, ...] = ()) -> MlflowTracker:
+    """One toy search logged by `tracker` (default: a new one on `uri`); `before` / `after`: more
+    trackers around it. Returns the MLflow tracker."""
+    tracker = tracker or MlflowTracker(uri=uri)
+    config = {"experiment_name": experiment, "hydra_choices": {"experiment": experiment, "tracking": "mlflow"},
+              **(run_config or {})}
+    optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), reflector or ToyReflector(),
+             SearchConfig(max_iterations=iterations, minibatch_size=2, random_seed=random_seed),
+             run_dir=run_dir, resume=resume, trackers=[*before, tracker, *after], name=experiment,
+             run_config=config)
+    return tracker
+
+
+def proposal_events(run_dir: Path) -> list[dict[str, Any]]:
+    """The run record's proposals (one per iteration that produced one)."""
+    lines = (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if e["kind"] in PROPOSAL_EVENTS]
+
+
+def nested_runs(client: Any, run_id: str) -> list[Any]:
+    parent = client.get_run(run_id)
+    return list(client.search_runs([parent.info.experiment_id], f"tags.`mlflow.parentRunId` = '{run_id}'",
+                                   max_results=1000))
+
+
+def artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
+    out: set[str] = set()
+    for item in client.list_artifacts(run_id, path):
+        out |= artifact_paths(client, run_id, item.path) if item.is_dir else {item.path}
+    return out
+
+
+def read_artifact(client: Any, run_id: str, path: str, tmp: Path) -> str:
+    return Path(client.download_artifacts(run_id, path, str(tmp))).read_text(encoding="utf-8")
+
+
+def steps(client: Any, run_id: str, metric: str = "pool_size") -> list[int]:
+    return sorted(m.step for m in client.get_metric_history(run_id, metric))
+
+
+# -- fixtures --------------------------------------------------------------------------------
+
+@pytest.fixture
+def mlflow_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline, and no tracking URI from the environment."""
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
+@pytest.fixture(scope="module")
+def mlflow_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One SQLite store per test module (creating one costs ~1.5 s of migrations); tests find
+    their own runs by run id."""
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+
+
+@pytest.fixture(scope="module")
+def mlflow_client(mlflow_uri: str) -> Any:
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=mlflow_uri)
