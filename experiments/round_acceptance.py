@@ -98,6 +98,20 @@ def main(argv: list[str] | None = None) -> None:
         dropped = statistics.fmean(r["dropped_by_round_acceptance"] for r in mine) if mine[0]["engine"] == "gepa-lab" \
             else float("nan")
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {_bench.fmt(dropped, 1)} |")
+    lines += ["", f"Paired differences to `{all_label}` at each budget (mean [95 % CI], by family and seed):", "",
+              "| configuration | " + " | ".join(f"@{b}" for b in [*checkpoints, budget]) + " |",
+              "|---|" + "---|" * (len(checkpoints) + 1)]
+    by_key = {(r["label"], r["family"], r["seed"]): r for r in rows}
+    for label in labels:
+        if label == all_label:
+            continue
+        cells = []
+        for b in [*checkpoints, budget]:
+            col = "holdout_delta" if b == budget else f"holdout_delta_at_{b}"
+            pairs = [(by_key[(all_label, r["family"], r["seed"])][col], r[col]) for r in rows if r["label"] == label]
+            m, lo, hi = _bench.paired_diff_ci([a for a, _ in pairs], [c for _, c in pairs])
+            cells.append(f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}]")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += [""]
 
     # the data's own verdict, for the k-proposal variants of gepa-lab

@@ -279,6 +279,23 @@ def headroom_rows(runs: list[Run]) -> list[str]:
     return out
 
 
+def criterion_lines(runs: list[Run], reflector: str = "feedback") -> list[str]:
+    """Issue 10's done criterion: the family-agnostic reflector closes a measurable share of the
+    Holdout headroom — the per-run closed share's mean minus two standard errors is above zero."""
+    out, met, families = [], 0, list(dict.fromkeys(r.family for r in runs if r.reflector == reflector))
+    for family in families:
+        closed = [r.closed for r in runs if r.family == family and r.reflector == reflector]
+        mean, se = _mean(closed), _sd(closed) / len(closed) ** 0.5
+        ok = mean - 2 * se > 0
+        met += ok
+        out.append(f"- {family}: {mean:.0%} ± {2 * se:.0%} (mean ± 2 s.e. over {len(closed)} runs; "
+                   f"{sum(c > 0 for c in closed)}/{len(closed)} runs above the seed) — "
+                   + ("measurable" if ok else "**not measurable**"))
+    head = (f"**Done criterion (issue 10)**: `reflector={reflector}` closes a measurable share of the Holdout headroom "
+            f"on **{met} of {len(families)}** families (required: 4 of 5).\n")
+    return [head, *out]
+
+
 def family_section(family: str, settings: Settings, w: Callable[[str], None]) -> None:
     spec = get_family(family)
     ev = SkillCraftEvaluator(family=family)
@@ -409,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
       "eligible |")
     w("|---|---|---|---|---|---|---|---|---|---|---|")
     lines.extend(headroom_rows(runs))
+    if "feedback" in reflectors:
+        w("")
+        lines.extend(criterion_lines(runs))
     if skipped:
         w(f"\nNo `tuned` rows for {', '.join(skipped)}: the family has no tuned vocabulary (`FamilySpec.tuned`).")
     w("\n`tuned` is co-designed with the simulator (its remedies are worded for the behaviours' concepts and its "

@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import hashlib
 import importlib
 import inspect
+import json
 import logging
 import os
 import signal
@@ -43,11 +45,28 @@ _FAILURE_LOG.addHandler(logging.NullHandler())
 _FAILURE_LOG.propagate = False
 
 
+class Failure(SystemExit):
+    """The exit `fail` raises: a SystemExit that keeps its one-line message."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(code)
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses process boundaries (joblib workers)
+        return (Failure, (self.code, self.message))
+
+
+class SweepJobFailed(SystemExit, Exception):
+    """A submitit job's failure, carried back to the launching process: as an Exception, Hydra
+    records it with the job and submitit returns it; raised there, as a SystemExit, it ends the sweep
+    with the job's one-line error (exit 1) or exit 130, without a traceback."""
+
+
 def fail(message: str, code: int) -> None:
     # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
     _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
-    raise SystemExit(code)
+    raise Failure(code, message)
 
 
 # -- configuration errors -----------------------------------------------------------------------
@@ -229,6 +248,10 @@ class ConfigCheck(Callback):
             conf = check_config(task)
             if config.hydra.mode is None or str(config.hydra.mode) == "RunMode.RUN":
                 check_run_dir(Path(str(config.hydra.run.dir)), conf.resume)
+            elif conf.resume:  # a sweep resumes job by job (docs/study.md)
+                raise ConfigError(f"resume={conf.resume} continues a single run; to continue a sweep, run the "
+                                  "same command with hydra.sweep.dir=<its sweep dir> (finished jobs are skipped, "
+                                  "unfinished ones resume)")
         except ConfigError as exc:
             fail(str(exc), 2)  # SystemExit: Hydra turns a callback's exceptions into warnings
         except GepaLabError as exc:
@@ -239,6 +262,51 @@ class ConfigCheck(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._check(config)
+
+
+# -- sweeps (multirun) -------------------------------------------------------------------------
+def sweep_id(sweep_dir: str | Path) -> str:
+    """A sweep's id: derived from its directory (absolute, not symlink-resolved), so re-running the
+    sweep into the same hydra.sweep.dir keeps the id. Tag `sweep_id` on every MLflow run."""
+    return hashlib.sha256(os.path.abspath(sweep_dir).encode("utf-8")).hexdigest()[:12]
+
+
+def sweep_of_job() -> dict[str, Any] | None:
+    """In a job of a Hydra multirun (any launcher): the sweep's id, directory and the job's number;
+    None in a single run."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized():
+        return None
+    hydra_cfg = HydraConfig.get()
+    if hydra_cfg.mode != RunMode.MULTIRUN:
+        return None
+    sweep_dir = os.path.abspath(str(hydra_cfg.sweep.dir))
+    return {"id": sweep_id(sweep_dir), "dir": sweep_dir, "job": int(hydra_cfg.job.num)}
+
+
+def sweep_job_state(run_dir: Path, max_metric_calls: int) -> str:
+    """`new`, `unfinished` (resume it) or `finished` (skip it): what a sweep job finds in its run
+    dir, read from the checkpoint (a damaged one raises ResumeError: exit 1)."""
+    from gepa_lab.runs.checkpoint import CheckpointStore
+
+    store = CheckpointStore(run_dir)
+    if not store.exists():
+        return "new"
+    return "finished" if store.load(max_metric_calls).finished else "unfinished"
+
+
+def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
+    decision = ""
+    try:
+        promotion = json.loads((run_dir / "promotion.json").read_text(encoding="utf-8"))
+        verdict = "ELIGIBLE" if promotion.get("eligible") else "NOT ELIGIBLE"
+        decision = f"\n  decision    {verdict}: {promotion.get('reason')}"
+    except (OSError, ValueError, AttributeError):
+        pass
+    return (f"gepa-lab gepa  experiment={experiment}  random_seed={random_seed}\n"
+            f"  skipped     finished in an earlier run of this sweep{decision}\n  record      {run_dir}")
 
 
 # -- the task -----------------------------------------------------------------------------------
@@ -252,6 +320,19 @@ def _sigterm_as_interrupt() -> None:
 
 
 def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = None) -> int:
+    try:
+        return _run(cfg, run_dir, hydra_choices)
+    except Failure as exc:
+        # A submitit job's stderr is a file: its exit becomes an exception the launching process
+        # re-raises, where it prints one line (entry() for a ConfigError: exit 2) and exits.
+        if not os.environ.get("SUBMITIT_EXECUTOR"):
+            raise
+        if exc.code == 2:
+            raise ConfigError(exc.message) from None
+        raise SweepJobFailed(f"gepa_lab: error: {exc.message}" if exc.code == 1 else exc.code) from None
+
+
+def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
     from gepa_lab.data import load_dataset, resolve_path
@@ -260,8 +341,19 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
     from gepa_lab.tracking.progress import ProgressTracker
 
     _sigterm_as_interrupt()
+    sweep: dict[str, Any] | None = None
     try:
         conf = check_config(cfg)
+        # A sweep job resumes an unfinished run in its dir and skips a finished one (re-running a
+        # sweep into the same hydra.sweep.dir); a single run into a used dir is refused earlier.
+        sweep, resume = sweep_of_job(), bool(conf.resume)
+        if sweep is not None and not resume:
+            state = sweep_job_state(run_dir, conf.search.max_metric_calls)
+            if state == "finished":
+                logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
+                print(_skipped(run_dir, conf.experiment_name, conf.search.random_seed))
+                return 0
+            resume = state == "unfinished"
         evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
         tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
         dataset, seed = load_dataset(conf.dataset)
@@ -277,21 +369,25 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         assert isinstance(container, dict)
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
+        if sweep is not None:
+            run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
         if callable(extra):
             trackers += extra(run_dir)
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
-                          submit=conf.submit, run_dir=run_dir, resume=bool(conf.resume), trackers=trackers,
+                          submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
                           name=conf.experiment_name, run_config=run_config)
     except ConfigError as exc:
         fail(str(exc), 2)
-    except (GepaLabError, ValueError, OSError, TypeError) as exc:
+    except (GepaLabError, ValueError, OSError) as exc:  # anything else is our bug: a traceback
         fail(" ".join(str(exc).split()) or describe(exc), 1)
     except KeyboardInterrupt:
-        print(f"gepa_lab: interrupted; the run is checkpointed in {run_dir}. Resume with the same "
-              f"overrides plus resume={run_dir}", file=sys.stderr)
-        raise SystemExit(130) from None
+        again = (f"run the sweep again with hydra.sweep.dir={sweep['dir']}" if sweep is not None
+                 else f"Resume with the same overrides plus resume={run_dir}")
+        message = f"interrupted; the run is checkpointed in {run_dir}. {again}"
+        print(f"gepa_lab: {message}", file=sys.stderr)
+        raise Failure(130, message) from None
     print(format_summary(result, conf.experiment_name, run_dir, simulated=getattr(evaluator, "simulated", False) is True))
     return 0

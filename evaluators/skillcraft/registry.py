@@ -6,10 +6,12 @@ itself on import. Family subpackages import only the generic modules, never this
 
 from __future__ import annotations
 
-from evaluators.skillcraft import recipe, weather, worldbank
+from evaluators.skillcraft import catfacts, pokemon, recipe, weather, worldbank
 from evaluators.skillcraft.family import FamilySpec
 
 FAMILIES: dict[str, FamilySpec] = {
+    "catfacts": catfacts.FAMILY,
+    "pokemon": pokemon.FAMILY,
     "recipe": recipe.FAMILY,
     "weather": weather.FAMILY,
     "worldbank": worldbank.FAMILY,

@@ -115,9 +115,96 @@ def weather_tools(world: Any, task: Any, draws: Draws, toolset: Toolset) -> list
     return [geocode, get_forecast]
 
 
+def worldbank_tools(world: Any, task: Any, draws: Draws, toolset: Toolset) -> list[Callable[..., Any]]:
+    from evaluators.skillcraft.worldbank.world import WorldBankTools
+
+    api = WorldBankTools(world, draws, float(getattr(task, "fault_rate", 0.0)))
+
+    def get_countries(query: str = "", region: str = "") -> dict:
+        """Countries and aggregates whose name contains `query` (any case), optionally in one
+        `region` (e.g. "SAS"): {countries: [{id (ISO3), iso2Code, name, region: {id, value},
+        incomeLevel: {id, value}}]}; aggregates have region value "Aggregates". May return
+        {"error": "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_countries", {"query": str(query), "region": str(region)},
+                              api.get_countries(str(query), str(region)))
+
+    def get_indicator(country: str, indicator: str, date: str = "", page: int = 1) -> dict:
+        """One page of an indicator series: `country` is an ISO3 or ISO2 code (or "all"),
+        `indicator` a code such as SP.POP.TOTL, `date` "YYYY" or "YYYY:YYYY" ("" for every year).
+        Returns {page, pages, per_page, total, data: [{country, countryiso3code, date, value}]},
+        newest year first; value is null where nothing was published. May return {"error":
+        "invalid_value", ...} or {"error": "rate_limited", "retry_after_ms": 800}."""
+        page = int(page)
+        args = {"country": str(country), "date": str(date), "indicator": str(indicator), "page": page}
+        return toolset.record("get_indicator", args, api.get_indicator(str(country), str(indicator), str(date), page))
+
+    return [get_countries, get_indicator]
+
+
+def catfacts_tools(world: Any, task: Any, draws: Draws, toolset: Toolset) -> list[Callable[..., Any]]:
+    from evaluators.skillcraft.catfacts.world import CatFactsTools
+
+    api = CatFactsTools(world, draws, float(getattr(task, "fault_rate", 0.0)))
+
+    def get_facts(page: int = 1) -> dict:
+        """One page (25 entries) of the cat-facts listing, in order: {current_page, last_page,
+        per_page, total, next_page_url, data: [{id, fact, length}]}; next_page_url is null on the
+        last page; a fact longer than 200 characters is cut and marked truncated. May return
+        {"error": "rate_limited", "retry_after_ms": 800}."""
+        page = int(page)
+        return toolset.record("get_facts", {"page": page}, api.get_facts(page))
+
+    def get_fact(id: str) -> dict:  # noqa: A002 (the API's own parameter name)
+        """One fact, never truncated: {id, fact, length}. May return {"error": "not_found"} or
+        {"error": "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_fact", {"id": str(id)}, api.get_fact(str(id)))
+
+    def get_random_fact(max_length: int = 0) -> dict:
+        """A random fact whose length is at most max_length (0: any): {fact, length}. May
+        return {"error": "rate_limited", "retry_after_ms": 800}."""
+        max_length = int(max_length)
+        return toolset.record("get_random_fact", {"max_length": max_length}, api.get_random_fact(max_length))
+
+    return [get_facts, get_fact, get_random_fact]
+
+
+def pokemon_tools(world: Any, task: Any, draws: Draws, toolset: Toolset) -> list[Callable[..., Any]]:
+    from evaluators.skillcraft.pokemon.world import PokemonTools
+
+    api = PokemonTools(world, draws, float(getattr(task, "fault_rate", 0.0)))
+
+    def get_pokemon(name: str) -> dict:
+        """A Pokémon by name: {id, name, species, types: [{slot, type: {name}}], stats:
+        [{base_stat, effort, stat: {name}}], past_stats?, height, weight}. May return {"error":
+        "not_found"} or {"error": "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_pokemon", {"name": str(name)}, api.get_pokemon(str(name)))
+
+    def get_species(name: str) -> dict:
+        """A species by name: {id, name, evolution_chain: {id}, evolves_from_species, varieties:
+        [{is_default, pokemon: {name}}]}. May return {"error": "not_found"} or {"error":
+        "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_species", {"name": str(name)}, api.get_species(str(name)))
+
+    def get_evolution_chain(id: int) -> dict:  # noqa: A002 (the API's own parameter name)
+        """An evolution chain: {id, chain: {species: {name}, evolves_to: [...]}}, nested. May
+        return {"error": "not_found"} or {"error": "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_evolution_chain", {"id": int(id)}, api.get_evolution_chain(int(id)))
+
+    def get_type(name: str) -> dict:
+        """A type's damage relations: {name, damage_relations: {double_damage_to, half_damage_to,
+        no_damage_to, double_damage_from, half_damage_from, no_damage_from}}, each a list of
+        {name}. May return {"error": "not_found"} or {"error": "rate_limited", "retry_after_ms": 800}."""
+        return toolset.record("get_type", {"name": str(name)}, api.get_type(str(name)))
+
+    return [get_pokemon, get_species, get_evolution_chain, get_type]
+
+
 TOOLSETS: dict[str, Callable[[Any, Any, Draws, Toolset], list[Callable[..., Any]]]] = {
     "recipe": recipe_tools,
     "weather": weather_tools,
+    "worldbank": worldbank_tools,
+    "catfacts": catfacts_tools,
+    "pokemon": pokemon_tools,
 }
 
 

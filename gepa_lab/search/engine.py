@@ -30,7 +30,6 @@ from gepa_lab.core.contracts import (
     Evaluator,
     Reflector,
     RevisionSubmitter,
-    Summary,
 )
 from gepa_lab.core.errors import (
     GepaLabError,
@@ -48,7 +47,7 @@ from gepa_lab.core.events import (
     ScoredBatch,
     Tracker,
 )
-from gepa_lab.core.result import PoolEntry, Result
+from gepa_lab.core.result import Result
 from gepa_lab.core.settings import (
     EvaluationSettings,
     PromotionPolicy,
@@ -60,6 +59,7 @@ from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.record import RunRecorder
 from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
+from gepa_lab.search.outcome import ALGORITHM, build_result
 from gepa_lab.search.preflight import (
     check_protocols,
     declared_price,
@@ -67,7 +67,6 @@ from gepa_lab.search.preflight import (
     iterations_allowed,
     validate_request,
 )
-from gepa_lab.search.promotion import assess_promotion, case_means
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
 from gepa_lab.search.strategy import iteration_calls, plan_round, run_round
@@ -75,8 +74,6 @@ from gepa_lab.search.submission import submit_winner
 from gepa_lab.tracking import Trackers
 
 log = logging.getLogger("gepa_lab")
-
-ALGORITHM = "gepa"
 
 
 def _now() -> str:
@@ -331,8 +328,8 @@ class _Run:
     def finish(self, seed: Artifact, seed_id: str) -> Result:
         """Final selection, paired holdout comparison (every repeat), promotion decision."""
         state, dataset = self.state, self.dataset
-        assert state is not None and state.stop_reason is not None
-        best, baseline = state.best(), state.pool[0]
+        assert state is not None
+        best = state.best()
         base_repeats: list[tuple[Evaluation, ...]] = []
         cand_repeats: list[tuple[Evaluation, ...]] = []
         for holdout_seed in state.holdout_seeds:
@@ -340,49 +337,10 @@ class _Run:
             base_repeats.append(base)
             cand_repeats.append(base if best.id == seed_id else self.score(
                 best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations)
-        decision = assess_promotion(
-            best_is_seed=best.id == seed_id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
-            policy=self.policy, validation=best.validation, quality_objective=self.quality_objective,
-            bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0)
-        base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
-        # Summaries count holdout cases, not case x repeat evaluations: per-case means.
-        base_all = [Evaluation(c.id, m.score, objectives=m.objectives) for c, m in zip(dataset.holdout, base_cases,
-                                                                                     strict=True)]
-        cand_all = [Evaluation(c.id, m.score, objectives=m.objectives) for c, m in zip(dataset.holdout, cand_cases,
-                                                                                     strict=True)]
-        seeds: dict[str, Any] = {"random_seed": self.config.random_seed, "validation_seed": state.validation_seed}
-        if state.holdout_seeds:
-            seeds["holdout_seed"] = state.holdout_seeds[0]
-        return Result(
-            algorithm=ALGORITHM,
-            experiment_id=self.experiment_id,
-            best=best.artifact,
-            best_id=best.id,
-            seed_id=seed_id,
-            baseline_validation=Summary.of(baseline.validation),
-            candidate_validation=Summary.of(best.validation),
-            baseline_holdout=Summary.of(base_all),
-            candidate_holdout=Summary.of(cand_all),
-            candidate_count=len(state.pool),
-            metric_calls=state.budget.used,
-            stop_reason=state.stop_reason,
-            promotion_eligible=decision.eligible,
-            promotion_reason=decision.reason,
-            promotion_rules=[asdict(r) for r in decision.rules],
-            seeds={**seeds, **({"holdout_seeds": list(state.holdout_seeds)} if len(state.holdout_seeds) > 1 else {})},
-            dataset={"id": dataset.id, "version": dataset.version, "digests": self.identity["digests"]},
-            holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
-                            "delta": k.score - b.score}
-                           for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
-            cost_usd={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
-            proposals=state.proposals,
-            pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
-                  for c in state.pool],
-            validation_case_ids=[c.id for c in dataset.validation],
-            holdout_interval=list(decision.interval) if decision.interval is not None else None,
-            confidence=self.policy.confidence if decision.interval is not None else None,
-            holdout_repeats=self.policy.holdout_repeats,
-        )
+        return build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=self.config,
+                            policy=self.policy, quality_objective=self.quality_objective,
+                            digests=self.identity["digests"], base_repeats=base_repeats, cand_repeats=cand_repeats,
+                            costs={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd})
 
 
 def optimize(

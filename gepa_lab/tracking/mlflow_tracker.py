@@ -34,7 +34,8 @@ import re
 import time
 import traceback
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,25 @@ def sqlite_path(uri: str) -> Path | None:
         return None
     raw = uri[len("sqlite:///"):].split("?", 1)[0]
     return Path(raw).resolve() if raw and raw != ":memory:" else None
+
+
+@contextmanager
+def store_init_lock(uri: str) -> Iterator[None]:
+    """For a SQLite store: one process at a time creates or upgrades its tables (MLflow's own
+    initialisation races when parallel sweep jobs open a new store: `table metrics already
+    exists`). An `flock` on `<db>.lock` beside the database; other stores need none."""
+    db = sqlite_path(uri)
+    if db is None:
+        yield
+        return
+    import fcntl
+
+    with open(db.with_name(db.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def safe_key(*parts: str) -> str:
@@ -214,6 +234,9 @@ class MlflowTracker:
         self._new_run()
         self._submit = run.submit
         self._common = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
+        sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
+        if sweep.get("id"):
+            self._common["sweep_id"] = str(sweep["id"])
         run_file = Path(run.run_dir) / RUN_FILE if run.run_dir else None
         stored = None
         if run.resume is not None and run_file is not None and run_file.is_file():
@@ -227,8 +250,9 @@ class MlflowTracker:
         try:
             from mlflow import MlflowClient
 
-            self.client = MlflowClient(tracking_uri=self.uri)
-            self.experiment_id = self._experiment_id()
+            with store_init_lock(self.uri):  # parallel sweep jobs opening one new SQLite store
+                self.client = MlflowClient(tracking_uri=self.uri)
+                self.experiment_id = self._experiment_id()
             if stored is None or not self._reopen(str(stored.get("run_id"))):
                 if run.resume is not None:
                     log.warning("resumed run: no MLflow run of the interrupted run in %s; a new MLflow run "
@@ -300,6 +324,9 @@ class MlflowTracker:
         for group, option in (run.config.get("hydra_choices") or {}).items():
             if option is not None and not str(group).startswith("hydra/"):
                 tags[safe_key("hydra", str(group))] = str(option)
+        sweep = run.config.get("sweep") or {}
+        if sweep.get("id"):
+            tags.update({"sweep_dir": clip(str(sweep.get("dir", ""))), "sweep_job": str(sweep.get("job", ""))})
         # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
         # checkout, else of the working directory; none outside a git checkout.
         commit = get_git_commit(str(Path(__file__).resolve().parents[1])) or get_git_commit(os.getcwd())
@@ -313,13 +340,21 @@ class MlflowTracker:
         self.run_id = self.client.create_run(self.experiment_id, start_time=started, tags=tags,
                                              run_name=f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}").info.run_id
         params, long_values = split_params(flatten_config(
-            {k: v for k, v in run.config.items() if k != "hydra_choices"}))
+            {k: v for k, v in run.config.items() if k not in ("hydra_choices", "sweep")}))
         self.client.log_batch(self.run_id, params=[Param(k, v) for k, v in params.items()])
         self.client.log_dict(self.run_id, run.config, "config/resolved_config.json")
         if long_values:
             self.client.log_dict(self.run_id, long_values, "config/long_params.json")
         self.client.log_dict(self.run_id, artifact_dict(run.seed), "seed/candidate.json")
-        self.client.log_inputs(self.run_id, datasets=self._dataset_inputs(run))
+        inputs = self._dataset_inputs(run)
+        for attempt in range(3):
+            try:
+                self.client.log_inputs(self.run_id, datasets=inputs)
+                break
+            except Exception:  # parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL)
+                if attempt == 2:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
 
     def _dataset_inputs(self, run: RunInfo) -> list[Any]:
         """One input per split (context = split). The MLflow digest is a 36-char prefix of our
@@ -526,6 +561,10 @@ class MlflowTracker:
             "total_metric_calls": result.metric_calls, "total_proposals": result.proposals,
             "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_cost_usd": cost.get("reflection", 0.0),
             "total_cost_usd": math.fsum(cost.values()), "candidate_count": result.candidate_count}
+        if result.holdout_interval is not None:
+            metrics.update({"holdout_delta_low": result.holdout_interval[0],
+                            "holdout_delta_high": result.holdout_interval[1],
+                            "holdout_confidence": result.confidence or 0.0})
         if result.baseline_holdout.cases:
             metrics.update({"holdout_delta": result.holdout_delta, "holdout_cases": result.baseline_holdout.cases,
                             "baseline_holdout_mean": result.baseline_holdout.score,

@@ -1,13 +1,14 @@
 """Deterministic generator of the catfacts family's local "API" data (fixtures.json).
 
 A catfact.ninja-like world: a few hundred cat facts (written from templates, not copied) served
-by a paginated listing. Quirks: about 9 % of listing entries repeat an earlier fact, exactly or
-with different case, spacing or end punctuation; a third of the facts with an apostrophe, a quote
-or an ampersand come HTML-escaped (&#39;, &quot;, &amp;) and their `length` field counts the
-escaped text; another 6 % carry a stale `length` (off by a few characters); facts longer than 200
-characters are cut to 200 characters plus "…" in the listing (`truncated: true`) and only the
-single-fact endpoint returns them whole. Keyword words come in forms a substring or a
-case-sensitive match gets wrong (asleep, Sleeping, kittenhood, eyelid, tailless, Purring, …).
+by a paginated listing. Quirks: about 13 % of listing entries repeat an earlier fact a page or so
+later, exactly or with different case, spacing or end punctuation; half of the facts with an
+apostrophe, a quote or an ampersand (those that stay under the cut) come HTML-escaped (&#39;,
+&quot;, &amp;) and their `length` field counts the escaped text; about 10 % of the others carry a
+stale `length` (3-15 characters short); facts longer than 200 characters are cut to 200
+characters plus "…" in the listing (`truncated: true`) and only the single-fact endpoint returns
+them whole. Keyword words come in forms a substring or a case-sensitive match gets wrong (asleep,
+Sleeping, kittenhood, eyelid, tailless, Purring, breeders, …).
 Only `random.Random(<int>)` is used, so the committed file regenerates bit-exactly.
 """
 
@@ -21,8 +22,8 @@ FIXTURE_SEED = 20240815
 PER_PAGE = 25
 TRUNCATE_AT = 200
 ESCAPED_SHARE = 0.5
-STALE_LENGTH_SHARE = 0.06
-DUPLICATE_SHARE = 0.09
+STALE_LENGTH_SHARE = 0.12
+DUPLICATE_SHARE = 0.15
 KEYWORDS = ("kitten", "sleep", "whisker", "tail", "eye", "purr", "breed", "hunt")
 
 BREEDS = ("Siamese", "Persian", "Maine Coon", "Bengal", "Sphynx", "Ragdoll", "Abyssinian", "Burmese",
@@ -142,13 +143,13 @@ def _facts(rng: random.Random) -> list[str]:
         combos = 1
         for choices in slots.values():
             combos *= len(choices)
-        for _ in range(min(combos, 6)):
+        for _ in range(min(combos, 14)):
             values = {k: rng.choice(v) for k, v in slots.items()}
             add(template.format(**values))
     for text in SHORT:
         add(text)
     bases = list(out)
-    for _ in range(48):  # long facts: a base fact and an explanation
+    for _ in range(32):  # long facts: a base fact and an explanation
         text = f"{rng.choice(bases)} {rng.choice(EXTRAS)}"
         while len(text) <= TRUNCATE_AT:
             text += f" {rng.choice(EXTRAS)}"
@@ -164,17 +165,23 @@ def generate_catfacts_fixtures() -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     for i, text in enumerate(texts):
         escaped = any(c in text for c in "'\"&") and rng.random() < ESCAPED_SHARE
+        # Only facts that stay under the listing's cut are escaped (a cut must mean "longer than 200").
+        escaped = escaped and len(_escape(text)) <= TRUNCATE_AT
         raw = _escape(text) if escaped else text
         length = len(raw)
         if not escaped and rng.random() < STALE_LENGTH_SHARE:
-            length += rng.choice((-6, -4, -3, -2, 2, 3, 5, 8))
+            length -= rng.randint(3, 15)  # counted before the fact was last edited
         entries.append({"id": f"cf{1000 + i}", "fact": raw, "length": length})
     # Repeats: a later entry restates an earlier fact (exactly or nearly).
     listing = list(entries)
+    keyworded = [e for e in entries if len(e["fact"]) <= 55
+                 or any(k in w.lower() for w in e["fact"].split() for k in KEYWORDS)]
     extra = int(len(entries) * DUPLICATE_SHARE)
     for k in range(extra):
-        src = rng.choice(entries[: len(entries) - 10])
-        pos = rng.randrange(listing.index(src) + 1, len(listing) + 1)
+        # Mostly facts a filter will look for: a keyword fact or a short one.
+        pool = keyworded if rng.random() < 0.75 else entries
+        src = rng.choice(pool[: len(pool) - 5])
+        pos = min(len(listing), listing.index(src) + rng.randint(2, 30))  # a page or so later
         text = src["fact"] if rng.random() < 0.5 else _near_copy(rng, src["fact"])
         listing.insert(pos, {"id": f"cf{2000 + k}", "fact": text, "length": len(text)})
     return {

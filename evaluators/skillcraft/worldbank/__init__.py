@@ -6,13 +6,14 @@ all-countries listing (asked about only on m2 / h1) and transient rate limits
 
 Modules: `fixtures` (generated local API data), `world` (tools), `task` (statement, parser,
 ground truth), `cases` (case generator), `behaviours` (probabilities + concepts), `agent`
-(the simulated agent), `grade` (rubric), `skills` (seed + reference skill).
+(the simulated agent), `grade` (rubric), `skills` (seed + reference skill), `tuned` (the tuned
+reflector's worldbank vocabulary).
 """
 
 from __future__ import annotations
 
 from evaluators.skillcraft.family import FamilySpec
-from evaluators.skillcraft.worldbank import agent, behaviours, cases, grade, skills, task
+from evaluators.skillcraft.worldbank import agent, behaviours, cases, grade, skills, task, tuned
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 
 FAMILY = FamilySpec(
@@ -27,4 +28,5 @@ FAMILY = FamilySpec(
     seed_skill=skills.SEED_SKILL,
     reference_skill=skills.REFERENCE_SKILL,
     build_dataset=cases.build_dataset,
+    tuned=tuned.VOCABULARY,
 )

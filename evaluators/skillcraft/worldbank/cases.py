@@ -105,7 +105,7 @@ def _pick_task(world: WorldBankWorld, pools: dict[str, list[str]], scale: str, r
 
 
 def build_cases(world: WorldBankWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids worldbank/<scale>/bNN; b02, b05, b08 of m2 and h1 are critical."""
+    """10 cases per scale; ids worldbank/<scale>/wNN; w02, w05, w08 of m2 and h1 are critical."""
     pools = _pools(world)
     splits: dict[str, list[dict[str, Any]]] = {}
     for split, scales in SPLIT_SCALES.items():
@@ -115,7 +115,7 @@ def build_cases(world: WorldBankWorld) -> dict[str, list[dict[str, Any]]]:
             for r in range(1, CASES_PER_SCALE + 1):
                 params = _pick_task(world, pools, scale, r, seen)
                 rows.append({
-                    "id": f"worldbank/{scale}/b{r:02d}",
+                    "id": f"worldbank/{scale}/w{r:02d}",
                     "input": task_statement(params, r),
                     "expected": canonical_json(ground_truth(world, params)),
                     "critical": r in CRITICAL_CASES.get(scale, ()),

@@ -1,6 +1,6 @@
 """Deterministic generator of the worldbank family's local "API" data (fixtures.json).
 
-A World-Bank-Indicators-like world: about 90 countries (real names, ISO codes, regions and income
+A World-Bank-Indicators-like world: 113 countries (real names, ISO codes, regions and income
 levels; World Bank spellings such as "Egypt, Arab Rep.") and 17 aggregates (World, income groups,
 regions, EU, OECD, IDA, Arab World) with yearly series 1995-2023 of four indicators: population
 (persons), GDP (current US$), GDP per capita (current US$) and life expectancy (years). The

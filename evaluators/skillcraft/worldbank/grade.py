@@ -31,14 +31,14 @@ def _close(got: Any, want: Any, rel: float = 5e-4, absolute: float = 2e-3) -> bo
 
 def _years_message(where: str, got: dict[str, Any], exp: dict[str, Any]) -> str:
     sy, ey = got.get("start_year"), got.get("end_year")
-    if _num(sy) and _num(ey) and sy > ey:
+    if isinstance(sy, int) and isinstance(ey, int) and sy > ey:
         return f"{where}: start_year {sy} is later than end_year {ey}: the years were taken in the wrong order"
     for side in ("start", "end"):
         year, value = got.get(f"{side}_year"), got.get(f"{side}_value")
         if value is None and year is not None and year != exp[f"{side}_year"]:
             return (f"{where}: {side}_value is null for {year}: the value for {year} is missing, and the nearest "
                     f"year with a value ({exp[f'{side}_year']}) was not used")
-    if _num(sy) and sy > exp["start_year"] and ey == exp["end_year"]:
+    if isinstance(sy, int) and sy > exp["start_year"] and ey == exp["end_year"]:
         return (f"{where}: start_year is {sy}, expected {exp['start_year']}: the years {exp['start_year']}–{sy - 1} "
                 "on later pages of the series were not read")
     return f"{where}: start_year / end_year are {sy} / {ey}, expected {exp['start_year']} / {exp['end_year']}"
@@ -57,7 +57,8 @@ def _values(where: str, indicator: str, iso3: str, got: dict[str, Any], world: W
     if not wrong:
         return True, ""
     divisor = UNITS[indicator][1]
-    if divisor > 1 and all(t is not None and _num(v) and _close(v / divisor, t, 2e-3) for _, _, v, t in wrong):
+    if divisor > 1 and all(t is not None and isinstance(v, (int, float)) and _close(v / divisor, t, 2e-3)
+                           for _, _, v, t in wrong):
         return False, f"{where}: values are in {RAW_UNITS[indicator]}, not in {UNITS[indicator][0]} as the task asks"
     side, year, value, truth = wrong[0]
     return False, f"{where}: {side}_value {value} is not the {year} value {truth}"

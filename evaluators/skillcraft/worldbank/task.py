@@ -12,7 +12,7 @@ with the largest percent change; and the top countries (no aggregates) when aske
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ def scaled(indicator: str, value: float | None) -> float | None:
     return round(value / divisor, decimals)
 
 
-def series_entry(indicator: str, iso3: str, points: list[tuple[int, float | None]]) -> dict[str, Any]:
+def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | None]]) -> dict[str, Any]:
     """start / end / change of (year, raw value) points already chosen as (start, end)."""
     (sy, sv), (ey, ev) = points[0], points[-1]
     s, e = scaled(indicator, sv), scaled(indicator, ev)

@@ -1,0 +1,147 @@
+"""The simulated catfacts agent: solves a CatFactsTask by really calling the tools.
+
+Each named behaviour is drawn right or wrong (AgentRun.right) and a wrong one changes what the
+agent does: it samples the random-fact endpoint over and over (the loop), stops after the first
+page, keeps repeated facts, matches the keyword as a case-sensitive substring, trusts the stale
+`length` field, leaves HTML entities in the text, writes the listing's truncated text, skips
+rate-limited calls, reads pages it does not need, or never writes the file. Grading then finds
+the damage.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache, partial
+from typing import Any
+
+from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
+from evaluators.skillcraft.catfacts.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.catfacts.task import CatFactsTask, Filter, mentions
+from evaluators.skillcraft.catfacts.world import CatFactsTools, CatFactsWorld
+from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.skill import SkillProfile
+
+WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
+_SPACE = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=8192)
+def _key(text: str) -> str:
+    """The agent's own comparison key (entities are compared as written)."""
+    return _SPACE.sub(" ", text).strip().rstrip(".!").strip().lower()
+
+
+@lru_cache(maxsize=8192)
+def _plain(text: str) -> str:
+    return html.unescape(text)
+
+
+def _passes(f: Filter, text: str, length: int, whole_words: bool) -> bool:
+    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
+        return False
+    if f.min_length is not None and length < f.min_length:
+        return False
+    return f.max_length is None or length <= f.max_length
+
+
+def _collect(run: AgentRun, tools: CatFactsTools, world: CatFactsWorld, task: CatFactsTask) -> list[dict[str, Any]]:
+    f = task.filter
+    dedupe = run.right("dedupe_facts")
+    whole_words = run.right("match_whole_words")
+    measure = run.right("measure_length")
+    decode = run.right("decode_entities")
+    paginate = run.right("paginate_until_enough")
+    # A cut fact can qualify only when the filter allows facts longer than the cut.
+    cut_matters = f.max_length is None or f.max_length > world.truncate_at
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    page = 1
+    while len(out) < task.n:
+        p = page
+        res = run.call_with_retry("get_facts", {"page": p}, partial(tools.get_facts, p), f"page:{p}")
+        if res is None:
+            break  # a skipped error loses the page, and with it the cursor
+        for item in res["data"]:
+            if len(out) >= task.n:
+                break
+            text, length = item["fact"], item["length"]
+            if item.get("truncated") and cut_matters and run.right("fetch_full_text", item["id"]):
+                full = run.call_with_retry("get_fact", {"id": item["id"]}, partial(tools.get_fact, item["id"]),
+                                           f"fact:{item['id']}")
+                if full is not None:
+                    text, length = full["fact"], full["length"]
+            shown = _plain(text) if decode else text
+            if dedupe:
+                k = _key(shown)
+                if k in seen:
+                    continue
+                seen.add(k)
+            if measure:
+                length = len(shown)
+            if _passes(f, shown, length, whole_words):
+                out.append({"fact": shown, "length": length})
+        if len(out) >= task.n:
+            if not run.right("skip_unneeded_calls"):
+                for extra in range(p + 1, p + 1 + WASTED_PAGES):
+                    run.call_with_retry("get_facts", {"page": extra}, partial(tools.get_facts, extra), f"page:{extra}")
+                    run.bump("wasted_pages")
+            break
+        if not paginate or res["next_page_url"] is None:
+            break
+        page += 1
+    return out
+
+
+def _summary(draft: dict[str, Any], task: CatFactsTask) -> None:
+    draft["count"] = len(draft["facts"])
+    if task.average:
+        lengths = [x["length"] for x in draft["facts"]]
+        draft["average_length"] = round(sum(lengths) / len(lengths), 1) if lengths else None
+
+
+def simulate(world: CatFactsWorld, task: CatFactsTask, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    tools = CatFactsTools(world, draws, task.fault_rate)
+    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
+    try:
+        f = task.filter
+        if f.keyword is None and f.max_length is not None and not run.right("use_fact_listing"):
+            # The loop: the random endpoint takes max_length, so it looks like the tool for the job;
+            # the same call is sent again and again until the agent notices the facts come in no
+            # order and with repeats, and turns to the listing.
+            args = {"max_length": f.max_length}
+            run.call_with_retry("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+            run.repeat_until_noticed("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+        draft: dict[str, Any] = {"facts": _collect(run, tools, world, task)}
+        _summary(draft, task)
+        if run.right("validate_before_finishing"):
+            _validate(run, draft, task)
+        return run.finish(task.output_file, draft, lambda: _notes(run))
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file, _notes(run))
+
+
+def _validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
+    """A validating agent re-reads its draft and fixes some defects (never missing facts)."""
+    run.turn()
+    facts = draft["facts"]
+    if run.draws.below("fix:dupes", 0.7):
+        kept: dict[str, dict[str, Any]] = {}
+        for x in facts:
+            kept.setdefault(_key(x["fact"]), x)
+        facts = list(kept.values())
+    if run.draws.below("fix:entities", 0.5):
+        facts = [{**x, "fact": _plain(x["fact"])} for x in facts]
+    if run.draws.below("fix:lengths", 0.5):
+        facts = [{**x, "length": len(x["fact"])} for x in facts]
+    draft["facts"] = facts
+    _summary(draft, task)
+
+
+def _notes(run: AgentRun) -> list[str]:
+    notes = rate_limit_note(run.counts, "the affected page or fact was skipped")
+    if run.counts.get("wasted_pages"):
+        notes.append(f"{run.counts['wasted_pages']} get_facts call(s) fetched pages the task did not need.")
+    return notes

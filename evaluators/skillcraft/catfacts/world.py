@@ -1,0 +1,108 @@
+"""The catfacts family's world and tools: a catfact.ninja-like API over the fixtures, with real
+contracts (the generic tools contract is evaluators/skillcraft/tools.py).
+
+- `get_facts(page)` -> `{current_page, last_page, per_page, total, next_page_url, data: [{id, fact,
+  length}]}`: 25 entries per page, in listing order; `total` counts entries, repeats included;
+  `fact` may be HTML-escaped (&#39;, &quot;, &amp;) and then `length` counts the escaped text; a
+  few `length` values are stale; a fact longer than 200 characters is cut to 200 characters
+  plus "…" and marked `truncated: true`. A page past the end has `data: []` (status `empty`).
+- `get_fact(id)` -> `{id, fact, length}`: one fact, never truncated (`not_found` for an unknown id).
+- `get_random_fact(max_length)` -> `{fact, length}`: a random fact whose `length` is at most
+  `max_length` (0: any) — each call draws anew, in no order and with repeats.
+Every call may fail with `rate_limited` at the case's fault rate (seeded, paired).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+
+BASE_URL = "https://catfact.ninja/facts?page="
+
+
+@dataclass
+class CatFactsWorld:
+    version: str
+    per_page: int
+    truncate_at: int
+    keywords: tuple[str, ...]
+    facts: list[dict[str, Any]]  # listing order, raw (as served by get_fact)
+    by_id: dict[str, dict[str, Any]]
+    pages: list[dict[str, Any]]  # pre-built get_facts results
+    page_tokens: list[int]
+    random_pool: dict[int, list[dict[str, Any]]]  # max_length -> facts get_random_fact may return
+
+    @classmethod
+    def from_fixtures(cls, data: dict[str, Any]) -> CatFactsWorld:
+        facts = list(data["facts"])
+        world = cls(version=data["version"], per_page=int(data["per_page"]), truncate_at=int(data["truncate_at"]),
+                    keywords=tuple(data["keywords"]), facts=facts, by_id={f["id"]: f for f in facts}, pages=[], page_tokens=[],
+                    random_pool={})
+        n = max(1, math.ceil(len(facts) / world.per_page))
+        for p in range(1, n + 1):
+            chunk = facts[(p - 1) * world.per_page: p * world.per_page]
+            world.pages.append({
+                "current_page": p, "last_page": n, "per_page": world.per_page, "total": len(facts),
+                "next_page_url": f"{BASE_URL}{p + 1}" if p < n else None,
+                "data": [world.listed(f) for f in chunk],
+            })
+            world.page_tokens.append(30 + sum(8 + len(f["fact"]) // 4 for f in world.pages[-1]["data"]))
+        return world
+
+    @classmethod
+    def load(cls, data_dir: Path) -> CatFactsWorld:
+        return cls.from_fixtures(load_fixtures(data_dir, "catfacts"))
+
+    def listed(self, fact: dict[str, Any]) -> dict[str, Any]:
+        """How the listing shows a fact: long ones cut at `truncate_at` characters."""
+        if len(fact["fact"]) <= self.truncate_at:
+            return dict(fact)
+        return {**fact, "fact": fact["fact"][: self.truncate_at] + "…", "truncated": True}
+
+    def pool(self, max_length: int) -> list[dict[str, Any]]:
+        found = self.random_pool.get(max_length)
+        if found is None:
+            found = self.random_pool[max_length] = [f for f in self.facts if not max_length or f["length"] <= max_length]
+        return found
+
+
+class CatFactsTools:
+    """One agent run's view of the API (seeded faults, attempt counters, random draws)."""
+
+    def __init__(self, world: CatFactsWorld, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.draws = draws
+        self.faults = Faults(draws, fault_rate)
+        self.random_calls = 0
+
+    def get_facts(self, page: int = 1) -> ToolReply:
+        if self.faults.hit(f"facts:{page}"):
+            return rate_limited()
+        pages = self.world.pages
+        if 1 <= page <= len(pages):
+            return pages[page - 1], "ok", self.world.page_tokens[page - 1]
+        return {**pages[-1], "current_page": page, "next_page_url": None, "data": []}, "empty", 30
+
+    def get_fact(self, fact_id: str) -> ToolReply:
+        if self.faults.hit(f"fact:{fact_id}"):
+            return rate_limited()
+        fact = self.world.by_id.get(fact_id)
+        if fact is None:
+            return {"error": "not_found"}, "not_found", 15
+        return dict(fact), "ok", 15 + len(fact["fact"]) // 4
+
+    def get_random_fact(self, max_length: int = 0) -> ToolReply:
+        if self.faults.hit(f"random:{max_length}"):
+            return rate_limited()
+        k = self.random_calls
+        self.random_calls += 1
+        pool = self.world.pool(max_length)
+        if not pool:
+            return {"error": "not_found", "message": "no fact is that short"}, "not_found", 15
+        fact = pool[int(self.draws.u(f"random:{max_length}:{k}") * len(pool))]
+        return {"fact": fact["fact"], "length": fact["length"]}, "ok", 15 + len(fact["fact"]) // 4

@@ -1,0 +1,124 @@
+"""The pokemon family's world and tools: a PokéAPI-like API over the fixtures, with real
+contracts (the generic tools contract is evaluators/skillcraft/tools.py).
+
+- `get_pokemon(name)` -> `{id, name, species: {name}, types: [{slot, type: {name}}], stats: [{base_stat,
+  effort, stat: {name}}], past_stats?: [{generation: {name}, stats: [...]}], height, weight}`; a
+  species whose default variety has a form suffix (deoxys -> deoxys-normal) has no Pokémon of its
+  own name: `{"error": "not_found"}` (status `not_found`).
+- `get_species(name)` -> `{id, name, evolution_chain: {id}, evolves_from_species, varieties: [{is_default,
+  pokemon: {name}}]}`.
+- `get_evolution_chain(id)` -> `{id, chain: {species: {name}, evolves_to: [...]}}` (nested; a chain
+  may branch).
+- `get_type(name)` -> `{name, damage_relations: {double_damage_to, half_damage_to, no_damage_to,
+  double_damage_from, half_damage_from, no_damage_from}}`, each a list of `{name}`.
+Every call may fail with `rate_limited` at the case's fault rate (seeded, paired).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.skillcraft.rng import Draws
+from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+
+
+def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
+    return {"species": {"name": node["species"]}, "evolves_to": [_api_chain(c) for c in node["evolves_to"]]}
+
+
+def members(node: dict[str, Any], stage: int = 1, every_branch: bool = True) -> list[tuple[str, int]]:
+    """(species, stage) of a chain in depth-first order (only the first branch when told so)."""
+    out = [(str(node["species"]["name"]), stage)]
+    for child in node["evolves_to"] if every_branch else node["evolves_to"][:1]:
+        out += members(child, stage + 1, every_branch)
+    return out
+
+
+@dataclass
+class PokemonWorld:
+    version: str
+    chains: dict[int, dict[str, Any]]  # id -> API response
+    species: dict[str, dict[str, Any]]
+    pokemon: dict[str, dict[str, Any]]
+    types: dict[str, dict[str, Any]]
+
+    @classmethod
+    def from_fixtures(cls, data: dict[str, Any]) -> PokemonWorld:
+        return cls(
+            version=data["version"],
+            chains={int(c["id"]): {"id": int(c["id"]), "chain": _api_chain(c["chain"])} for c in data["chains"]},
+            species={s["name"]: s for s in data["species"]},
+            pokemon={p["name"]: p for p in data["pokemon"]},
+            types={t["name"]: t for t in data["types"]},
+        )
+
+    @classmethod
+    def load(cls, data_dir: Path) -> PokemonWorld:
+        return cls.from_fixtures(load_fixtures(data_dir, "pokemon"))
+
+    def default_pokemon(self, species: str) -> dict[str, Any]:
+        name = next(v["pokemon"]["name"] for v in self.species[species]["varieties"] if v["is_default"])
+        return self.pokemon[name]
+
+    def multiplier(self, move: str, types: list[str]) -> float:
+        """Damage multiplier of a move type against a Pokémon of these types."""
+        rel = self.types[move]["damage_relations"]
+        m = 1.0
+        for t in types:
+            if any(x["name"] == t for x in rel["no_damage_to"]):
+                m *= 0.0
+            elif any(x["name"] == t for x in rel["double_damage_to"]):
+                m *= 2.0
+            elif any(x["name"] == t for x in rel["half_damage_to"]):
+                m *= 0.5
+        return m
+
+
+def base_stat_total(pokemon: dict[str, Any]) -> int:
+    return sum(int(s["base_stat"]) for s in pokemon["stats"])
+
+
+def types_of(pokemon: dict[str, Any]) -> list[str]:
+    return [t["type"]["name"] for t in sorted(pokemon["types"], key=lambda t: t["slot"])]
+
+
+class PokemonTools:
+    """One agent run's view of the API (seeded faults + attempt counters)."""
+
+    def __init__(self, world: PokemonWorld, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.faults = Faults(draws, fault_rate)
+
+    def get_pokemon(self, name: str) -> ToolReply:
+        if self.faults.hit(f"pokemon:{name}"):
+            return rate_limited()
+        found = self.world.pokemon.get(str(name).lower())
+        if found is None:
+            return {"error": "not_found", "detail": f"no pokemon named {name!r}"}, "not_found", 20
+        return found, "ok", 150 + 20 * len(found.get("past_stats", ()))
+
+    def get_species(self, name: str) -> ToolReply:
+        if self.faults.hit(f"species:{name}"):
+            return rate_limited()
+        found = self.world.species.get(str(name).lower())
+        if found is None:
+            return {"error": "not_found"}, "not_found", 20
+        return found, "ok", 60 + 12 * len(found["varieties"])
+
+    def get_evolution_chain(self, chain_id: int) -> ToolReply:
+        if self.faults.hit(f"chain:{chain_id}"):
+            return rate_limited()
+        found = self.world.chains.get(int(chain_id))
+        if found is None:
+            return {"error": "not_found"}, "not_found", 20
+        return found, "ok", 40 + 15 * len(members(found["chain"]))
+
+    def get_type(self, name: str) -> ToolReply:
+        if self.faults.hit(f"type:{name}"):
+            return rate_limited()
+        found = self.world.types.get(str(name).lower())
+        if found is None:
+            return {"error": "not_found"}, "not_found", 20
+        return found, "ok", 160

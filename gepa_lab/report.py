@@ -1,0 +1,300 @@
+"""`python -m gepa_lab.report [--sweep ID | --experiment NAME]`: a study's runs from MLflow, one
+row per run (experiment x seed -> winner, holdout delta with its interval, eligible, metric calls,
+cost, stop reason), printed as a table and written as CSV, Markdown and a plot (docs/study.md).
+
+It reads the parent runs the MLflow tracker logged (`tags.gepa.run_kind = 'parent'`) through
+MLflow's client API, so it works against a SQLite store and a shared `mlflow server` alike; a
+sweep is selected by its id (the tag `sweep_id`; `--sweep` also takes the sweep directory) and an
+experiment by the tag `experiment`. A run resumed into a new MLflow run appears once: the latest
+MLflow run of each gepa run (`gepa.experiment_id`) is kept.
+
+Exit codes: 0 report written; 1 no matching run, or the store cannot be read; 2 bad arguments.
+Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+PROG = "gepa_lab.report"
+PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
+COLUMNS = ["experiment", "seed", "job", "status", "winner", "holdout_delta", "holdout_delta_low",
+           "holdout_delta_high", "eligible", "metric_calls", "cost_usd", "stop_reason", "reason", "run_id",
+           "gepa_experiment_id", "run_dir"]
+TABLE = ["experiment", "seed", "job", "status", "winner", "holdout delta", "eligible", "metric calls", "cost",
+         "stop reason"]
+
+
+class ReportError(Exception):
+    """The report cannot be made (exit 1)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+        print(f"{PROG}: error: {message} (see python -m {PROG} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"python -m {PROG}", description=(
+        "Table of a study's runs from MLflow (experiment x seed -> winner, holdout delta, eligible, "
+        "metric calls, cost, stop reason); also written as CSV, Markdown and a plot."))
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--sweep", metavar="ID|DIR",
+                       help="a sweep's id (MLflow tag sweep_id) or its directory (hydra.sweep.dir)")
+    which.add_argument("--experiment", metavar="NAME", help="every run of a gepa experiment (tag experiment)")
+    parser.add_argument("--tracking-uri", metavar="URI",
+                        help="MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///<cwd>/mlflow.db)")
+    parser.add_argument("--mlflow-experiment", default="gepa-lab", metavar="NAME",
+                        help="the MLflow experiment the runs were logged to (tracking.experiment; default gepa-lab)")
+    parser.add_argument("--out", metavar="DIR", help="where report.csv, report.md and holdout_delta.png go "
+                        "(default: reports/<sweep-ID | experiment-NAME | all>)")
+    parser.add_argument("--no-plot", action="store_true", help="skip holdout_delta.png")
+    return parser
+
+
+def masked(uri: str) -> str:
+    """A URI for messages: never a password."""
+    return re.sub(r"//([^/:@]+):[^/@]*@", r"//\1:***@", uri)
+
+
+def sweep_selector(text: str) -> str:
+    """`--sweep`: an id as given, or the id of an existing sweep directory."""
+    from gepa_lab.cli import sweep_id
+
+    return sweep_id(text) if ("/" in text or os.path.isdir(text)) else text
+
+
+# -- reading MLflow -------------------------------------------------------------------------------
+def _client(uri: str) -> Any:
+    from mlflow import MlflowClient
+
+    if uri.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=10) as reply:
+                reply.read()
+        except OSError as exc:
+            raise ReportError(f"MLflow tracking server {masked(uri)} is not reachable: {exc}") from None
+    elif uri.startswith("sqlite:///"):
+        raw = uri[len("sqlite:///"):].split("?", 1)[0]
+        if not Path(raw).is_file():
+            raise ReportError(f"no MLflow store at {raw}; run from the directory that holds mlflow.db or pass "
+                              "--tracking-uri")
+    return MlflowClient(tracking_uri=uri)
+
+
+def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
+    found = client.get_experiment_by_name(mlflow_experiment)
+    if found is None:
+        raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs([found.experiment_id], f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER,
+                                  max_results=1000, page_token=token)
+        runs += list(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def _number(values: dict[str, float], key: str) -> float:
+    value = values.get(key)
+    return float(value) if value is not None else math.nan
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def rows_of(runs: Sequence[Any]) -> list[dict[str, Any]]:
+    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`)."""
+    latest: dict[str, Any] = {}
+    for run in runs:
+        key = run.data.tags.get("gepa.experiment_id") or run.info.run_id
+        if key not in latest or run.info.start_time > latest[key].info.start_time:
+            latest[key] = run
+    rows = []
+    for run in latest.values():
+        tags, metrics = run.data.tags, run.data.metrics
+        finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
+        winner = "-"
+        if finished:
+            seed_won = tags.get("rule.candidate_improved_validation") == "failed"
+            winner = "seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12]
+        rows.append({
+            "experiment": tags.get("experiment", ""), "seed": _int_or_none(tags.get("random_seed")),
+            "job": _int_or_none(tags.get("sweep_job")), "status": run.info.status, "winner": winner,
+            "holdout_delta": _number(metrics, "holdout_delta"),
+            "holdout_delta_low": _number(metrics, "holdout_delta_low"),
+            "holdout_delta_high": _number(metrics, "holdout_delta_high"),
+            "eligible": {"true": True, "false": False}.get(tags.get("promotion_eligible", "")) if finished else None,
+            "metric_calls": _number(metrics, "total_metric_calls"), "cost_usd": _number(metrics, "total_cost_usd"),
+            "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
+            "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
+            "run_dir": tags.get("run_dir", "")})
+    return rows
+
+
+def frame_of(rows: list[dict[str, Any]]) -> Any:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["seed"] = frame["seed"].astype("Int64")
+    frame["job"] = frame["job"].astype("Int64")
+    frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
+    return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
+
+
+# -- writing ---------------------------------------------------------------------------------------
+def _delta(row: Any) -> str:
+    if math.isnan(row.holdout_delta):
+        return "-"
+    text = f"{row.holdout_delta:+.4f}"
+    if not (math.isnan(row.holdout_delta_low) or math.isnan(row.holdout_delta_high)):
+        text += f" [{row.holdout_delta_low:+.4f}, {row.holdout_delta_high:+.4f}]"
+    return text
+
+
+def display_table(frame: Any) -> Any:
+    """The human table: one formatted text cell per column of TABLE."""
+    import pandas as pd
+
+    def text(value: Any, fmt: str = "{}") -> str:
+        return "-" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
+            else fmt.format(value)
+
+    return pd.DataFrame([{
+        "experiment": row.experiment, "seed": text(row.seed), "job": text(row.job), "status": row.status,
+        "winner": row.winner, "holdout delta": _delta(row),
+        "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
+        "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
+    } for row in frame.itertuples(index=False)], columns=TABLE)
+
+
+def markdown(table: Any, title: str, notes: Sequence[str]) -> str:
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = [f"# {title}", "", *notes, "", "| " + " | ".join(table.columns) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def summary_lines(frame: Any) -> list[str]:
+    """Per experiment: runs, finished, eligible, mean holdout delta."""
+    out = []
+    for name, group in frame.groupby("experiment", sort=True):
+        done = group[group["eligible"].notna()]
+        deltas = done["holdout_delta"].dropna()
+        mean = f", mean holdout delta {deltas.mean():+.4f}" if len(deltas) else ""
+        eligible = int(done["eligible"].astype(bool).sum()) if len(done) else 0
+        out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}")
+    return out
+
+
+def plot(frame: Any, path: Path, title: str) -> None:
+    """Holdout delta per run (x: experiment / seed), its interval as an error bar; filled = eligible."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    done = frame[frame["holdout_delta"].notna()].reset_index(drop=True)
+    figure = Figure(figsize=(max(4.0, 0.5 * len(done) + 2.0), 3.6), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    colours = {name: f"C{i % 10}" for i, name in enumerate(sorted(set(done["experiment"])))}
+    for x, row in enumerate(done.itertuples(index=False)):
+        low, high = row.holdout_delta_low, row.holdout_delta_high
+        err = None if math.isnan(low) or math.isnan(high) else [[row.holdout_delta - low], [high - row.holdout_delta]]
+        colour = colours[row.experiment]
+        axes.errorbar([x], [row.holdout_delta], yerr=err, fmt="o", color=colour, capsize=3,
+                      markerfacecolor=colour if row.eligible is True else "white")
+    axes.axhline(0.0, color="grey", linewidth=0.8)
+    axes.set_xticks(range(len(done)), [f"{r.experiment}\nseed {r.seed}" for r in done.itertuples(index=False)],
+                    fontsize=7)
+    axes.set_ylabel("holdout delta (winner - seed)")
+    axes.set_title(f"{title}\n(filled: eligible; bars: interval when recorded)", fontsize=9)
+    for name, colour in colours.items():
+        axes.plot([], [], "o", color=colour, label=name)
+    if colours:
+        axes.legend(fontsize=7, loc="best")
+    figure.savefig(path, dpi=110)
+
+
+# -- command -------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error already printed (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from gepa_lab.tracking.mlflow_tracker import default_uri
+
+    uri = args.tracking_uri or default_uri()
+    if args.sweep is not None:
+        if not args.sweep.strip():
+            return _fail("--sweep needs a sweep id or directory", 2)
+        selected = sweep_selector(args.sweep)
+        if not re.fullmatch(r"[\w.\-]+", selected):
+            return _fail(f"--sweep {args.sweep!r} is neither a sweep id nor a sweep directory", 2)
+        where, title, slug = f"tags.sweep_id = '{selected}'", f"sweep {selected}", f"sweep-{selected}"
+    elif args.experiment is not None:
+        if not re.fullmatch(r"[\w.\-]+", args.experiment):
+            return _fail(f"--experiment {args.experiment!r} is not an experiment name", 2)
+        where, title, slug = f"tags.experiment = '{args.experiment}'", f"experiment {args.experiment}", \
+            f"experiment-{args.experiment}"
+    else:
+        where, title, slug = "", "all runs", "all"
+    try:
+        runs = parent_runs(_client(uri), args.mlflow_experiment, where)
+        if not runs:
+            raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
+                              f"(MLflow experiment {args.mlflow_experiment!r})")
+        frame = frame_of(rows_of(runs))
+        table = display_table(frame)
+        out = Path(args.out) if args.out else Path("reports") / slug
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / "report.csv", index=False)
+        notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); "
+                 f"{len(frame)} runs.", "", *[f"- {line}" for line in summary_lines(frame)]]
+        (out / "report.md").write_text(markdown(table, f"gepa-lab report: {title}", notes), encoding="utf-8")
+        written = [out / "report.csv", out / "report.md"]
+        if not args.no_plot:
+            plot(frame, out / "holdout_delta.png", f"gepa-lab: {title}")
+            written.append(out / "holdout_delta.png")
+    except ReportError as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        return _fail(f"cannot write the report: {exc}", 1)
+    except Exception as exc:  # an MLflow error: one line, never a traceback
+        from gepa_lab.core.errors import describe
+
+        return _fail(f"cannot read {masked(uri)}: {describe(exc)}", 1)
+    print(table.to_string(index=False))
+    print()
+    for line in summary_lines(frame):
+        print(line)
+    print("written: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""A finished search's outcome: the promotion decision on the paired holdout comparison, and the
+`Result` that `optimize` returns (and `result.json` records)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from gepa_lab.core.contracts import Dataset, Evaluation, Summary
+from gepa_lab.core.result import PoolEntry, Result
+from gepa_lab.core.settings import PromotionPolicy, SearchConfig
+from gepa_lab.search.promotion import assess_promotion, case_means
+from gepa_lab.search.state import SearchState
+
+ALGORITHM = "gepa"
+
+
+def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
+                 policy: PromotionPolicy, quality_objective: str | None, digests: dict[str, str],
+                 base_repeats: Sequence[Sequence[Evaluation]], cand_repeats: Sequence[Sequence[Evaluation]],
+                 costs: dict[str, float]) -> Result:
+    """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
+    per holdout repeat (the same objects when the winner is the seed)."""
+    assert state.stop_reason is not None
+    best, seed = state.best(), state.pool[0]
+    decision = assess_promotion(
+        best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
+        policy=policy, validation=best.validation, quality_objective=quality_objective,
+        bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0)
+    base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
+
+    def summary(means: list[Any]) -> Summary:  # per holdout case (means over repeats), not per evaluation
+        return Summary.of([Evaluation(c.id, m.score, objectives=m.objectives)
+                           for c, m in zip(dataset.holdout, means, strict=True)])
+
+    seeds: dict[str, Any] = {"random_seed": config.random_seed, "validation_seed": state.validation_seed}
+    if state.holdout_seeds:
+        seeds["holdout_seed"] = state.holdout_seeds[0]
+    if len(state.holdout_seeds) > 1:
+        seeds["holdout_seeds"] = list(state.holdout_seeds)
+    return Result(
+        algorithm=ALGORITHM,
+        experiment_id=experiment_id,
+        best=best.artifact,
+        best_id=best.id,
+        seed_id=seed.id,
+        baseline_validation=Summary.of(seed.validation),
+        candidate_validation=Summary.of(best.validation),
+        baseline_holdout=summary(base_cases),
+        candidate_holdout=summary(cand_cases),
+        candidate_count=len(state.pool),
+        metric_calls=state.budget.used,
+        stop_reason=state.stop_reason,
+        promotion_eligible=decision.eligible,
+        promotion_reason=decision.reason,
+        promotion_rules=[asdict(r) for r in decision.rules],
+        seeds=seeds,
+        dataset={"id": dataset.id, "version": dataset.version, "digests": digests},
+        holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
+                        "delta": k.score - b.score}
+                       for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
+        cost_usd=costs,
+        proposals=state.proposals,
+        pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
+              for c in state.pool],
+        validation_case_ids=[c.id for c in dataset.validation],
+        holdout_interval=list(decision.interval) if decision.interval is not None else None,
+        confidence=policy.confidence if decision.interval is not None else None,
+        holdout_repeats=policy.holdout_repeats,
+    )
