@@ -324,3 +324,20 @@ def test_cli_an_unwritable_run_dir_is_one_line(tmp_path):
     line = done.stderr.strip()
     assert "\n" not in line and line.startswith("gepa_lab: error: cannot write the run directory /sys/gepa-lab-test (")
     assert line.endswith("); run from a writable directory or set hydra.run.dir=<a writable path>")
+
+
+def test_every_paid_evaluation_is_recorded_even_when_the_cap_cuts_a_batch(tmp_path):
+    result = optimize(long_seed(), _priced_dataset(validation=5), Priced(0.1), VaryingReflector(),
+                      SearchConfig(max_cost_usd=6.3, max_metric_calls=10_000, minibatch_size=2), run_dir=tmp_path)
+    recorded = sum(len(b["results"]) for b in RunRecord(tmp_path).evaluations)
+    assert result.stop_reason == "cost_budget" and recorded == result.metric_calls
+    assert result.cost_usd["task"] == pytest.approx(0.1 * recorded)
+
+
+def test_holdout_repeats_count_cases_not_evaluations():
+    from gepa_lab import PromotionPolicy
+
+    result = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG,
+                      promotion=PromotionPolicy(holdout_repeats=3))
+    assert result.candidate_holdout.cases == result.baseline_holdout.cases == len(long_dataset().holdout)
+    assert len(result.seeds["holdout_seeds"]) == 3 and result.holdout_repeats == 3
