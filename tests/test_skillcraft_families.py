@@ -122,6 +122,7 @@ def test_malformed_cases_give_one_line_errors(fam):
     bad = [
         (replace(case, metadata={**case.metadata, "scale": "x9"}), f"case '{case.id}': unknown {spec.name} scale"),
         (replace(case, metadata={**case.metadata, "task": "not json"}), f"case '{case.id}': metadata 'task'"),
+        (replace(case, metadata={**case.metadata, "task": "[1, 2]"}), f"case '{case.id}': metadata 'task'"),
         (replace(case, metadata={k: v for k, v in case.metadata.items() if k != "task"}), "metadata 'task'"),
         (replace(case, metadata={**case.metadata, "family": "nope"}), "unknown SkillCraft-sim family"),
     ]
@@ -207,3 +208,4 @@ def test_simulator_stays_well_under_a_millisecond_per_case(fam):
                 ev.evaluate(a, cases, s)
         best = min(best, (time.perf_counter() - start) / (len(arts) * 2 * len(cases)))
     assert best < 1e-3, f"{spec.name}: {best * 1e6:.0f} µs per case"
+

@@ -2,16 +2,22 @@
 generic simulator, grading and feedback share with it.
 
 A family is one subpackage `evaluators/skillcraft/<family>/` whose `__init__.py` builds one
-`FamilySpec` named `FAMILY`; `registry.py` lists it. The generic parts (skill reading,
-behaviour probabilities, tool-call accounting, scoring, feedback, the evaluator, the dataset
-generator) never import a family. How to add one: docs/skillcraft_sim.md §2.
+`FamilySpec` named `FAMILY` (`family_spec`); `registry.py` lists it. The generic parts (skill
+reading, behaviour probabilities, tool-call accounting, scoring, feedback, the evaluator, the
+dataset generator) never import a family. What every family shares lives here too: the behaviours
+the generic agent moves use (`shared_behaviours`), reading a case's task (`reading_task`,
+`expected_of`) and the closing instruction of a task statement (`finish_instruction`); building
+cases and fixture text is `casebook.py`. How to add one: docs/skillcraft_sim.md §2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evaluators.skillcraft.concepts import Concept, words
@@ -29,6 +35,7 @@ SCALE_LEVELS = {s: i for i, s in enumerate(SCALES)}
 SPLIT_SCALES = {"feedback": ("e1", "e2"), "validation": ("e3", "m1"), "holdout": ("m2", "h1")}
 CASES_PER_SCALE = 10
 CRITICAL_CASES = {"m2": (2, 5, 8), "h1": (2, 5, 8)}  # case numbers rNN marked critical
+GENERATOR_VERSION = "sim-v1"  # the dataset version: manifest, case metadata, case draws
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,39 @@ class Behaviour:
 
     def baseline(self, level: int) -> float:
         return min(0.999, max(0.01, self.base - self.slope * level))
+
+
+# The behaviours every family has. The generic moves use two by name (`AgentRun.call_with_retry`:
+# retry_transient_errors; `AgentRun.finish`: write_artifact) and every agent validates its draft.
+RETRY_TRANSIENT_ERRORS = Behaviour(
+    "retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, Concept.of(
+        "retry retries transient backoff",
+        "rate limited limit wait again error errors fail failed attempt back off",
+        acts="retry wait", lapses="skip ignore"))
+VALIDATE_BEFORE_FINISHING = Behaviour(
+    "validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, Concept.of(
+        "validate validation verify verification sanity reread",
+        "check double review before finishing finish compare cross against",
+        acts="validate verify check"))
+WRITE_ARTIFACT = Behaviour(
+    "write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, Concept.of(
+        "artifact persist",
+        "write json output file save result",
+        acts="write save"))
+
+
+def skip_unneeded(name: str, summary: str, support: str, acts: str = "", base: float = 0.6) -> Behaviour:
+    """A family's "no unneeded calls" behaviour: flat over the scales (it costs tokens, not
+    checks), at most 0.97 even when instructed, addressed by "unneeded" / "unnecessary" or two of
+    the family's own `support` words."""
+    return Behaviour(name, summary, base, 0.0, 0.97, Concept.of("unneeded unnecessary", support, acts=acts))
+
+
+def shared_behaviours(unneeded: Behaviour, *, then: tuple[Behaviour, ...] = ()) -> tuple[Behaviour, ...]:
+    """The tail of every family's behaviour table, in its fixed order: retry, the family's
+    unneeded-call behaviour (`skip_unneeded`), any behaviour of its own that goes `then`, validate,
+    write. The order is part of the evaluator fingerprint (a hash of the table)."""
+    return (RETRY_TRANSIENT_ERRORS, unneeded, *then, VALIDATE_BEFORE_FINISHING, WRITE_ARTIFACT)
 
 
 @dataclass(frozen=True)
@@ -109,7 +149,7 @@ class DatasetFiles:
     fixtures_text: str  # the family's fixtures.json, byte-exact
     splits: dict[str, list[dict[str, Any]]]  # split -> case rows (Case.from_dict form)
     note: str  # one line for the manifest
-    version: str = "sim-v1"  # the dataset version (manifest and case metadata)
+    version: str = GENERATOR_VERSION  # the dataset version (manifest and case metadata)
 
 
 def topic(text: str) -> frozenset[str]:
@@ -149,9 +189,59 @@ class FamilySpec:
         raise KeyError(name)
 
 
+def family_spec(name: str, load_world: Callable[[Path], Any], *, behaviours: ModuleType, task: ModuleType,
+                agent: ModuleType, grade: ModuleType, skills: ModuleType, cases: ModuleType,
+                tuned: ModuleType | None = None) -> FamilySpec:
+    """A family's spec from its modules, by the names every family uses (docs/skillcraft_sim.md
+    §2.3): behaviours.BEHAVIOURS, .TOPIC and optionally .CAP_NOUNS; task.parse_task and
+    .entity_names; agent.simulate; grade.grade; skills.SEED_SKILL and .REFERENCE_SKILL;
+    cases.build_dataset; tuned.VOCABULARY (optional)."""
+    return FamilySpec(
+        name=name,
+        behaviours=behaviours.BEHAVIOURS,
+        topic=behaviours.TOPIC,
+        load_world=load_world,
+        parse_task=task.parse_task,
+        simulate=agent.simulate,
+        grade=grade.grade,
+        entity_names=task.entity_names,
+        seed_skill=skills.SEED_SKILL,
+        reference_skill=skills.REFERENCE_SKILL,
+        build_dataset=cases.build_dataset,
+        cap_nouns=getattr(behaviours, "CAP_NOUNS", ()),
+        tuned=None if tuned is None else tuned.VOCABULARY,
+    )
+
+
 def scale_level(case: Case, family: str) -> tuple[str, int]:
     """(scale, level) of a case, or a ValueError naming the case."""
     scale = case.metadata.get("scale", "")
     if scale not in SCALE_LEVELS:
         raise ValueError(f"case {case.id!r}: unknown {family} scale {scale!r} (expected one of {', '.join(SCALES)})")
     return scale, SCALE_LEVELS[scale]
+
+
+@contextmanager
+def reading_task(case: Case, family: str) -> Iterator[Any]:
+    """`with reading_task(case, "recipe") as params:` — the case's task parameters (JSON in
+    `metadata["task"]`); a KeyError, TypeError, AttributeError or ValueError while reading them, in the block
+    too, becomes one ValueError naming the case."""
+    try:
+        yield json.loads(case.metadata["task"])
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"case {case.id!r}: metadata 'task' is not a {family} task: {exc}") from exc
+
+
+def expected_of(case: Case, truth: Callable[[], Any],
+                errors: tuple[type[Exception], ...] = (ValueError,)) -> Any:
+    """The case's expected artifact (JSON), or `truth()` for a case without one; one of `errors`
+    becomes a ValueError naming the case."""
+    try:
+        return json.loads(case.expected) if case.expected else truth()
+    except errors as exc:
+        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+
+
+def finish_instruction(output_file: str) -> str:
+    """The last line of every task statement (the shared tools write_file and claim_done)."""
+    return f"Write the JSON to {output_file} with write_file, check it, then call claim_done."

@@ -9,7 +9,7 @@ a fact longer than the listing's 200-character cut qualify (docs/skillcraft_sim.
 from __future__ import annotations
 
 from evaluators.skillcraft.concepts import Concept
-from evaluators.skillcraft.family import Behaviour, topic
+from evaluators.skillcraft.family import Behaviour, shared_behaviours, skip_unneeded, topic
 
 B, C = Behaviour, Concept.of
 BEHAVIOURS: tuple[Behaviour, ...] = (
@@ -44,22 +44,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "truncated truncate truncation ellipsis",
         "full whole complete cut end text fetch long longer",
         acts="fetch get")),
-    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, C(
-        "retry retries transient backoff",
-        "rate limited limit wait again error errors fail failed attempt back off",
-        acts="retry wait", lapses="skip ignore")),
-    B("skip_unneeded_calls", "stop reading pages once enough facts are collected", 0.6, 0.0, 0.97, C(
-        "unneeded unnecessary",
-        "only extra pages enough stop once ask asks need needs fewer waste wasted",
-        acts="")),
-    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, C(
-        "validate validation verify verification sanity reread",
-        "check double review before finishing finish compare cross against",
-        acts="validate verify check")),
-    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, C(
-        "artifact persist",
-        "write json output file save result",
-        acts="write save")),
+    *shared_behaviours(skip_unneeded(
+        "skip_unneeded_calls", "stop reading pages once enough facts are collected",
+        "only extra pages enough stop once ask asks need needs fewer waste wasted")),
 )
-BEHAVIOUR_NAMES = tuple(b.name for b in BEHAVIOURS)
 TOPIC = topic("cat cats fact facts feline felines kitten kittens trivia")

@@ -6,10 +6,11 @@ range alone, or a keyword alone), how many facts and whether an average is asked
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from evaluators.skillcraft.casebook import ATTEMPTS, Casebook, claim, fixtures_text, no_case
 from evaluators.skillcraft.catfacts.fixtures import generate_catfacts_fixtures
 from evaluators.skillcraft.catfacts.task import (
     Filter,
@@ -19,11 +20,10 @@ from evaluators.skillcraft.catfacts.task import (
     task_statement,
 )
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
-from evaluators.skillcraft.family import CASES_PER_SCALE, CRITICAL_CASES, SPLIT_SCALES, DatasetFiles
-from evaluators.skillcraft.rng import derived_rng
+from evaluators.skillcraft.family import DatasetFiles
 from gepa_lab.core.contracts import canonical_json
 
-VERSION = "sim-v1"
+CASEBOOK = Casebook("catfacts")
 OUTPUT_FILES = ("facts.json", "cat_facts.json", "fact_list.json", "catfacts_report.json")
 MAX_PAGES = 8  # the answer lies within this many listing pages
 
@@ -55,8 +55,8 @@ def _depth(world: CatFactsWorld, truth: dict[str, Any]) -> int:
 
 def _pick_task(world: CatFactsWorld, scale: str, r: int, seen: set[str]) -> dict[str, Any]:
     spec = SCALES[scale]
-    rng = derived_rng("skillcraft-sim", "catfacts", VERSION, scale, r)
-    for _ in range(10_000):
+    rng = CASEBOOK.rng(scale, r)
+    for _ in range(ATTEMPTS):
         if rng.random() < spec.length_only:
             f = Filter(None, *rng.choice(((120, 260), (150, 300), (160, 320), (180, 330)))) if spec.long \
                 else Filter(None, None, rng.choice((40, 45, 50, 55)))
@@ -68,47 +68,17 @@ def _pick_task(world: CatFactsWorld, scale: str, r: int, seen: set[str]) -> dict
         truth = ground_truth(world, params)
         if truth["count"] < spec.n or _depth(world, truth) > MAX_PAGES * world.per_page:
             continue
-        key = canonical_json([f.keyword, f.min_length, f.max_length])
-        if key in seen:
-            continue
-        seen.add(key)
-        return params
-    raise RuntimeError(f"cannot build a {scale} case")  # pragma: no cover - generator bug
-
-
-def build_cases(world: CatFactsWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids catfacts/<scale>/cNN; c02, c05, c08 of m2 and h1 are critical."""
-    splits: dict[str, list[dict[str, Any]]] = {}
-    for split, scales in SPLIT_SCALES.items():
-        rows = []
-        for scale in scales:
-            seen: set[str] = set()
-            for r in range(1, CASES_PER_SCALE + 1):
-                params = _pick_task(world, scale, r, seen)
-                rows.append({
-                    "id": f"catfacts/{scale}/c{r:02d}",
-                    "input": task_statement(params, r),
-                    "expected": canonical_json(ground_truth(world, params)),
-                    "critical": r in CRITICAL_CASES.get(scale, ()),
-                    "metadata": {"family": "catfacts", "scale": scale, "generator": VERSION,
-                                 "task": canonical_json(params)},
-                })
-        splits[split] = rows
-    return splits
-
-
-def _fixtures_text(fixtures: dict[str, Any]) -> str:
-    # One fact per line: small diffs, still plain JSON.
-    head = {k: v for k, v in fixtures.items() if k != "facts"}
-    body = ",\n".join("  " + json.dumps(f, ensure_ascii=False, sort_keys=True) for f in fixtures["facts"])
-    text = json.dumps(head, ensure_ascii=False, sort_keys=True, indent=1)
-    return text[:-2] + ',\n "facts": [\n' + body + "\n ]\n}\n"
+        if claim(seen, canonical_json([f.keyword, f.min_length, f.max_length])):
+            return params
+    raise no_case(scale)  # pragma: no cover - generator bug
 
 
 def build_dataset() -> DatasetFiles:
     fixtures = generate_catfacts_fixtures()
+    text = fixtures_text(fixtures, ("facts",))
+    world = CatFactsWorld.from_fixtures(fixtures)
     return DatasetFiles(
-        fixtures_text=_fixtures_text(fixtures),
-        splits=build_cases(CatFactsWorld.from_fixtures(fixtures)),
+        fixtures_text=text,
+        splits=CASEBOOK.splits(partial(_pick_task, world), task_statement, partial(ground_truth, world)),
         note="SkillCraft-sim: a simulated offline stand-in for the SkillCraft cat-facts family.",
     )

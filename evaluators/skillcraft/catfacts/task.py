@@ -10,7 +10,6 @@ untruncated text with their lengths, their count and (when asked) their average 
 from __future__ import annotations
 
 import html
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +17,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import scale_level
+from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
 from gepa_lab.core.contracts import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -136,28 +135,22 @@ def task_statement(params: dict[str, Any], variant: int) -> str:
         "plain text.",
         "Under \"facts\" give one {fact, length} object per fact, with the fact as plain text, and report \"count\""
         + (" and \"average_length\" (mean length, 1 decimal)." if params.get("average") else "."),
-        f"Write the JSON to {params['output_file']} with write_file, check it, then call claim_done.",
+        finish_instruction(params["output_file"]),
     ]
     return "\n".join(lines)
 
 
 def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
     scale, level = scale_level(case, "catfacts")
-    try:
-        params = json.loads(case.metadata["task"])
+    with reading_task(case, "catfacts") as params:
         f, n = _filter(params), int(params["n"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"case {case.id!r}: metadata 'task' is not a catfacts task: {exc}") from exc
     if n < 1:
         raise ValueError(f"case {case.id!r}: a catfacts task asks for at least one fact, got n={n}")
     if f.keyword is None and f.min_length is None and f.max_length is None:
         raise ValueError(f"case {case.id!r}: a catfacts task needs a keyword or a length limit")
     if f.keyword is not None and f.keyword not in world.keywords:
         raise ValueError(f"case {case.id!r}: unknown catfacts keyword {f.keyword!r}")
-    try:
-        expected = json.loads(case.expected) if case.expected else ground_truth(world, params)
-    except ValueError as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
     return CatFactsTask(

@@ -1,26 +1,23 @@
 """The tuned reflector's catfacts vocabulary (`reflector=tuned`): diagnoses keyed to the catfacts
-grader's exact messages and remedies worded for the catfacts behaviours' concepts.
-
-Co-designed with the simulator on purpose — it is the upper reference, not evidence (docs/
-skillcraft_sim.md §8). Some remedies are vague and do nothing, a few are over-general rules that
-hurt other cases, and over-specific edits copy numbers or texts out of `expected`.
+grader's exact messages and remedies worded for the catfacts behaviours' concepts; its
+over-specific edits copy numbers or texts out of `expected`. What every family's vocabulary shares,
+and why results with it are an upper reference only: reflectors/vocabulary.py.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from typing import Any
 
+from evaluators.skillcraft.reflectors import vocabulary as shared
 from evaluators.skillcraft.reflectors.vocabulary import Diagnosis, TunedVocabulary
 from evaluators.skillcraft.reflectors.vocabulary import pattern as _re
 
 DIAGNOSES: tuple[Diagnosis, ...] = (
-    Diagnosis("artifact", "no output file was written", _re(r"missing artifact|no artifact"), 3.0,
-              ("write_file", "write the", "save")),
-    Diagnosis("loop", "the agent kept sampling the random-fact endpoint",
-              _re(r"get_random_fact \{[^}]*\} ×(?:[4-9]|\d\d)|tool-call limit"), 3.0, ("random", "listing")),
+    shared.ARTIFACT,
+    shared.loop_diagnosis("the agent kept sampling the random-fact endpoint", "get_random_fact",
+                          ("random", "listing")),
     Diagnosis("dupes", "the list repeated facts", _re(r"duplicate fact"), 2.0, ("duplicate", "once", "dedupe")),
     Diagnosis("keyword", "facts without the keyword were listed", _re(r"do not contain the keyword"), 2.0,
               ("keyword", "word")),
@@ -33,18 +30,13 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
               ("length", "measure")),
     Diagnosis("pages", "the listing was not read far enough", _re(r"not read far enough|facts asked for are missing"),
               1.5, ("page", "next_page_url")),
-    Diagnosis("retry", "rate-limited calls were skipped instead of retried", _re(r"[1-9]\d* not retried"), 1.5,
-              ("retry", "rate_limited", "rate limit")),
+    shared.RETRY,
     Diagnosis("waste", "pages were read after enough facts were found", _re(r"get_facts call\(s\) fetched pages"),
               0.7, ("enough", "stop")),
 )
 
 STEPS: dict[str, tuple[str, ...]] = {
-    "artifact": (
-        "Always write the final JSON to the requested output file with write_file before claim_done.",
-        "Save the result to the exact file name the task gives, using write_file.",
-        "Finish by producing the output the task asks for.",
-    ),
+    "artifact": shared.ARTIFACT_STEPS,
     "loop": (
         "Walk the get_facts listing in order; do not sample get_random_fact.",
         "get_random_fact returns facts in no order and with repeats; use the listing instead.",
@@ -85,24 +77,17 @@ STEPS: dict[str, tuple[str, ...]] = {
         "Page 1 rarely has enough facts: keep paging.",
         "Collect enough facts.",
     ),
-    "retry": (
-        "If a call returns rate_limited, wait and retry it (up to 3 times) instead of skipping it.",
-        "Retry transient errors; never skip a failed page.",
-        "Handle tool errors carefully.",
-    ),
+    "retry": shared.retry_steps("page"),
     "waste": (
         "Once you have enough facts, make no further calls.",
         "Stop paging as soon as the list is complete; extra pages are unneeded.",
         "Keep the run short.",
     ),
-    "validate": (
-        "Before finishing, validate the JSON against the task: count, duplicates, filter, text and lengths.",
-        "Re-read the output and check it against the task statement before calling claim_done.",
-    ),
+    "validate": shared.validate_steps("count, duplicates, filter, text and lengths"),
 }
 
 PITFALLS: dict[str, tuple[str, ...]] = {
-    "artifact": ("Printing the JSON in the final message is not enough: write it with write_file.",),
+    "artifact": shared.ARTIFACT_PITFALLS,
     "loop": ("Calling get_random_fact again and again returns repeats in no order: it is a loop.",),
     "dupes": ("The listing repeats facts, sometimes in another case or spacing; keep each once.",),
     "keyword": ("Substring matching finds asleep or breeders; the task wants whole words.",),
@@ -111,31 +96,18 @@ PITFALLS: dict[str, tuple[str, ...]] = {
     "truncated": ("The listing cuts facts after 200 characters; get_fact returns the whole fact.",),
     "lengths": ("A length copied from the length field can be wrong.",),
     "pages": ("Stopping after the first page leaves the list short.",),
-    "retry": ("Skipping a rate_limited call silently drops a page: retry it.",),
+    "retry": (shared.retry_pitfall("a page"),),
     "waste": ("Reading pages after the list is complete wastes tokens.",),
-    "validate": ("Finishing without checking the output against the task lets small mistakes through.",),
+    "validate": shared.VALIDATE_PITFALLS,
 }
 
 OVERGENERAL: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Do not retry failed calls; move on to keep the run short.", ("retry", "rate")),
+    shared.NO_RETRY_RULE,
     ("Do not paginate; the first page of the listing is enough.", ("page",)),
     ("Trust the length field to save time.", ("length",)),
 )
 
-BLOAT: tuple[str, ...] = (
-    "Before every tool call, restate the whole task in your own words, enumerate all of its "
-    "requirements one by one, re-derive the complete plan from scratch and explain in detail why "
-    "this particular call is necessary, so that nothing is ever overlooked at any point of the run.",
-    "Throughout the run, maintain a detailed running commentary of your reasoning, noting every "
-    "assumption, every intermediate result, every alternative you considered and why you rejected "
-    "it, and summarise all of this in full after each step so the reasoning is transparent.",
-    "Be thorough, careful and methodical at all times: consider edge cases, think about what could "
-    "go wrong with each action, reflect on the quality of your work so far, and keep the overall "
-    "goal of producing an excellent, complete and correct list of facts firmly in mind.",
-    "Remember that quality matters more than speed, that the user expects a professional result, "
-    "and that every part of the task deserves the same level of attention, care and scrutiny "
-    "regardless of how simple or routine it may appear at first glance.",
-)
+BLOAT = shared.bloat("list of facts")
 
 TASK_WORDS: tuple[tuple[str, str], ...] = (
     ("mention the word", "a keyword"),
@@ -147,13 +119,8 @@ TASK_WORDS: tuple[tuple[str, str], ...] = (
 
 def over_specific(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
     """Copy a count or a fact out of a record's expected output."""
-    found: list[dict[str, Any]] = []
-    for rec in records:
-        try:
-            found.append(json.loads(str(rec.get("expected", ""))))
-        except (ValueError, TypeError):
-            continue
-    found = [f for f in found if isinstance(f, dict) and f.get("facts")]
+    found = [f for f in shared.expected_items(records, lambda expected: (expected,))
+             if isinstance(f, dict) and f.get("facts")]
     if not found:
         return None
     exp = rng.choice(found)

@@ -9,7 +9,7 @@ only scales that ask about branching chains (docs/skillcraft_sim.md §4.1).
 from __future__ import annotations
 
 from evaluators.skillcraft.concepts import Concept
-from evaluators.skillcraft.family import Behaviour, topic
+from evaluators.skillcraft.family import Behaviour, shared_behaviours, skip_unneeded, topic
 
 B, C = Behaviour, Concept.of
 BEHAVIOURS: tuple[Behaviour, ...] = (
@@ -40,22 +40,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "immunity immunities immune zero",
         "effect none nothing damage",
         acts="apply count")),
-    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, C(
-        "retry retries transient backoff",
-        "rate limited limit wait again error errors fail failed attempt back off",
-        acts="retry wait", lapses="skip ignore")),
-    B("skip_unneeded_calls", "fetch species resources only where the task needs them", 0.6, 0.0, 0.97, C(
-        "unneeded unnecessary",
-        "only extra species resource resources already fewer waste wasted ask need needs",
-        acts="")),
-    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, C(
-        "validate validation verify verification sanity reread",
-        "check double review before finishing finish compare cross against",
-        acts="validate verify check")),
-    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, C(
-        "artifact persist",
-        "write json output file save result",
-        acts="write save")),
+    *shared_behaviours(skip_unneeded(
+        "skip_unneeded_calls", "fetch species resources only where the task needs them",
+        "only extra species resource resources already fewer waste wasted ask need needs")),
 )
-BEHAVIOUR_NAMES = tuple(b.name for b in BEHAVIOURS)
 TOPIC = topic("pokemon pokeapi species evolution evolutions evolve")

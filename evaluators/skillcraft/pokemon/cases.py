@@ -5,18 +5,17 @@ per scale (docs/skillcraft_sim.md §3). Called by `python -m evaluators.skillcra
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.family import CASES_PER_SCALE, CRITICAL_CASES, SPLIT_SCALES, DatasetFiles
+from evaluators.skillcraft.casebook import ATTEMPTS, Casebook, claim, fixtures_text, no_case
+from evaluators.skillcraft.family import DatasetFiles
 from evaluators.skillcraft.pokemon.fixtures import TYPES, generate_pokemon_fixtures
 from evaluators.skillcraft.pokemon.task import ground_truth, task_params, task_statement
 from evaluators.skillcraft.pokemon.world import PokemonWorld, members, types_of
-from evaluators.skillcraft.rng import derived_rng
-from gepa_lab.core.contracts import canonical_json
 
-VERSION = "sim-v1"
+CASEBOOK = Casebook("pokemon")
 OUTPUT_FILES = ("chain.json", "evolution_report.json", "pokemon_chain.json", "evolutions.json")
 
 
@@ -70,57 +69,27 @@ def _moves(world: PokemonWorld, names: list[str], k: int, immune: float, rng: An
 def _pick_task(world: PokemonWorld, pools: dict[str, list[int]], scale: str, r: int,
                seen: set[int]) -> dict[str, Any]:
     spec = SCALES[scale]
-    rng = derived_rng("skillcraft-sim", "pokemon", VERSION, scale, r)
-    for _ in range(10_000):
+    rng = CASEBOOK.rng(scale, r)
+    for _ in range(ATTEMPTS):
         roll = rng.random()
         kind = "branching" if roll < spec.branching else "forms" if rng.random() < spec.forms else "plain"
         cid = rng.choice(pools[kind])
-        if cid in seen:
+        if not claim(seen, cid):
             continue
         names = [n for n, _ in members(world.chains[cid]["chain"])]
         species = rng.choice(names)
         moves = _moves(world, names, rng.randint(*spec.moves), spec.immune, rng)
-        seen.add(cid)
         return task_params(species, moves, spec.fault_rate, rng.choice(OUTPUT_FILES))
-    raise RuntimeError(f"cannot build a {scale} case")  # pragma: no cover - generator bug
-
-
-def build_cases(world: PokemonWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids pokemon/<scale>/pNN; p02, p05, p08 of m2 and h1 are critical."""
-    pools = _pools(world)
-    splits: dict[str, list[dict[str, Any]]] = {}
-    for split, scales in SPLIT_SCALES.items():
-        rows = []
-        for scale in scales:
-            seen: set[int] = set()
-            for r in range(1, CASES_PER_SCALE + 1):
-                params = _pick_task(world, pools, scale, r, seen)
-                rows.append({
-                    "id": f"pokemon/{scale}/p{r:02d}",
-                    "input": task_statement(world, params, r),
-                    "expected": canonical_json(ground_truth(world, params)),
-                    "critical": r in CRITICAL_CASES.get(scale, ()),
-                    "metadata": {"family": "pokemon", "scale": scale, "generator": VERSION,
-                                 "task": canonical_json(params)},
-                })
-        splits[split] = rows
-    return splits
-
-
-def _fixtures_text(fixtures: dict[str, Any]) -> str:
-    # One record per line: small diffs, still plain JSON.
-    head = {k: v for k, v in fixtures.items() if k not in ("chains", "species", "pokemon", "types")}
-    text = json.dumps(head, ensure_ascii=False, sort_keys=True, indent=1)[:-2]
-    for key in ("chains", "species", "pokemon", "types"):
-        body = ",\n".join("  " + json.dumps(x, ensure_ascii=False, sort_keys=True) for x in fixtures[key])
-        text += f',\n "{key}": [\n' + body + "\n ]"
-    return text + "\n}\n"
+    raise no_case(scale)  # pragma: no cover - generator bug
 
 
 def build_dataset() -> DatasetFiles:
     fixtures = generate_pokemon_fixtures()
+    text = fixtures_text(fixtures, ("chains", "species", "pokemon", "types"))
+    world = PokemonWorld.from_fixtures(fixtures)
     return DatasetFiles(
-        fixtures_text=_fixtures_text(fixtures),
-        splits=build_cases(PokemonWorld.from_fixtures(fixtures)),
+        fixtures_text=text,
+        splits=CASEBOOK.splits(partial(_pick_task, world, _pools(world)), partial(task_statement, world),
+                               partial(ground_truth, world)),
         note="SkillCraft-sim: a simulated offline stand-in for the SkillCraft Pokémon (PokéAPI) family.",
     )

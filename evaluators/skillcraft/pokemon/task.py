@@ -9,12 +9,11 @@ member (docs/skillcraft_sim.md §3).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import scale_level
+from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
 from evaluators.skillcraft.pokemon.world import PokemonWorld, base_stat_total, members, types_of
 from gepa_lab.core.contracts import Case
 
@@ -86,27 +85,21 @@ def task_statement(world: PokemonWorld, params: dict[str, Any], variant: int) ->
         lines.append("Move types: " + ", ".join(moves) + ". A multiplier is the product of the effectiveness "
                      "against each of the member's types (2, 0.5, or 0 for no effect).")
     lines.append("Also report chain_id and strongest: the species with the highest base_stat_total.")
-    lines.append(f"Write the JSON to {params['output_file']} with write_file, check it, then call claim_done.")
+    lines.append(finish_instruction(params["output_file"]))
     return "\n".join(lines)
 
 
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     scale, level = scale_level(case, "pokemon")
-    try:
-        params = json.loads(case.metadata["task"])
+    with reading_task(case, "pokemon") as params:
         species = str(params["species"])
         moves = tuple(str(m) for m in params["moves"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"case {case.id!r}: metadata 'task' is not a pokemon task: {exc}") from exc
     if species not in world.species:
         raise ValueError(f"case {case.id!r}: unknown pokemon species {species!r}")
     bad = [m for m in moves if m not in world.types]
     if bad:
         raise ValueError(f"case {case.id!r}: unknown pokemon type {bad[0]!r}")
-    try:
-        expected = json.loads(case.expected) if case.expected else ground_truth(world, params)
-    except ValueError as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    expected = expected_of(case, lambda: ground_truth(world, params))
     chain = world.chains[int(world.species[species]["evolution_chain"]["id"])]["chain"]
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")

@@ -2,15 +2,23 @@
 the concept (stemmed content words) through which a skill's steps and pitfalls address each.
 
 Concepts, not phrases: `Concept.of(key, support, acts, lapses)` — any key word, or any two
-support words, in any wording address it (docs/skillcraft_sim.md §4.3).
+support words, in any wording address it (docs/skillcraft_sim.md §4.3). The behaviours every
+family shares (retry, validate, write) and the shape of its unneeded-call one come from
+`family.shared_behaviours` / `family.skip_unneeded`.
 """
 
 from __future__ import annotations
 
 from evaluators.skillcraft.concepts import Concept
-from evaluators.skillcraft.family import Behaviour, topic
+from evaluators.skillcraft.family import Behaviour, shared_behaviours, skip_unneeded, topic
 
 B, C = Behaviour, Concept.of
+# The counterpart of skip_unneeded_details; it sits after it in the table (the fingerprint's order).
+FETCH_REQUIRED_DETAILS = B(
+    "fetch_required_details", "fetch the recipes whose details the task asks for", 0.985, 0.0, 0.999, C(
+        "",
+        "detail details fetch full get call open",
+        acts="call fetch get open", lapses="skip"))
 BEHAVIOURS: tuple[Behaviour, ...] = (
     B("paginate_to_end", "follow next_page until the listing ends", 0.93, 0.03, 0.999, C(
         "paginate pagination",
@@ -36,27 +44,10 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "placeholder placeholders mandatory",
         "required field fields missing omit drop dropped null unknown fill taste keep line lines value",
         acts="fill keep include")),
-    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, C(
-        "retry retries transient backoff",
-        "rate limited limit wait again error errors fail failed attempt back off",
-        acts="retry wait", lapses="skip ignore")),
-    B("skip_unneeded_details", "fetch full recipes only where the task needs them", 0.6, 0.0, 0.97, C(
-        "unneeded unnecessary",
-        "only detail details extra fewer minimise minimize waste wasted",
-        acts="")),
-    B("fetch_required_details", "fetch the recipes whose details the task asks for", 0.985, 0.0, 0.999, C(
-        "",
-        "detail details fetch full get call open",
-        acts="call fetch get open", lapses="skip")),
-    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, C(
-        "validate validation verify verification sanity reread",
-        "check double review before finishing finish compare cross against",
-        acts="validate verify check")),
-    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, C(
-        "artifact persist",
-        "write json output file save result",
-        acts="write save")),
+    *shared_behaviours(
+        skip_unneeded("skip_unneeded_details", "fetch full recipes only where the task needs them",
+                      "only detail details extra fewer minimise minimize waste wasted"),
+        then=(FETCH_REQUIRED_DETAILS,)),
 )
-BEHAVIOUR_NAMES = tuple(b.name for b in BEHAVIOURS)
 TOPIC = topic("recipe recipes cookbook dish dishes meal meals food cooking")
 CAP_NOUNS = ("dishes", "dish ids", "recipes", "meals", "results", "items", "ids", "entries")

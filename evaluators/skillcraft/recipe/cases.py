@@ -4,18 +4,18 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.family import CASES_PER_SCALE, CRITICAL_CASES, SPLIT_SCALES, DatasetFiles
+from evaluators.skillcraft.casebook import ATTEMPTS, Casebook, claim, fixtures_text, no_case
+from evaluators.skillcraft.family import DatasetFiles
 from evaluators.skillcraft.recipe.fixtures import generate_recipe_fixtures
 from evaluators.skillcraft.recipe.task import ground_truth, task_params, task_statement
 from evaluators.skillcraft.recipe.world import RecipeWorld
-from evaluators.skillcraft.rng import derived_rng
 from gepa_lab.core.contracts import canonical_json
 
-VERSION = "sim-v1"
+CASEBOOK = Casebook("recipe")
 OUTPUT_FILES = ("cookbook.json", "recipe_report.json", "cookbook_summary.json", "dishes.json")
 
 
@@ -49,7 +49,7 @@ def _pages(world: RecipeWorld, key: str) -> int:
 
 def _pick_task(world: RecipeWorld, scale: str, r: int, seen: set[str]) -> dict[str, Any]:
     spec = SCALES[scale]
-    rng = derived_rng("skillcraft-sim", "recipe", VERSION, scale, r)
+    rng = CASEBOOK.rng(scale, r)
     pools: dict[str, list[str]] = {}
     for by in ("category", "cuisine", "ingredient"):
         pools[by] = sorted(
@@ -58,7 +58,7 @@ def _pick_task(world: RecipeWorld, scale: str, r: int, seen: set[str]) -> dict[s
             and (spec.sentinel_ok or not q["sentinel"])
         )
     want_details = spec.detail_pairs > 0 and rng.random() < spec.detail_share
-    for _ in range(10_000):
+    for _ in range(ATTEMPTS):
         if spec.any_single:  # the easiest tier: one list, a category or a cuisine
             lists = [rng.choice([("category", v) for v in pools["category"]] + [("cuisine", v) for v in pools["cuisine"]])]
         else:
@@ -76,47 +76,17 @@ def _pick_task(world: RecipeWorld, scale: str, r: int, seen: set[str]) -> dict[s
         n = len(truth.get("recipes", []))
         if details and not max(1, spec.details[0]) <= n <= spec.details[1]:
             continue
-        key = canonical_json(params["lists"]) + canonical_json(params["details"])
-        if key in seen:
-            continue
-        seen.add(key)
-        return params
-    raise RuntimeError(f"cannot build a {scale} case")  # pragma: no cover - generator bug
-
-
-def build_cases(world: RecipeWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids recipe/<scale>/rNN; r02, r05, r08 of m2 and h1 are critical."""
-    splits: dict[str, list[dict[str, Any]]] = {}
-    for split, scales in SPLIT_SCALES.items():
-        rows = []
-        for scale in scales:
-            seen: set[str] = set()
-            for r in range(1, CASES_PER_SCALE + 1):
-                params = _pick_task(world, scale, r, seen)
-                rows.append({
-                    "id": f"recipe/{scale}/r{r:02d}",
-                    "input": task_statement(params, r),
-                    "expected": canonical_json(ground_truth(world, params)),
-                    "critical": r in CRITICAL_CASES.get(scale, ()),
-                    "metadata": {"family": "recipe", "scale": scale, "generator": VERSION,
-                                 "task": canonical_json(params)},
-                })
-        splits[split] = rows
-    return splits
-
-
-def _fixtures_text(fixtures: dict[str, Any]) -> str:
-    # One recipe per line: small diffs, still plain JSON.
-    head = {k: v for k, v in fixtures.items() if k != "recipes"}
-    body = ",\n".join("  " + json.dumps(r, ensure_ascii=False, sort_keys=True) for r in fixtures["recipes"])
-    text = json.dumps(head, ensure_ascii=False, sort_keys=True, indent=1)
-    return text[:-2] + ',\n "recipes": [\n' + body + "\n ]\n}\n"
+        if claim(seen, canonical_json(params["lists"]) + canonical_json(params["details"])):
+            return params
+    raise no_case(scale)  # pragma: no cover - generator bug
 
 
 def build_dataset() -> DatasetFiles:
     fixtures = generate_recipe_fixtures()
+    text = fixtures_text(fixtures, ("recipes",))
+    world = RecipeWorld.from_fixtures(fixtures)
     return DatasetFiles(
-        fixtures_text=_fixtures_text(fixtures),
-        splits=build_cases(RecipeWorld.from_fixtures(fixtures)),
+        fixtures_text=text,
+        splits=CASEBOOK.splits(partial(_pick_task, world), task_statement, partial(ground_truth, world)),
         note="SkillCraft-sim: a simulated offline stand-in for the SkillCraft recipe family.",
     )

@@ -7,12 +7,11 @@ artifact a flawless agent writes (docs/skillcraft_sim.md §3.3).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import scale_level
+from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab.core.contracts import Case
 
@@ -107,25 +106,19 @@ def task_statement(params: dict[str, Any], variant: int) -> str:
             "without an amount."
         )
     lines.append("Also report total_unique_dishes across all lists.")
-    lines.append(f"Write the JSON to {params['output_file']} with write_file, check it, then call claim_done.")
+    lines.append(finish_instruction(params["output_file"]))
     return "\n".join(lines)
 
 
 def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
     scale, level = scale_level(case, "recipe")
-    try:
-        params = json.loads(case.metadata["task"])
+    with reading_task(case, "recipe") as params:
         lists = tuple((str(b), str(v)) for b, v in params["lists"])
         details = tuple((str(c), str(u)) for c, u in params.get("details", []))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"case {case.id!r}: metadata 'task' is not a recipe task: {exc}") from exc
     for by, value in lists:
         if by not in SECTIONS or world.listing_key(by, value) is None:
             raise ValueError(f"case {case.id!r}: unknown recipe listing {by}:{value}")
-    try:
-        expected = json.loads(case.expected) if case.expected else ground_truth(world, params)
-    except ValueError as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = []
     if any(b == "category" for b, _ in lists):
         wanted.append("category")

@@ -1,9 +1,7 @@
-"""The tuned reflector's recipe vocabulary (`reflector=tuned`): diagnoses keyed to the recipe
-grader's exact messages and remedies worded for the recipe behaviours' concepts.
-
-Co-designed with the simulator on purpose — it is the upper reference, not evidence (docs/
-skillcraft_sim.md §8). Some remedies are vague and do nothing, a few are over-general rules that
-hurt other cases, and over-specific edits copy counts or names out of `expected`.
+"""The tuned reflector's recipe vocabulary (`reflector=tuned`): diagnoses keyed to the recipe grader's
+exact messages and remedies worded for the recipe behaviours' concepts; its over-specific edits
+copy counts or names out of `expected`. What every family's vocabulary shares, and why results with
+it are an upper reference only: reflectors/vocabulary.py.
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ import random
 import re
 from typing import Any
 
+from evaluators.skillcraft.reflectors import vocabulary as shared
 from evaluators.skillcraft.reflectors.vocabulary import Diagnosis, TunedVocabulary
 from evaluators.skillcraft.reflectors.vocabulary import pattern as _re
 
@@ -20,11 +19,9 @@ _COUNT_IN_EXPECTED = re.compile(r'"([A-Za-z][A-Za-z ]+)":\{"count":(\d+)')
 
 
 DIAGNOSES: tuple[Diagnosis, ...] = (
-    Diagnosis("artifact", "no output file was written", _re(r"missing artifact|no artifact"), 3.0,
-              ("write_file", "write the", "save")),
-    Diagnosis("loop", "the agent re-requested the same page in a loop",
-              _re(r"search_recipes \{[^}]*\} ×(?:[5-9]|\d\d)|tool-call limit"), 3.0,
-              ("empty", "same page", "loop", "twice")),
+    shared.ARTIFACT,
+    shared.loop_diagnosis("the agent re-requested the same page in a loop", "search_recipes",
+                          ("empty", "same page", "loop", "twice"), repeats=5),
     Diagnosis("pagination", "lists were missing dishes from later pages",
               _re(r"expected dish ids (?:are )?missing"), 2.0, ("next_page", "every page", "all pages", "page")),
     Diagnosis("duplicates", "lists contained duplicate dish ids", _re(r"duplicate dish ids"), 1.0,
@@ -35,8 +32,7 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
               ("metric", "convert", "unit")),
     Diagnosis("fields", "required recipe fields or ingredient lines were dropped",
               _re(r"missing required field|ingredient line\(s\) dropped"), 2.0, ("field", "unknown", "null", "omit")),
-    Diagnosis("retry", "rate-limited calls were skipped instead of retried", _re(r"[1-9]\d* not retried"), 1.5,
-              ("retry", "rate_limited", "rate limit")),
+    shared.RETRY,
     Diagnosis("details", "requested recipes were missing", _re(r"recipe \d+ \(.*\) is missing"), 1.0,
               ("get_recipe", "details")),
     Diagnosis("total", "total_unique_dishes was wrong", _re(r"total_unique_dishes is"), 0.5,
@@ -46,11 +42,7 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
 )
 
 STEPS: dict[str, tuple[str, ...]] = {
-    "artifact": (
-        "Always write the final JSON to the requested output file with write_file before claim_done.",
-        "Save the result to the exact file name the task gives, using write_file.",
-        "Finish by producing the output the task asks for.",
-    ),
+    "artifact": shared.ARTIFACT_STEPS,
     "loop": (
         "Stop paginating as soon as a page comes back with no items.",
         "When search_recipes returns an empty items list, stop; do not request the same page again.",
@@ -86,11 +78,7 @@ STEPS: dict[str, tuple[str, ...]] = {
         "Fill in placeholders for missing values instead of dropping them.",
         "Include complete recipe information.",
     ),
-    "retry": (
-        "If a call returns rate_limited, wait and retry it (up to 3 times) instead of skipping it.",
-        "Retry transient errors; never skip a failed page or recipe.",
-        "Handle tool errors carefully.",
-    ),
+    "retry": shared.retry_steps("page or recipe"),
     "details": (
         "Call get_recipe for each dish in the requested intersection and add it under recipes.",
         "Fetch the details for each requested recipe once the lists are complete.",
@@ -105,10 +93,7 @@ STEPS: dict[str, tuple[str, ...]] = {
         "Only fetch details for the requested recipes; do not fetch details for every listed dish.",
         "Keep the run short.",
     ),
-    "validate": (
-        "Before finishing, validate the JSON against the task: every list, count, recipe and field.",
-        "Re-read the output and check it against the task statement before calling claim_done.",
-    ),
+    "validate": shared.validate_steps("every list, count, recipe and field"),
 }
 
 PITFALLS: dict[str, tuple[str, ...]] = {
@@ -146,10 +131,7 @@ PITFALLS: dict[str, tuple[str, ...]] = {
         "A missing value is no reason to omit a field.",
         "Incomplete recipes fail.",
     ),
-    "retry": (
-        "Skipping a rate_limited call silently drops dishes or recipes: retry it.",
-        "Rate limits are transient: back off and call it again.",
-    ),
+    "retry": (shared.retry_pitfall("dishes or recipes"), shared.RETRY_BACK_OFF),
     "details": (
         "A recipe missing from recipes usually means a list was incomplete or a call failed; re-check both.",
     ),
@@ -158,32 +140,19 @@ PITFALLS: dict[str, tuple[str, ...]] = {
         "Fetching details for every listed dish wastes tokens; only fetch the requested recipes.",
         "Unnecessary get_recipe calls make the run slow and expensive.",
     ),
-    "validate": ("Finishing without checking the output against the task lets small mistakes through.",),
+    "validate": shared.VALIDATE_PITFALLS,
 }
 
 # Over-general "efficiency" rules a reflection model sometimes writes when records all pass,
 # with the words of the guardrail each replaces.
 OVERGENERAL: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Do not retry failed calls; move on to keep the run short.", ("retry", "rate")),
+    shared.NO_RETRY_RULE,
     ("The list results are enough: never call get_recipe.", ("get_recipe",)),
-    ("Skip rate_limited calls instead of waiting.", ("retry", "rate")),
+    shared.SKIP_RATE_LIMITED_RULE,
 )
 
 # Verbose filler that bloats a skill (no actionable content).
-BLOAT: tuple[str, ...] = (
-    "Before every tool call, restate the whole task in your own words, enumerate all of its "
-    "requirements one by one, re-derive the complete plan from scratch and explain in detail why "
-    "this particular call is necessary, so that nothing is ever overlooked at any point of the run.",
-    "Throughout the run, maintain a detailed running commentary of your reasoning, noting every "
-    "assumption, every intermediate result, every alternative you considered and why you rejected "
-    "it, and summarise all of this in full after each step so the reasoning is transparent.",
-    "Be thorough, careful and methodical at all times: consider edge cases, think about what could "
-    "go wrong with each action, reflect on the quality of your work so far, and keep the overall "
-    "goal of producing an excellent, complete and correct cookbook firmly in mind.",
-    "Remember that quality matters more than speed, that the user expects a professional result, "
-    "and that every part of the task deserves the same level of attention, care and scrutiny "
-    "regardless of how simple or routine it may appear at first glance.",
-)
+BLOAT = shared.bloat("cookbook")
 
 # Task-type words the reflector can lift from record inputs into when_to_use / description.
 TASK_WORDS: tuple[tuple[str, str], ...] = (

@@ -5,18 +5,18 @@ Called by `python -m evaluators.skillcraft.generate`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.family import CASES_PER_SCALE, CRITICAL_CASES, SPLIT_SCALES, DatasetFiles
-from evaluators.skillcraft.rng import derived_rng
+from evaluators.skillcraft.casebook import ATTEMPTS, Casebook, claim, fixtures_text, no_case
+from evaluators.skillcraft.family import DatasetFiles
 from evaluators.skillcraft.weather.fixtures import VARIABLES, generate_weather_fixtures
 from evaluators.skillcraft.weather.task import ground_truth, task_params, task_statement
 from evaluators.skillcraft.weather.world import WeatherWorld
 from gepa_lab.core.contracts import canonical_json
 
-VERSION = "sim-v1"
+CASEBOOK = Casebook("weather")
 OUTPUT_FILES = ("forecast.json", "weather_report.json", "daily_forecast.json", "weather.json")
 BASE_VARIABLES = list(VARIABLES[:3])
 
@@ -59,8 +59,8 @@ def _pools(world: WeatherWorld) -> dict[str, list[tuple[str, str, str]]]:
 def _pick_task(world: WeatherWorld, pools: dict[str, list[tuple[str, str, str]]], scale: str, r: int,
                seen: set[str]) -> dict[str, Any]:
     spec = SCALES[scale]
-    rng = derived_rng("skillcraft-sim", "weather", VERSION, scale, r)
-    for _ in range(10_000):
+    rng = CASEBOOK.rng(scale, r)
+    for _ in range(ATTEMPTS):
         places: list[tuple[str, str, str]] = []
         while len(places) < spec.places:
             roll = rng.random()
@@ -79,48 +79,18 @@ def _pick_task(world: WeatherWorld, pools: dict[str, list[tuple[str, str, str]]]
         variables = BASE_VARIABLES + (["wind_speed_10m_max"] if spec.wind else [])
         params = task_params(places, world.dates[first], world.dates[first + days - 1], variables,
                              spec.fault_rate, rng.choice(OUTPUT_FILES))
-        key = canonical_json(params["places"])
-        if key in seen:
-            continue
-        seen.add(key)
-        return params
-    raise RuntimeError(f"cannot build a {scale} case")  # pragma: no cover - generator bug
-
-
-def build_cases(world: WeatherWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids weather/<scale>/wNN; w02, w05, w08 of m2 and h1 are critical."""
-    pools = _pools(world)
-    splits: dict[str, list[dict[str, Any]]] = {}
-    for split, scales in SPLIT_SCALES.items():
-        rows = []
-        for scale in scales:
-            seen: set[str] = set()
-            for r in range(1, CASES_PER_SCALE + 1):
-                params = _pick_task(world, pools, scale, r, seen)
-                rows.append({
-                    "id": f"weather/{scale}/w{r:02d}",
-                    "input": task_statement(world, params, r),
-                    "expected": canonical_json(ground_truth(world, params)),
-                    "critical": r in CRITICAL_CASES.get(scale, ()),
-                    "metadata": {"family": "weather", "scale": scale, "generator": VERSION,
-                                 "task": canonical_json(params)},
-                })
-        splits[split] = rows
-    return splits
-
-
-def _fixtures_text(fixtures: dict[str, Any]) -> str:
-    # One city per line: small diffs, still plain JSON.
-    head = {k: v for k, v in fixtures.items() if k != "cities"}
-    body = ",\n".join("  " + json.dumps(c, ensure_ascii=False, sort_keys=True) for c in fixtures["cities"])
-    text = json.dumps(head, ensure_ascii=False, sort_keys=True, indent=1)
-    return text[:-2] + ',\n "cities": [\n' + body + "\n ]\n}\n"
+        if claim(seen, canonical_json(params["places"])):
+            return params
+    raise no_case(scale)  # pragma: no cover - generator bug
 
 
 def build_dataset() -> DatasetFiles:
     fixtures = generate_weather_fixtures()
+    text = fixtures_text(fixtures, ("cities",))
+    world = WeatherWorld.from_fixtures(fixtures)
     return DatasetFiles(
-        fixtures_text=_fixtures_text(fixtures),
-        splits=build_cases(WeatherWorld.from_fixtures(fixtures)),
+        fixtures_text=text,
+        splits=CASEBOOK.splits(partial(_pick_task, world, _pools(world)), partial(task_statement, world),
+                               partial(ground_truth, world)),
         note="SkillCraft-sim: a simulated offline stand-in for the SkillCraft weather (Open-Meteo) family.",
     )

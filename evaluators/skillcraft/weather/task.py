@@ -8,12 +8,11 @@ value) and a summary over the requested dates, plus the wettest place (docs/skil
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import scale_level
+from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
 from evaluators.skillcraft.weather.world import WeatherWorld, summarise
 from gepa_lab.core.contracts import Case
 
@@ -120,19 +119,16 @@ def task_statement(world: WeatherWorld, params: dict[str, Any], variant: int) ->
     ]
     if len(names) > 1:
         lines.append("Also report wettest_city: the place with the most precipitation over these dates.")
-    lines.append(f"Write the JSON to {params['output_file']} with write_file, check it, then call claim_done.")
+    lines.append(finish_instruction(params["output_file"]))
     return "\n".join(lines)
 
 
 def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
     scale, level = scale_level(case, "weather")
-    try:
-        params = json.loads(case.metadata["task"])
+    with reading_task(case, "weather") as params:
         raw = [(str(n), str(a), str(c)) for n, a, c in params["places"]]
         start, end = str(params["start_date"]), str(params["end_date"])
         variables = tuple(str(v) for v in params["variables"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"case {case.id!r}: metadata 'task' is not a weather task: {exc}") from exc
     if not raw:
         raise ValueError(f"case {case.id!r}: a weather task needs at least one place")
     if start not in world.dates or end not in world.dates or end < start:
@@ -147,10 +143,7 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
             raise ValueError(f"case {case.id!r}: unknown weather place {name}, {admin1}, {country}")
         shared = len(world.index[world.cities[cid]["ascii_name"].lower()]) > 1
         places.append(Place(name, admin1, country, label(world, name, admin1, country), cid, shared))
-    try:
-        expected = json.loads(case.expected) if case.expected else ground_truth(world, params)
-    except ValueError as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
     return WeatherTask(
         scale=scale, level=level, places=tuple(places), dates=tuple(_dates(world, start, end)),

@@ -1,27 +1,23 @@
 """The tuned reflector's weather vocabulary (`reflector=tuned`): diagnoses keyed to the weather
-grader's exact messages and remedies worded for the weather behaviours' concepts.
-
-Co-designed with the simulator on purpose — it is the upper reference, not evidence (docs/
-skillcraft_sim.md §8). Some remedies are vague and do nothing, a few are over-general rules that
-hurt other cases, and over-specific edits copy numbers or names out of `expected`.
+grader's exact messages and remedies worded for the weather behaviours' concepts; its over-specific
+edits copy numbers or names out of `expected`. What every family's vocabulary shares, and why
+results with it are an upper reference only: reflectors/vocabulary.py.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from typing import Any
 
+from evaluators.skillcraft.reflectors import vocabulary as shared
 from evaluators.skillcraft.reflectors.vocabulary import Diagnosis, TunedVocabulary
 from evaluators.skillcraft.reflectors.vocabulary import pattern as _re
 
 DIAGNOSES: tuple[Diagnosis, ...] = (
-    Diagnosis("artifact", "no output file was written", _re(r"missing artifact|no artifact"), 3.0,
-              ("write_file", "write the", "save")),
-    Diagnosis("loop", "the agent re-sent a geocode query that found nothing",
-              _re(r"geocode \{[^}]*\} ×(?:[4-9]|\d\d)|tool-call limit"), 3.0,
-              ("accent", "ascii", "spelling", "repeat")),
+    shared.ARTIFACT,
+    shared.loop_diagnosis("the agent re-sent a geocode query that found nothing", "geocode",
+                          ("accent", "ascii", "spelling", "repeat")),
     Diagnosis("place", "the wrong place with a shared name was picked",
               _re(r"belong to a different place with the same name"), 2.0,
               ("country", "region", "candidate", "ambiguous")),
@@ -33,19 +29,14 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
               _re(r"summary was not computed"), 2.0, ("summary", "compute")),
     Diagnosis("days", "requested days were missing", _re(r"requested days missing(?!.*null values)"), 1.0,
               ("day", "date", "window")),
-    Diagnosis("retry", "rate-limited calls were skipped instead of retried", _re(r"[1-9]\d* not retried"), 1.5,
-              ("retry", "rate_limited", "rate limit")),
+    shared.RETRY,
     Diagnosis("wettest", "the wettest place was wrong", _re(r"wettest_city is"), 0.5, ("wettest",)),
     Diagnosis("waste", "forecasts were fetched for places the task did not ask for",
               _re(r"get_forecast call\(s\) fetched places"), 0.7, ("only", "get_forecast")),
 )
 
 STEPS: dict[str, tuple[str, ...]] = {
-    "artifact": (
-        "Always write the final JSON to the requested output file with write_file before claim_done.",
-        "Save the result to the exact file name the task gives, using write_file.",
-        "Finish by producing the output the task asks for.",
-    ),
+    "artifact": shared.ARTIFACT_STEPS,
     "loop": (
         "Geocode accented names by their plain ASCII spelling (Zurich, not Zürich).",
         "If geocode finds nothing, strip the accents and search again; never repeat the identical query.",
@@ -77,21 +68,14 @@ STEPS: dict[str, tuple[str, ...]] = {
         "Long ranges need several forecast calls, one per 7-day window.",
         "Make sure no day is missing.",
     ),
-    "retry": (
-        "If a call returns rate_limited, wait and retry it (up to 3 times) instead of skipping it.",
-        "Retry transient errors; never skip a failed geocode or forecast call.",
-        "Handle tool errors carefully.",
-    ),
+    "retry": shared.retry_steps("geocode or forecast call"),
     "wettest": ("Pick wettest_city from the computed total precipitation of each place.",),
     "waste": (
         "Only call get_forecast for the places the task asks for.",
         "Fetch forecasts only for the matched candidate, not for every geocoding result.",
         "Keep the run short.",
     ),
-    "validate": (
-        "Before finishing, validate the JSON against the task: every place, day, unit and summary.",
-        "Re-read the output and check it against the task statement before calling claim_done.",
-    ),
+    "validate": shared.validate_steps("every place, day, unit and summary"),
 }
 
 PITFALLS: dict[str, tuple[str, ...]] = {
@@ -128,38 +112,22 @@ PITFALLS: dict[str, tuple[str, ...]] = {
         "A forecast call returns at most 7 days; stopping after the first window drops the rest of the range.",
         "Incomplete date ranges fail.",
     ),
-    "retry": (
-        "Skipping a rate_limited call silently drops a place or a window: retry it.",
-        "Rate limits are transient: back off and call it again.",
-    ),
+    "retry": (shared.retry_pitfall("a place or a window"), shared.RETRY_BACK_OFF),
     "wettest": ("wettest_city must be the place with the largest total precipitation.",),
     "waste": (
         "Fetching forecasts for every geocoding candidate wastes tokens; only fetch the matched place.",
         "Unnecessary get_forecast calls make the run slow and expensive.",
     ),
-    "validate": ("Finishing without checking the output against the task lets small mistakes through.",),
+    "validate": shared.VALIDATE_PITFALLS,
 }
 
 OVERGENERAL: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Do not retry failed calls; move on to keep the run short.", ("retry", "rate")),
+    shared.NO_RETRY_RULE,
     ("One get_forecast call per place is enough; never follow next_start_date.", ("next_start_date", "window")),
-    ("Skip rate_limited calls instead of waiting.", ("retry", "rate")),
+    shared.SKIP_RATE_LIMITED_RULE,
 )
 
-BLOAT: tuple[str, ...] = (
-    "Before every tool call, restate the whole task in your own words, enumerate all of its "
-    "requirements one by one, re-derive the complete plan from scratch and explain in detail why "
-    "this particular call is necessary, so that nothing is ever overlooked at any point of the run.",
-    "Throughout the run, maintain a detailed running commentary of your reasoning, noting every "
-    "assumption, every intermediate result, every alternative you considered and why you rejected "
-    "it, and summarise all of this in full after each step so the reasoning is transparent.",
-    "Be thorough, careful and methodical at all times: consider edge cases, think about what could "
-    "go wrong with each action, reflect on the quality of your work so far, and keep the overall "
-    "goal of producing an excellent, complete and correct weather report firmly in mind.",
-    "Remember that quality matters more than speed, that the user expects a professional result, "
-    "and that every part of the task deserves the same level of attention, care and scrutiny "
-    "regardless of how simple or routine it may appear at first glance.",
-)
+BLOAT = shared.bloat("weather report")
 
 TASK_WORDS: tuple[tuple[str, str], ...] = (
     ("temperature", "temperature"),
@@ -171,14 +139,8 @@ TASK_WORDS: tuple[tuple[str, str], ...] = (
 
 def over_specific(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
     """Copy a number (and the place it belongs to) out of a record's expected output."""
-    found: list[tuple[str, dict[str, Any]]] = []
-    for rec in records:
-        try:
-            expected = json.loads(str(rec.get("expected", "")))
-            for place, entry in (expected.get("cities") or {}).items():
-                found.append((place, entry))
-        except (ValueError, TypeError, AttributeError):
-            continue
+    found: list[tuple[str, dict[str, Any]]] = shared.expected_items(
+        records, lambda expected: (expected.get("cities") or {}).items())
     if not found:
         return None
     place, entry = rng.choice(found)

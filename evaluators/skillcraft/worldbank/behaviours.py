@@ -9,7 +9,7 @@ top countries of an all-countries listing, which starts with aggregates (docs/sk
 from __future__ import annotations
 
 from evaluators.skillcraft.concepts import Concept
-from evaluators.skillcraft.family import Behaviour, topic
+from evaluators.skillcraft.family import Behaviour, shared_behaviours, skip_unneeded, topic
 
 B, C = Behaviour, Concept.of
 BEHAVIOURS: tuple[Behaviour, ...] = (
@@ -41,22 +41,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
           "aggregate aggregates",
           "region regions income group groups world rank ranking top exclude",
           acts="exclude")),
-    B("retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, C(
-        "retry retries transient backoff",
-        "rate limited limit wait again error errors fail failed attempt back off",
-        acts="retry wait", lapses="skip ignore")),
-    B("skip_unneeded_calls", "request only the years the task asks for (a date filter)", 0.7, 0.0, 0.97, C(
-        "unneeded unnecessary",
-        "only date range filter whole full series extra fewer waste wasted ask asks need",
-        acts="filter")),
-    B("validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, C(
-        "validate validation verify verification sanity reread",
-        "check double review before finishing finish compare cross against",
-        acts="validate verify check")),
-    B("write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, C(
-        "artifact persist",
-        "write json output file save result",
-        acts="write save")),
+    *shared_behaviours(skip_unneeded(
+        "skip_unneeded_calls", "request only the years the task asks for (a date filter)",
+        "only date range filter whole full series extra fewer waste wasted ask asks need", acts="filter", base=0.7)),
 )
-BEHAVIOUR_NAMES = tuple(b.name for b in BEHAVIOURS)
 TOPIC = topic("world bank indicator indicators development economic economy statistics country countries")

@@ -6,19 +6,19 @@ question each scale asks for (docs/skillcraft_sim.md §3). Called by
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.family import CASES_PER_SCALE, CRITICAL_CASES, SPLIT_SCALES, DatasetFiles
-from evaluators.skillcraft.rng import derived_rng
+from evaluators.skillcraft.casebook import ATTEMPTS, Casebook, claim, fixtures_text, no_case
+from evaluators.skillcraft.family import DatasetFiles
 from evaluators.skillcraft.worldbank.agent import guess_code
 from evaluators.skillcraft.worldbank.fixtures import generate_worldbank_fixtures
 from evaluators.skillcraft.worldbank.task import Top, ground_truth, task_params, task_statement
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab.core.contracts import canonical_json
 
-VERSION = "sim-v1"
+CASEBOOK = Casebook("worldbank")
 OUTPUT_FILES = ("indicators.json", "wb_report.json", "indicator_changes.json", "development_report.json")
 EASY_INDICATORS = ("SP.DYN.LE00.IN", "SP.POP.TOTL", "NY.GDP.PCAP.CD")
 ALL_INDICATORS = ("SP.POP.TOTL", "NY.GDP.MKTP.CD", "NY.GDP.PCAP.CD", "SP.DYN.LE00.IN")
@@ -71,9 +71,9 @@ def _shape(world: WorldBankWorld, names: list[str], indicators: list[str], start
 def _pick_task(world: WorldBankWorld, pools: dict[str, list[str]], scale: str, r: int,
                seen: set[str]) -> dict[str, Any]:
     spec = SCALES[scale]
-    rng = derived_rng("skillcraft-sim", "worldbank", VERSION, scale, r)
+    rng = CASEBOOK.rng(scale, r)
     first, last = world.years[0], world.years[-1]
-    for _ in range(10_000):
+    for _ in range(ATTEMPTS):
         names: list[str] = []
         while len(names) < spec.countries:
             roll = rng.random()
@@ -96,48 +96,18 @@ def _pick_task(world: WorldBankWorld, pools: dict[str, list[str]], scale: str, r
         if not usable or gap != want_gap:
             continue
         params = task_params(names, indicators, start, end, top, spec.fault_rate, rng.choice(OUTPUT_FILES))
-        key = canonical_json([sorted(names), sorted(indicators)])
-        if key in seen:
-            continue
-        seen.add(key)
-        return params
-    raise RuntimeError(f"cannot build a {scale} case")  # pragma: no cover - generator bug
-
-
-def build_cases(world: WorldBankWorld) -> dict[str, list[dict[str, Any]]]:
-    """10 cases per scale; ids worldbank/<scale>/wNN; w02, w05, w08 of m2 and h1 are critical."""
-    pools = _pools(world)
-    splits: dict[str, list[dict[str, Any]]] = {}
-    for split, scales in SPLIT_SCALES.items():
-        rows = []
-        for scale in scales:
-            seen: set[str] = set()
-            for r in range(1, CASES_PER_SCALE + 1):
-                params = _pick_task(world, pools, scale, r, seen)
-                rows.append({
-                    "id": f"worldbank/{scale}/w{r:02d}",
-                    "input": task_statement(params, r),
-                    "expected": canonical_json(ground_truth(world, params)),
-                    "critical": r in CRITICAL_CASES.get(scale, ()),
-                    "metadata": {"family": "worldbank", "scale": scale, "generator": VERSION,
-                                 "task": canonical_json(params)},
-                })
-        splits[split] = rows
-    return splits
-
-
-def _fixtures_text(fixtures: dict[str, Any]) -> str:
-    # One country per line: small diffs, still plain JSON.
-    head = {k: v for k, v in fixtures.items() if k != "countries"}
-    body = ",\n".join("  " + json.dumps(c, ensure_ascii=False, sort_keys=True) for c in fixtures["countries"])
-    text = json.dumps(head, ensure_ascii=False, sort_keys=True, indent=1)
-    return text[:-2] + ',\n "countries": [\n' + body + "\n ]\n}\n"
+        if claim(seen, canonical_json([sorted(names), sorted(indicators)])):
+            return params
+    raise no_case(scale)  # pragma: no cover - generator bug
 
 
 def build_dataset() -> DatasetFiles:
     fixtures = generate_worldbank_fixtures()
+    text = fixtures_text(fixtures, ("countries",))
+    world = WorldBankWorld.from_fixtures(fixtures)
     return DatasetFiles(
-        fixtures_text=_fixtures_text(fixtures),
-        splits=build_cases(WorldBankWorld.from_fixtures(fixtures)),
+        fixtures_text=text,
+        splits=CASEBOOK.splits(partial(_pick_task, world, _pools(world)), task_statement,
+                               partial(ground_truth, world)),
         note="SkillCraft-sim: a simulated offline stand-in for the SkillCraft World Bank indicators family.",
     )

@@ -11,13 +11,12 @@ with the largest percent change; and the top countries (no aggregates) when aske
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import scale_level
+from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab.core.contracts import Case
 
@@ -155,21 +154,18 @@ def task_statement(params: dict[str, Any], variant: int) -> str:
         lines.append(f"Also report \"top\": {{indicator, year, countries}} with the {top['n']} countries (countries "
                      f"only, not regions or income groups) with the highest {UNITS[top['indicator']][3]} in "
                      f"{top['year']}, highest first, each with iso3, name and value in {UNITS[top['indicator']][0]}.")
-    lines.append(f"Write the JSON to {params['output_file']} with write_file, check it, then call claim_done.")
+    lines.append(finish_instruction(params["output_file"]))
     return "\n".join(lines)
 
 
 def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     scale, level = scale_level(case, "worldbank")
-    try:
-        params = json.loads(case.metadata["task"])
+    with reading_task(case, "worldbank") as params:
         countries = tuple(str(c) for c in params["countries"])
         indicators = tuple(str(i) for i in params["indicators"])
         start, end = int(params["start_year"]), int(params["end_year"])
         raw_top = params.get("top")
         top = None if not raw_top else Top(str(raw_top["indicator"]), int(raw_top["year"]), int(raw_top["n"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"case {case.id!r}: metadata 'task' is not a worldbank task: {exc}") from exc
     if not countries or not indicators:
         raise ValueError(f"case {case.id!r}: a worldbank task needs at least one country and one indicator")
     unknown = [c for c in countries if fold(c) not in world.by_name or world.by_name[fold(c)] in world.aggregates]
@@ -181,10 +177,7 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     years = world.years
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
         raise ValueError(f"case {case.id!r}: years {start}..{end} are outside the data {years[0]}..{years[-1]}")
-    try:
-        expected = json.loads(case.expected) if case.expected else ground_truth(world, params)
-    except (ValueError, IndexError) as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    expected = expected_of(case, lambda: ground_truth(world, params), (ValueError, IndexError))
     wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
     return WorldBankTask(
         scale=scale, level=level, countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),

@@ -1,26 +1,24 @@
 """The tuned reflector's worldbank vocabulary (`reflector=tuned`): diagnoses keyed to the worldbank
-grader's exact messages and remedies worded for the worldbank behaviours' concepts.
-
-Co-designed with the simulator on purpose — it is the upper reference, not evidence (docs/
-skillcraft_sim.md §8). Some remedies are vague and do nothing, a few are over-general rules that
-hurt other cases, and over-specific edits copy numbers or names out of `expected`.
+grader's exact messages and remedies worded for the worldbank behaviours' concepts; its
+over-specific edits copy numbers or names out of `expected`. What every family's vocabulary shares,
+and why results with it are an upper reference only: reflectors/vocabulary.py.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
+from collections.abc import Iterator
 from typing import Any
 
+from evaluators.skillcraft.reflectors import vocabulary as shared
 from evaluators.skillcraft.reflectors.vocabulary import Diagnosis, TunedVocabulary
 from evaluators.skillcraft.reflectors.vocabulary import pattern as _re
 
 DIAGNOSES: tuple[Diagnosis, ...] = (
-    Diagnosis("artifact", "no output file was written", _re(r"missing artifact|no artifact"), 3.0,
-              ("write_file", "write the", "save")),
-    Diagnosis("loop", "the agent re-sent an invalid country code",
-              _re(r"get_indicator \{[^}]*\} ×(?:[4-9]|\d\d)|tool-call limit"), 3.0, ("code", "iso3", "guess")),
+    shared.ARTIFACT,
+    shared.loop_diagnosis("the agent re-sent an invalid country code", "get_indicator",
+                          ("code", "iso3", "guess")),
     Diagnosis("country", "a series belonged to another country", _re(r"the series is for country code"), 2.0,
               ("code", "iso3", "get_countries")),
     Diagnosis("order", "start and end were swapped", _re(r"wrong order"), 2.0, ("order", "sort", "newest")),
@@ -31,19 +29,14 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
               ("million", "billion", "unit")),
     Diagnosis("aggregates", "aggregates were ranked as countries", _re(r"lists aggregates"), 2.0,
               ("aggregate", "region")),
-    Diagnosis("retry", "rate-limited calls were skipped instead of retried", _re(r"[1-9]\d* not retried"), 1.5,
-              ("retry", "rate_limited", "rate limit")),
+    shared.RETRY,
     Diagnosis("largest", "the largest change was wrong", _re(r"largest_percent_change is"), 0.5, ("largest",)),
     Diagnosis("waste", "whole series were fetched", _re(r"get_indicator quer\(ies\) fetched years"), 0.7,
               ("date", "only")),
 )
 
 STEPS: dict[str, tuple[str, ...]] = {
-    "artifact": (
-        "Always write the final JSON to the requested output file with write_file before claim_done.",
-        "Save the result to the exact file name the task gives, using write_file.",
-        "Finish by producing the output the task asks for.",
-    ),
+    "artifact": shared.ARTIFACT_STEPS,
     "loop": (
         "Look up every country's ISO3 code with get_countries before asking for data; never guess it.",
         "If get_indicator says a code is invalid, search the country instead of repeating the identical call.",
@@ -79,25 +72,18 @@ STEPS: dict[str, tuple[str, ...]] = {
         "Leave World, regions and income groups out of a ranking of countries.",
         "Rank only real countries.",
     ),
-    "retry": (
-        "If a call returns rate_limited, wait and retry it (up to 3 times) instead of skipping it.",
-        "Retry transient errors; never skip a failed page.",
-        "Handle tool errors carefully.",
-    ),
+    "retry": shared.retry_steps("page"),
     "largest": ("Pick largest_percent_change from the computed percent changes.",),
     "waste": (
         "Request only the task's years with the date filter (start:end).",
         "Use a date filter; do not fetch whole series.",
         "Keep the run short.",
     ),
-    "validate": (
-        "Before finishing, validate the JSON against the task: every country, indicator, year and unit.",
-        "Re-read the output and check it against the task statement before calling claim_done.",
-    ),
+    "validate": shared.validate_steps("every country, indicator, year and unit"),
 }
 
 PITFALLS: dict[str, tuple[str, ...]] = {
-    "artifact": ("Printing the JSON in the final message is not enough: write it with write_file.",),
+    "artifact": shared.ARTIFACT_PITFALLS,
     "loop": (
         "A guessed code (GER, SPA, JAP) is invalid; repeating the identical call returns the same error.",
         "Avoid getting stuck on a country code.",
@@ -111,32 +97,19 @@ PITFALLS: dict[str, tuple[str, ...]] = {
     "pages": ("Ten rows per page: stopping after page 1 drops the earliest years.",),
     "units": ("Raw values are persons and US$; unscaled values fail the unit check.",),
     "aggregates": ("The all-countries listing starts with aggregates that dwarf every country.",),
-    "retry": ("Skipping a rate_limited call silently drops a page: retry it.",),
+    "retry": (shared.retry_pitfall("a page"),),
     "largest": ("largest_percent_change must be the country with the largest percent change.",),
     "waste": ("Whole series need several pages; a date filter saves calls.",),
-    "validate": ("Finishing without checking the output against the task lets small mistakes through.",),
+    "validate": shared.VALIDATE_PITFALLS,
 }
 
 OVERGENERAL: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Do not retry failed calls; move on to keep the run short.", ("retry", "rate")),
+    shared.NO_RETRY_RULE,
     ("Do not paginate; the first page of each series is enough.", ("page",)),
-    ("Skip rate_limited calls instead of waiting.", ("retry", "rate")),
+    shared.SKIP_RATE_LIMITED_RULE,
 )
 
-BLOAT: tuple[str, ...] = (
-    "Before every tool call, restate the whole task in your own words, enumerate all of its "
-    "requirements one by one, re-derive the complete plan from scratch and explain in detail why "
-    "this particular call is necessary, so that nothing is ever overlooked at any point of the run.",
-    "Throughout the run, maintain a detailed running commentary of your reasoning, noting every "
-    "assumption, every intermediate result, every alternative you considered and why you rejected "
-    "it, and summarise all of this in full after each step so the reasoning is transparent.",
-    "Be thorough, careful and methodical at all times: consider edge cases, think about what could "
-    "go wrong with each action, reflect on the quality of your work so far, and keep the overall "
-    "goal of producing an excellent, complete and correct indicator report firmly in mind.",
-    "Remember that quality matters more than speed, that the user expects a professional result, "
-    "and that every part of the task deserves the same level of attention, care and scrutiny "
-    "regardless of how simple or routine it may appear at first glance.",
-)
+BLOAT = shared.bloat("indicator report")
 
 TASK_WORDS: tuple[tuple[str, str], ...] = (
     ("population", "population"),
@@ -146,16 +119,14 @@ TASK_WORDS: tuple[tuple[str, str], ...] = (
 )
 
 
+def _countries(expected: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    for block in (expected.get("indicators") or {}).values():
+        yield from (block.get("countries") or {}).items()
+
+
 def over_specific(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
     """Copy a number (and the country it belongs to) out of a record's expected output."""
-    found: list[tuple[str, dict[str, Any]]] = []
-    for rec in records:
-        try:
-            expected = json.loads(str(rec.get("expected", "")))
-            for block in (expected.get("indicators") or {}).values():
-                found += list((block.get("countries") or {}).items())
-        except (ValueError, TypeError, AttributeError):
-            continue
+    found: list[tuple[str, dict[str, Any]]] = shared.expected_items(records, _countries)
     if not found:
         return None
     name, entry = rng.choice(found)
