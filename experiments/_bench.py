@@ -72,7 +72,8 @@ from gepa_lab import (  # noqa: E402
     optimize,
 )
 
-ENV_COLUMNS = ("date", "machine", "cpu", "cpus", "python", "gepa_version", "gepa_lab_version", "gepa_lab_commit")
+ENV_COLUMNS = ("date", "machine", "cpu", "cpus", "python", "gepa_version", "gepa_lab_version", "gepa_lab_commit",
+               "gepa_lab_tree", "evaluators_tree")
 FIELD_MAX_CHARS = 4000  # the reflection boundary's cap (docs/design.md §2.6), applied on the reference side too
 
 
@@ -100,6 +101,17 @@ def lab_commit() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
+def tree_digest(folder: str) -> str:
+    """sha256 (12 hex) over the .py files of a folder of the checkout, paths and contents: pins the
+    exact code measured even when the working tree differs from the commit."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def environment() -> dict[str, str]:
     try:
         gepa_version = importlib.metadata.version("gepa")
@@ -114,6 +126,8 @@ def environment() -> dict[str, str]:
         "gepa_version": gepa_version,
         "gepa_lab_version": gepa_lab.__version__,
         "gepa_lab_commit": lab_commit(),
+        "gepa_lab_tree": tree_digest("gepa_lab"),
+        "evaluators_tree": tree_digest("evaluators"),
     }
 
 
@@ -149,7 +163,8 @@ def header(title: str, env: dict[str, str], command: str, load: str, extra: Iter
         f"- machine: {env['machine']}, {env['cpus']} CPUs ({env['cpu']}), Python {env['python']}",
         f"- load: {load}",
         f"- versions: gepa {env['gepa_version']} (reference), gepa-lab {env['gepa_lab_version']} "
-        f"(commit {env['gepa_lab_commit']})",
+        f"(commit {env['gepa_lab_commit']}; source digests gepa_lab/ {env['gepa_lab_tree']}, evaluators/ "
+        f"{env['evaluators_tree']})",
         f"- reproduce: `{command}`",
         *[f"- {line}" for line in extra],
         "",

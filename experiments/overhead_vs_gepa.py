@@ -239,6 +239,14 @@ def profile_lab(scenario: str, calls: int) -> None:
     print(out.getvalue())
 
 
+RUN_DIR_NOTE = (
+    'Reading it (run-dir rows): with a run directory every scored case goes through the evaluation cache '
+    '(`runs/cache.py`): a SELECT before the evaluator call (`EvaluationCache.get`) and an autocommitted '
+    'INSERT after it (`put_many`, one transaction per evaluator reply, i.e. per case with workers = 1), '
+    'and `cache_key` (JSON + sha256) is computed twice per case, once for each. In `accept` every '
+    'proposal pays a 20-case validation, so these per-case costs dominate; on a fresh run the SELECT can '
+    'only hit a key this process wrote itself.'
+)
 CSV_COLUMNS = ("scenario", "mode", "calls_budget", "repeats", "gepa_ms_per_call", "gepa_ms_min", "gepa_ms_max",
                "lab_ms_per_call", "lab_ms_min", "lab_ms_max", "ratio_lab_over_gepa", "paired_ratio_median",
                "paired_ratio_min", "paired_ratio_max", "target", "verdict", "gepa_calls", "lab_calls",
@@ -351,6 +359,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str, e
         lines += ["## Where gepa-lab's time goes in the rows that miss", ""]
         for text in profiles:
             lines += [text, ""]
+        if any(r["verdict"] == "MISS" and r["mode"] == "run dir" for r in rows):
+            lines += [RUN_DIR_NOTE, ""]
     return "\n".join(lines)
 
 

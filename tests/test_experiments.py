@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV_COLUMNS = {"date", "machine", "cpu", "cpus", "python", "gepa_version", "gepa_lab_version", "gepa_lab_commit"}
+ENV_COLUMNS = {"date", "machine", "cpu", "cpus", "python", "gepa_version", "gepa_lab_version", "gepa_lab_commit",
+               "gepa_lab_tree", "evaluators_tree"}
 
 SCRIPTS = {
     "overhead_vs_gepa": {"scenario", "mode", "gepa_ms_per_call", "lab_ms_per_call", "ratio_lab_over_gepa", "target",
