@@ -162,3 +162,27 @@ def test_checkpoints_round_trip(scores, seed, used, cursors):
         (c.id, c.artifact, c.parent_id, c.component, c.iteration, c.cursor, c.scores, c.metric_calls, c.rationale)
         for c in state.pool]
     assert loaded.select_parent().id == state.select_parent().id  # same RNG, same fronts
+
+
+def _restarting_prune(scores, fronts):
+    """The rule as stated: remove one candidate, restart the scan."""
+    import math as _math
+
+    on_front = set().union(*fronts) if fronts else set()
+    order = sorted(on_front, key=lambda c: (_math.fsum(scores[c]) / max(1, len(scores[c])), c))
+    alive = set(on_front)
+    removed = True
+    while removed:
+        removed = False
+        for cand in order:
+            if cand in alive and all(any(o != cand and o in alive for o in f) for f in fronts if cand in f):
+                alive.discard(cand)
+                removed = True
+                break
+    return alive
+
+
+@given(score_matrices())
+def test_one_pass_pruning_equals_the_restarting_rule(scores):
+    fronts = instance_fronts(scores)
+    assert prune_dominated(scores, fronts) == _restarting_prune(scores, fronts)

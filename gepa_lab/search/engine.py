@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import nullcontext
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -174,7 +174,9 @@ class _Run:
         items = list(items)
         if self._proposals is None or len(items) <= 1:
             return [fn(item) for item in items]
-        return list(self._proposals.map(fn, items))
+        futures = [self._proposals.submit(fn, item) for item in items]
+        wait(futures)  # every proposal settles before the first failure is raised: nothing still runs
+        return [f.result() for f in futures]
 
     def _add_cost(self, evaluations: Sequence[Evaluation]) -> None:
         costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]

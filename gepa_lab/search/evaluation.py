@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
@@ -39,7 +39,7 @@ def _valid_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _checked(ev: object, wanted: set[str], seen: set[str]) -> Evaluation:
+def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evaluation:
     if type(ev) is not Evaluation and not isinstance(ev, Evaluation):
         raise EvaluatorContractError(f"evaluator returned {type(ev).__name__}, expected gepa_lab.Evaluation")
     case_id, score = ev.case_id, ev.score
@@ -76,11 +76,11 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
     if len(cases) == 1:  # the common per-case call
-        return [_checked(results[0], {cases[0].id}, set())]
+        return [_checked(results[0], (cases[0].id,), ())]
     wanted = {c.id for c in cases}
     by_id: dict[str, Evaluation] = {}
     for ev in results:
-        checked = _checked(ev, wanted, by_id.keys())  # type: ignore[arg-type]
+        checked = _checked(ev, wanted, by_id)
         by_id[checked.case_id] = checked
     for case in cases:
         if case.id not in by_id:

@@ -29,22 +29,22 @@ def prune_dominated(scores: Mapping[str, Sequence[float]], fronts: list[set[str]
     """Remove, one at a time, candidates whose every front also holds another survivor.
 
     Scan order is ascending validation mean, then id, so the weakest redundant candidate goes
-    first; the scan restarts after each removal.
+    first. (The rule restarts the scan after each removal; one pass gives the same survivors,
+    because a removal only makes the others less removable: a candidate kept once stays kept.)
     """
     on_front = set().union(*fronts) if fronts else set()
     order = sorted(on_front, key=lambda c: (math.fsum(scores[c]) / max(1, len(scores[c])), c))
+    holding: dict[str, list[int]] = {c: [] for c in on_front}
+    for index, front in enumerate(fronts):
+        for cand in front:
+            holding[cand].append(index)
+    alive_count = [len(front) for front in fronts]  # survivors on each front
     alive = set(on_front)
-    removed = True
-    while removed:
-        removed = False
-        for cand in order:
-            if cand not in alive:
-                continue
-            holding = [f for f in fronts if cand in f]
-            if holding and all(any(o != cand and o in alive for o in f) for f in holding):
-                alive.discard(cand)
-                removed = True
-                break
+    for cand in order:
+        if all(alive_count[i] >= 2 for i in holding[cand]):
+            alive.discard(cand)
+            for i in holding[cand]:
+                alive_count[i] -= 1
     return alive
 
 

@@ -2,9 +2,9 @@
 
 `plan_round` draws everything a round needs from the run's single RNG, in a fixed order (per
 proposal: parent, minibatch, paired seed) and from the state as it was when the round began.
-`run_round` then executes the k proposals in three phases — score parents and reflect; score
-children on the same minibatch with the same seed; score accepted children on Validation — each
-phase possibly concurrent, every decision taken in proposal order between phases, so the outcome
+`run_round` then runs the k proposals concurrently, each as a chain — score the parent, reflect,
+score the child on the same minibatch with the same seed, score an improving child on
+Validation — with every decision that links proposals taken in proposal order, so the outcome
 never depends on timing or on the number of workers. With k = 1 a round is exactly one classic
 GEPA iteration. Accepted children join the pool in proposal order when the round ends.
 """
@@ -12,6 +12,7 @@ GEPA iteration. Accepted children join the pool in proposal order when the round
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -79,10 +80,12 @@ class Plan:
     parent_evals: tuple[Evaluation, ...] = ()
     child_evals: tuple[Evaluation, ...] = ()
     validation_evals: tuple[Evaluation, ...] = ()
+    fresh: bool = False  # a new child (not rejected, not a duplicate): it gets scored
 
     @property
     def gain(self) -> float:
-        return math.fsum(e.score for e in self.child_evals) - math.fsum(e.score for e in self.parent_evals)
+        """Child minus parent minibatch sum (exact sums: the comparison is strict)."""
+        return math.fsum([e.score for e in self.child_evals]) - math.fsum([e.score for e in self.parent_evals])
 
 
 def plan_round(state: SearchState, dataset: Dataset, config: SearchConfig, k: int) -> list[Plan]:
@@ -109,64 +112,89 @@ def plan_round(state: SearchState, dataset: Dataset, config: SearchConfig, k: in
 
 def run_round(plans: list[Plan], state: SearchState, dataset: Dataset, config: SearchConfig, evaluate: Evaluate,
               emit: Emit, reflect: Reflect, map_: Map) -> list[Proposal]:
-    # Phase A: every parent on its minibatch (recorded at once: a reflection that fails next must
-    # not leave paid evaluations unrecorded), then the reflections, concurrently across proposals.
-    def parent_minibatch(plan: Plan) -> None:
-        plan.parent_evals = evaluate(plan.parent.artifact, plan.parent.id, plan.minibatch, plan.paired_seed,
-                                     "feedback-parent")
+    """Each proposal runs as its own chain (parent minibatch, reflection, child minibatch and,
+    when every improving child is accepted, validation), chains concurrently. The one decision
+    that links proposals — is this child a duplicate of an earlier one? — waits for the earlier
+    proposals' replies, in proposal order. Batches are recorded in proposal order; with one
+    proposal, as soon as they are paid for."""
+    immediate = len(plans) == 1
+    decided = [threading.Event() for _ in plans] if not immediate else []
+    pool_ids = {c.id for c in state.pool}
+    validate_in_chain = config.accept_top is None
 
-    def reflection(plan: Plan) -> None:
-        plan.records = build_records(plan.minibatch, plan.parent_evals)
-        if plan.parent.view is None:  # redacted once per candidate, not once per proposal
-            plan.parent.view = reflector_view(plan.parent.artifact)
-        plan.reply = reflect(plan.parent.view, plan.component, plan.records)
+    def validate(plan: Plan) -> None:
+        assert plan.child is not None and plan.child_id is not None
+        plan.validation_evals = evaluate(plan.child, plan.child_id, dataset.validation, state.validation_seed,
+                                         "validation")
+        if immediate:
+            record(plan)
 
-    map_(parent_minibatch, plans)
-    for plan in plans:
-        plan.parent_batch = emit("feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals)
-    map_(reflection, plans)
-    seen = {c.id for c in state.pool}
-    for plan in plans:
+    def chain(j: int) -> None:
+        plan = plans[j]
         try:
-            plan.child, plan.rationale = apply_reply(plan.parent.artifact, plan.component, plan.reply)
-        except ReflectionRejected as exc:
-            plan.status, plan.reason = "reflection_rejected", f"reflection rejected: {exc}"
-            continue
-        plan.child_id = artifact_id(plan.child)
-        if plan.child_id in seen:  # in the pool, or proposed earlier in this round
-            plan.status, plan.reason = "duplicate", "candidate already in pool"
-            continue
-        seen.add(plan.child_id)
-
-    # Phase B: each new child on its parent's minibatch with the same seed.
-    live = [p for p in plans if not p.status]
-
-    def child_minibatch(plan: Plan) -> None:
+            plan.parent_evals = evaluate(plan.parent.artifact, plan.parent.id, plan.minibatch, plan.paired_seed,
+                                         "feedback-parent")
+            if immediate:  # a reflection that fails next must not leave paid evaluations unrecorded
+                record(plan)
+            plan.records = build_records(plan.minibatch, plan.parent_evals)
+            if plan.parent.view is None:  # redacted once per candidate, not once per proposal
+                plan.parent.view = reflector_view(plan.parent.artifact)
+            plan.reply = reflect(plan.parent.view, plan.component, plan.records)
+            try:
+                plan.child, plan.rationale = apply_reply(plan.parent.artifact, plan.component, plan.reply)
+                plan.child_id = artifact_id(plan.child)
+            except ReflectionRejected as exc:
+                plan.status, plan.reason = "reflection_rejected", f"reflection rejected: {exc}"
+        finally:
+            if j:
+                decided[j - 1].wait()
+            if plan.child_id is not None and not plan.status:
+                earlier = {p.child_id for p in plans[:j] if p.fresh}
+                if plan.child_id in pool_ids or plan.child_id in earlier:
+                    plan.status, plan.reason = "duplicate", "candidate already in pool"
+                else:
+                    plan.fresh = True
+            if decided:
+                decided[j].set()
+        if not plan.fresh:
+            return
         assert plan.child is not None and plan.child_id is not None
         plan.child_evals = evaluate(plan.child, plan.child_id, plan.minibatch, plan.child_seed, "feedback-child")
+        if immediate:
+            record(plan)
+        if validate_in_chain and plan.gain > 0:  # strictly greater minibatch sum
+            validate(plan)
 
-    map_(child_minibatch, live)
-    for plan in live:
-        assert plan.child_id is not None
-        plan.child_batch = emit("feedback-child", plan.child_id, plan.child_seed, plan.child_evals)
-    improving = [p for p in live if p.gain > 0]  # strictly greater minibatch sum
+    def record(plan: Plan) -> None:
+        """Record whatever this proposal has paid for and not yet recorded, in phase order."""
+        if plan.parent_batch is None and plan.parent_evals:
+            plan.parent_batch = emit("feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals)
+        if plan.child_batch is None and plan.child_evals:
+            assert plan.child_id is not None
+            plan.child_batch = emit("feedback-child", plan.child_id, plan.child_seed, plan.child_evals)
+        if plan.validation_batch is None and plan.validation_evals:
+            assert plan.child_id is not None
+            plan.validation_batch = emit("validation", plan.child_id, state.validation_seed, plan.validation_evals)
+
+    try:
+        map_(chain, range(len(plans)))
+    finally:
+        for plan in plans:
+            record(plan)
+    live = [p for p in plans if p.fresh]
+    improving = [p for p in live if p.gain > 0]
     chosen = _select(improving, config.accept_top)
+    if not validate_in_chain:  # the round's gains decide which children are validated
+        map_(validate, chosen)
+        for plan in chosen:
+            record(plan)
     for plan in live:
         if plan not in improving:
             plan.status, plan.reason = "rejected", "strict_minibatch_improvement"
         elif plan not in chosen:
             plan.status, plan.reason = "rejected", f"round_acceptance: {config.accept_top} larger gain(s) in the round"
-
-    # Phase C: accepted children on Validation; they join the pool in proposal order.
-    def validation(plan: Plan) -> None:
+    for plan in chosen:  # they join the pool in proposal order
         assert plan.child is not None and plan.child_id is not None
-        plan.validation_evals = evaluate(plan.child, plan.child_id, dataset.validation, state.validation_seed,
-                                         "validation")
-
-    map_(validation, chosen)
-    for plan in chosen:
-        assert plan.child is not None and plan.child_id is not None
-        plan.validation_batch = emit("validation", plan.child_id, state.validation_seed, plan.validation_evals)
         # Survivors always join the pool: a lower validation mean may still own a Pareto instance.
         state.add(Candidate(plan.child_id, plan.child, plan.parent.id, plan.component, plan.iteration,
                             plan.child_cursor, plan.validation_evals, state.budget.used, plan.rationale))
