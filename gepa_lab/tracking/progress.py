@@ -65,6 +65,9 @@ class ProgressTracker:
             self._bar = None
 
     def finish(self, result: Any) -> None:
+        if self._bar is not None:  # the run is complete: end at 100 % of what it used, not of the budget
+            self._bar.total = self._bar.n = result.metric_calls
+            self._bar.refresh()
         self._close()
 
     def fail(self, error: BaseException) -> None:
