@@ -42,7 +42,8 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
         lines.append(f"  critical    score drops vs seed: {worst} (judged on quality; promotion.critical_tolerance)")
     task, reflection = result.cost_usd.get("task", 0.0), result.cost_usd.get("reflection", 0.0)
     if task or reflection:
-        lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}"
+        tokens = f" ({result.reflection_tokens} tokens)" if result.reflection_tokens else ""
+        lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}{tokens}"
                      + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")

@@ -186,6 +186,7 @@ def test_dspy_math_end_to_end_against_a_stub_server(tmp_path):
     assert result["candidate_holdout"]["score"] > result["baseline_holdout"]["score"]
     best = json.loads((run / "programs" / f"{result['best_id']}.json").read_text())
     assert best["predict"]["signature"]["instructions"].endswith("Give the final number alone, no units.")
+    assert json.loads((run / "program.json").read_text()) == best  # the command line saves the winner too
 
     # Every paid evaluation counted the tokens the stub reported, priced at 0.01 $/1k tokens.
     batches = jsonl(run / "evaluations.jsonl")
@@ -196,6 +197,7 @@ def test_dspy_math_end_to_end_against_a_stub_server(tmp_path):
     assert result["cost_usd"]["task"] == pytest.approx(paid / 1000 * 0.01)
     assert tokens_of(reflect) > 0
     assert result["cost_usd"]["reflection"] == pytest.approx(tokens_of(reflect) / 1000 * 0.5)
+    assert result["reflection_tokens"] == tokens_of(reflect)
 
     # 429 and 500 were retried; the malformed reply is a recorded 0 with feedback, on every scoring.
     assert [r.status for r in task[:2]] == [429, 500] and all(r.status == 200 for r in task[2:])

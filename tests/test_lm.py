@@ -340,6 +340,8 @@ def test_engine_run_with_the_dspy_reflector_retries_rejects_and_never_leaks(stub
     assert result.stop_reason == "max_iterations" and result.proposals == 3
     assert result.cost_usd["reflection"] == pytest.approx(rf.total_cost_usd) and rf.usage.calls == 3
     assert rf.total_cost_usd == pytest.approx(rf.usage.tokens / 1000 * 0.5) and rf.usage.tokens > 0
+    saved = json.loads((run_dir / "result.json").read_text())
+    assert result.reflection_tokens == rf.usage.tokens == saved["reflection_tokens"]
     # Validation and holdout content never reached the reflection model; feedback content did.
     assert any("fb task" in r.text for r in stub.requests)
     assert all(CANARY not in r.text and "val task" not in r.text and "ho task" not in r.text for r in stub.requests)

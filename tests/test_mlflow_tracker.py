@@ -174,7 +174,15 @@ def test_parent_tags_params_and_inputs(finished, mlflow_client, tmp_path) -> Non
                       "tracking_uri": tracker.uri}
     # The result names the MLflow run.
     links = json.loads((run_dir / "result.json").read_text())["links"]
-    assert links == {"mlflow_run_id": tracker.run_id, "mlflow_experiment_id": parent.info.experiment_id}
+    assert links == {"mlflow_run_id": tracker.run_id, "mlflow_experiment_id": parent.info.experiment_id,
+                     "mlflow_tracking_uri": tracker.uri}
+
+
+def test_links_leave_out_a_tracking_uri_with_a_password() -> None:
+    tracker = MlflowTracker(uri="postgresql://gepa:s3cret@127.0.0.1/mlflow")
+    tracker.run_id, tracker.experiment_id = "r1", "7"
+    assert tracker.links() == {"mlflow_run_id": "r1", "mlflow_experiment_id": "7"}
+    assert MlflowTracker(uri="http://127.0.0.1:5000").links() == {}  # no run yet
 
 
 def test_iteration_metrics_and_decision(finished, mlflow_client, mlflow_uri, tmp_path, monkeypatch) -> None:

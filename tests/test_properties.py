@@ -151,10 +151,12 @@ def test_checkpoints_round_trip(scores, seed, used, cursors):
                             evals, metric_calls=i, rationale=f"why {cid}"))
     with tempfile.TemporaryDirectory() as tmp:
         store = CheckpointStore(Path(tmp))
-        store.save(Checkpoint("exp", {"digests": {}}, state, batches=7, task_cost_usd=1.5, elapsed_s=2.0))
+        store.save(Checkpoint("exp", {"digests": {}}, state, batches=7, task_cost_usd=1.5, elapsed_s=2.0,
+                              reflection_tokens=used))
         back = CheckpointStore(Path(tmp)).load(1000)
     loaded = back.state
     assert loaded is not None and back.batches == 7 and back.task_cost_usd == 1.5
+    assert back.reflection_tokens == used
     assert loaded.rng.getstate() == state.rng.getstate()
     assert (loaded.budget.used, loaded.iteration, loaded.proposals) == (used, 3, 3)
     assert [(c.id, c.artifact, c.parent_id, c.component, c.iteration, c.cursor, c.scores, c.metric_calls,

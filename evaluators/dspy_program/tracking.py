@@ -3,7 +3,6 @@ writes it, so `program.load` restores it) and `best/program.json` in the run's M
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from gepa_lab.core.result import Result
 
 log = logging.getLogger("gepa_lab.dspy_program")
 PROGRAM_FILE = "program.json"
-MLFLOW_RUN_FILE = "mlflow_run.json"  # written by gepa_lab.tracking.mlflow_tracker into the run dir
 
 
 class ProgramStateTracker:
@@ -27,16 +25,18 @@ class ProgramStateTracker:
     def finish(self, result: Result) -> None:
         self.path = self.evaluator.save_program(result.best, self.run_dir / PROGRAM_FILE)
         log.info("winner's program state: %s (dspy: program.load(path))", self.path)
-        run_id = result.links.get("mlflow_run_id")
-        if run_id:
-            self._log_to_mlflow(run_id)
+        run_id, uri = result.links.get("mlflow_run_id"), result.links.get("mlflow_tracking_uri")
+        if run_id and uri:
+            self._log_to_mlflow(run_id, uri)
+        elif run_id:
+            log.warning("%s not logged to MLflow run %s: its tracking URI holds a password (keep credentials "
+                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", PROGRAM_FILE, run_id)
 
-    def _log_to_mlflow(self, run_id: str) -> None:
+    def _log_to_mlflow(self, run_id: str, uri: str) -> None:
         assert self.path is not None
         try:
-            info = json.loads((self.run_dir / MLFLOW_RUN_FILE).read_text(encoding="utf-8"))
             from mlflow import MlflowClient
 
-            MlflowClient(tracking_uri=info.get("tracking_uri")).log_artifact(run_id, str(self.path), "best")
+            MlflowClient(tracking_uri=uri).log_artifact(run_id, str(self.path), "best")
         except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
             log.warning("could not log %s to MLflow run %s: %s", self.path.name, run_id, describe(exc))

@@ -222,8 +222,8 @@ class Evaluator(Protocol):
 class Reflector(Protocol):
     """Proposes a new value for one component from Feedback records.
 
-    Optional: `retryable_exceptions` (as for evaluators) and `total_cost_usd` (cumulative spend,
-    counted as reflection cost)."""
+    Optional: `retryable_exceptions` (as for evaluators), `total_cost_usd` (cumulative spend,
+    counted as reflection cost) and `total_tokens` (cumulative LM tokens, `Result.reflection_tokens`)."""
 
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str | dict:
         """Raw model text, or a parsed object with the artifact's fields."""

@@ -70,6 +70,7 @@ class Result:
     revision: dict[str, Any] | None = None
     holdout_cases: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: dict[str, float] = field(default_factory=dict)
+    reflection_tokens: int = 0  # from the reflection LM's usage; task tokens are evaluation objectives
     proposals: int = 0
     pool: list[PoolEntry] = field(default_factory=list)
     validation_case_ids: list[str] = field(default_factory=list)

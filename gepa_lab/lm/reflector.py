@@ -44,6 +44,10 @@ class DspyReflector:
         return self.meter.total.cost_usd
 
     @property
+    def total_tokens(self) -> int:
+        return self.meter.total.tokens
+
+    @property
     def usage(self) -> Usage:
         return self.meter.total
 

@@ -43,6 +43,7 @@ class Checkpoint:
     reflection_cost_usd: float = 0.0
     elapsed_s: float = 0.0
     finished: bool = False
+    reflection_tokens: int = 0
 
 
 def _member(c: Candidate) -> dict[str, Any]:
@@ -90,7 +91,7 @@ class CheckpointStore:
         body: dict[str, Any] = {
             "format": FORMAT, "experiment_id": cp.experiment_id, "identity": cp.identity, "batches": cp.batches,
             "task_cost_usd": cp.task_cost_usd, "reflection_cost_usd": cp.reflection_cost_usd,
-            "elapsed_s": cp.elapsed_s, "finished": cp.finished, "state": None,
+            "reflection_tokens": cp.reflection_tokens, "elapsed_s": cp.elapsed_s, "finished": cp.finished, "state": None,
         }
         if state is not None:
             version, internal, gauss = state.rng.getstate()
@@ -122,7 +123,7 @@ class CheckpointStore:
     def _parse(self, data: dict[str, Any], max_calls: int) -> Checkpoint:
         cp = Checkpoint(str(data["experiment_id"]), dict(data["identity"]), None, int(data["batches"]),
                         float(data["task_cost_usd"]), float(data["reflection_cost_usd"]), float(data["elapsed_s"]),
-                        bool(data["finished"]))
+                        bool(data["finished"]), int(data.get("reflection_tokens", 0)))
         raw = data["state"]
         if raw is None:
             self._truncate_to = 0

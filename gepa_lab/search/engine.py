@@ -80,10 +80,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _reflector_cost(reflector: Reflector) -> float:
-    """Reflectors that pay for LM calls expose a cumulative `total_cost_usd`."""
-    value = getattr(reflector, "total_cost_usd", 0.0)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+def _reflector_usage(reflector: Reflector) -> tuple[float, int]:
+    """Reflectors that pay for LM calls expose a cumulative `total_cost_usd` and `total_tokens`."""
+    cost, tokens = getattr(reflector, "total_cost_usd", 0.0), getattr(reflector, "total_tokens", 0)
+    return (float(cost) if isinstance(cost, (int, float)) and math.isfinite(cost) else 0.0,
+            int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) else 0)
 
 
 class CostCapReached(GepaLabError):
@@ -120,6 +121,7 @@ class _Run:
         self.batches = 0
         self.task_cost_usd = 0.0  # nominal: cached results count too, so resumes replay exactly
         self.reflection_cost_usd = 0.0
+        self.reflection_tokens = 0
         self.elapsed_before = 0.0
         self.started = time.monotonic()
         self.state: SearchState | None = None
@@ -228,13 +230,15 @@ class _Run:
     def checkpoint(self, finished: bool = False) -> None:
         if self.store is not None:
             self.store.save(Checkpoint(self.experiment_id, self.identity, self.state, self.batches,
-                                       self.task_cost_usd, self.reflection_cost_usd, self.elapsed(), finished))
+                                       self.task_cost_usd, self.reflection_cost_usd, self.elapsed(), finished,
+                                       self.reflection_tokens))
 
     def restore(self, cp: Checkpoint) -> None:
         self.state = cp.state
         self.batches = cp.batches
         self.task_cost_usd = cp.task_cost_usd
         self.reflection_cost_usd = cp.reflection_cost_usd
+        self.reflection_tokens = cp.reflection_tokens
         self.elapsed_before = cp.elapsed_s
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -285,7 +289,7 @@ class _Run:
             if reason is not None:
                 state.stop_reason = reason
                 break
-            before = _reflector_cost(self.reflector)
+            cost_before, tokens_before = _reflector_usage(self.reflector)
             plans = plan_round(state, self.dataset, self.config, k)
             try:
                 proposals = run_round(plans, state, self.dataset, self.config, self.evaluate, self.emit,
@@ -303,7 +307,9 @@ class _Run:
                 state.stop_reason = "reflector_error"
                 break
             finally:
-                self.reflection_cost_usd += max(0.0, _reflector_cost(self.reflector) - before)
+                cost_after, tokens_after = _reflector_usage(self.reflector)
+                self.reflection_cost_usd += max(0.0, cost_after - cost_before)
+                self.reflection_tokens += max(0, tokens_after - tokens_before)
             for proposal in proposals:
                 self._report(proposal)
             self.checkpoint()  # after whole rounds: a resume replays an interrupted round exactly
@@ -342,7 +348,8 @@ class _Run:
         return build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=self.config,
                             policy=self.policy, quality_objective=self.quality_objective,
                             digests=self.identity["digests"], base_repeats=base_repeats, cand_repeats=cand_repeats,
-                            costs={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd})
+                            costs={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
+                            reflection_tokens=self.reflection_tokens)
 
 
 def optimize(

@@ -19,7 +19,7 @@ ALGORITHM = "gepa"
 def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
                  policy: PromotionPolicy, quality_objective: str | None, digests: dict[str, str],
                  base_repeats: Sequence[Sequence[Evaluation]], cand_repeats: Sequence[Sequence[Evaluation]],
-                 costs: dict[str, float]) -> Result:
+                 costs: dict[str, float], reflection_tokens: int = 0) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
     per holdout repeat (the same objects when the winner is the seed)."""
     assert state.stop_reason is not None
@@ -61,6 +61,7 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd=costs,
+        reflection_tokens=reflection_tokens,
         proposals=state.proposals,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
               for c in state.pool],

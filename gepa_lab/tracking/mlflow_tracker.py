@@ -33,6 +33,7 @@ import os
 import re
 import time
 import traceback
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -217,7 +218,12 @@ class MlflowTracker:
         self._nested: dict[str, str] = {}  # candidate id -> nested run id (seed and accepted)
 
     def links(self) -> dict[str, str]:
-        return {"mlflow_run_id": self.run_id, "mlflow_experiment_id": str(self.experiment_id)} if self.run_id else {}
+        if not self.run_id:
+            return {}
+        links = {"mlflow_run_id": self.run_id, "mlflow_experiment_id": str(self.experiment_id)}
+        if self.uri and urllib.parse.urlsplit(self.uri).password is None:  # a URI with a password stays out
+            links["mlflow_tracking_uri"] = self.uri  # where a later tracker logs to the same run
+        return links
 
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -560,7 +566,8 @@ class MlflowTracker:
             # Run totals (holdout included), named apart from the per-iteration series.
             "total_metric_calls": result.metric_calls, "total_proposals": result.proposals,
             "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_cost_usd": cost.get("reflection", 0.0),
-            "total_cost_usd": math.fsum(cost.values()), "candidate_count": result.candidate_count}
+            "total_cost_usd": math.fsum(cost.values()), "total_reflection_tokens": result.reflection_tokens,
+            "candidate_count": result.candidate_count}
         if result.holdout_interval is not None:
             metrics.update({"holdout_delta_low": result.holdout_interval[0],
                             "holdout_delta_high": result.holdout_interval[1],
