@@ -28,7 +28,7 @@ PROG = "gepa_lab.report"
 PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
 COLUMNS = ["experiment", "seed", "job", "status", "winner", "holdout_delta", "holdout_delta_low",
            "holdout_delta_high", "eligible", "metric_calls", "cost_usd", "stop_reason", "reason", "run_id",
-           "gepa_experiment_id", "run_dir"]
+           "gepa_experiment_id", "run_dir", "simulated"]
 TABLE = ["experiment", "seed", "job", "status", "winner", "holdout delta", "eligible", "metric calls", "cost",
          "stop reason"]
 
@@ -143,7 +143,7 @@ def rows_of(runs: Sequence[Any]) -> list[dict[str, Any]]:
             "metric_calls": _number(metrics, "total_metric_calls"), "cost_usd": _number(metrics, "total_cost_usd"),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
-            "run_dir": tags.get("run_dir", "")})
+            "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true"})
     return rows
 
 
@@ -201,7 +201,9 @@ def summary_lines(frame: Any) -> list[str]:
         deltas = done["holdout_delta"].dropna()
         mean = f", mean holdout delta {deltas.mean():+.4f}" if len(deltas) else ""
         eligible = int(done["eligible"].astype(bool).sum()) if len(done) else 0
-        out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}")
+        simulated = " (SkillCraft-sim: simulated numbers that calibrate the harness, not an LM)" \
+            if group["simulated"].any() else ""
+        out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}{simulated}")
     return out
 
 

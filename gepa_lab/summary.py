@@ -19,6 +19,7 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
     decision = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     lines = [
         f"gepa-lab {result.algorithm}  experiment={experiment}  random_seed={result.seeds['random_seed']}",
+        *(["  simulated   SkillCraft-sim: these scores calibrate the harness, not an LM"] if simulated else []),
         f"  stop        {result.stop_reason} after {_plural(result.metric_calls, 'metric call')}, "
         f"{_plural(result.proposals, 'proposal')}, {_plural(result.candidate_count, 'candidate')} in the pool",
         f"  winner      {winner}",

@@ -33,6 +33,7 @@ def test_recipe_experiment_runs_to_a_decision(tmp_path):
     decision = next(x.split(None, 1)[1] for x in done.stdout.splitlines() if x.strip().startswith("decision"))
     record = run_dir_of(done.stdout)
     assert decision.startswith(("ELIGIBLE: ", "NOT ELIGIBLE: "))
+    assert "simulated   SkillCraft-sim: these scores calibrate the harness, not an LM" in done.stdout
     assert record.is_relative_to(tmp_path / "outputs")  # Hydra output dir under the cwd
     result = json.loads((record / "result.json").read_text())
     verdict = "ELIGIBLE" if result["promotion_eligible"] else "NOT ELIGIBLE"

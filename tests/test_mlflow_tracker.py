@@ -152,8 +152,9 @@ def test_parent_tags_params_and_inputs(finished, mlflow_client, tmp_path) -> Non
     assert tags["gepa_lab.version"] == __import__("gepa_lab").__version__
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert tags.get("mlflow.source.git.commit") == (head.stdout.strip() or None)
-    assert tags["promotion_eligible"] == "true"
+    assert tags["promotion_eligible"] == "true" and tags["simulated"] == "false"  # the toy evaluator is no simulation
     assert tags["promotion_reason"] == "holdout requirements satisfied"
+    assert "not an LM" not in tags["mlflow.note.content"]
     assert tags["stop_reason"] == "max_iterations"
     assert (tags["submission.status"], tags["submission.revision_id"]) == ("not_requested", "")
     assert tags["rule.critical_non_regression"] == "passed"
@@ -502,6 +503,7 @@ def test_recipe_cli_run_logs_every_candidate(tmp_path) -> None:
     assert tags["promotion_eligible"] == str(record["promotion_eligible"]).lower()
     assert (tags["promotion_reason"], tags["stop_reason"]) == (record["promotion_reason"], record["stop_reason"])
     assert tags["submission.status"] == "not_requested" and tags["mlflow_tracker.errors"] == "0"
+    assert tags["simulated"] == "true" and "calibrate the harness, not an LM" in tags["mlflow.note.content"]
     for split, digest in record["dataset"]["digests"].items():
         assert tags[f"dataset.digest.{split}"] == digest
     events = proposal_events(run_dir)

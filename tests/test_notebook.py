@@ -35,6 +35,7 @@ def test_compare_runs_notebook_executes(tmp_path: Path, monkeypatch) -> None:
                    resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on any cell error
     assert time.monotonic() - started < 60
     assert "3 runs, 3 finished" in outputs_text(nb, "runs")
+    assert "not an LM" not in outputs_text(nb, "runs")  # toy runs are no simulation: no SkillCraft-sim caveat
     experiments = outputs_text(nb, "experiments")
     assert "toy-a" in experiments and "toy-b" in experiments
     assert "ho1" in outputs_text(nb, "holdout")

@@ -179,11 +179,12 @@ def test_a_joblib_sweep_of_four_jobs_reruns_as_skips_and_the_report_lists_every_
         low, high = record["holdout_interval"]
         assert abs(float(row["holdout_delta_low"]) - low) < 1e-9 and abs(float(row["holdout_delta_high"]) - high) < 1e-9
         winner = "seed" if record["best_id"] == record["seed_id"] else record["best_id"][:12]
-        assert row["winner"] == winner
+        assert row["winner"] == winner and row["simulated"] == "True"
     table = [line.split() for line in printed.splitlines()[1:5]]
     assert sorted((p[0], p[1]) for p in table) == [("recipe", "1"), ("recipe", "2"), ("weather", "1"), ("weather", "2")]
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert markdown.count("\n| recipe |") == 2 and markdown.count("\n| weather |") == 2
+    assert "recipe: 2 runs, 2 finished" in markdown and "calibrate the harness, not an LM" in printed
     assert (tmp_path / "report" / "holdout_delta.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, _ = report(capsys, "--experiment", "weather", "--tracking-uri", uri, "--out", str(tmp_path / "w"), "--no-plot")
     assert code == 0

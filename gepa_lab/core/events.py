@@ -47,6 +47,7 @@ class RunInfo:
     submit: bool
     run_dir: str | None
     resume: ResumePoint | None = None  # set when this process continues an interrupted run
+    simulated: bool = False  # the evaluator is a simulation (SkillCraft-sim): scores calibrate the harness, not an LM
 
 
 @dataclass

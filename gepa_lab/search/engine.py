@@ -433,7 +433,8 @@ def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflecto
     try:
         # Inside the try: if a later tracker fails to start, the ones already started are ended.
         fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
-                             full_config, submit, str(path) if path else None, resume_point))
+                             full_config, submit, str(path) if path else None, resume_point,
+                             simulated=getattr(evaluator, "simulated", False) is True))
         try:
             if run.state is None:
                 run.init_seed(seed, seed_id)

@@ -61,6 +61,7 @@ def _version() -> str:
 log = logging.getLogger("gepa_lab.mlflow")
 
 DEFAULT_EXPERIMENT = "gepa-lab"
+SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues
 # MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
@@ -212,6 +213,7 @@ class MlflowTracker:
         self.run_id = None
         self.errors: list[str] = []
         self._submit = False
+        self._simulated = False
         self._common: dict[str, str] = {}  # tags every nested run repeats, for filtering
         self._logged_keys: set[str] = set()  # nested runs in the store (gepa.key)
         self._logged_steps: set[int] = set()  # per-iteration metric steps in the store
@@ -240,6 +242,7 @@ class MlflowTracker:
         self._new_run()
         self._submit = run.submit
         self._common = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
+        self._simulated = run.simulated
         sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
         if sweep.get("id"):
             self._common["sweep_id"] = str(sweep["id"])
@@ -323,7 +326,7 @@ class MlflowTracker:
         tags = {**self._common, "gepa.run_kind": "parent", "algorithm": run.algorithm,
                 "gepa.experiment_id": run.experiment_id, "gepa_lab.version": _version(),
                 "dataset.id": ds.id, "dataset.version": ds.version, "submit": str(run.submit).lower(),
-                "promotion_eligible": "pending"}
+                "promotion_eligible": "pending", "simulated": str(run.simulated).lower()}
         for split, digest in run.digests.items():
             tags[f"dataset.digest.{split}"] = digest
             tags[f"dataset.cases.{split}"] = str(len(ds.split(split)))
@@ -593,7 +596,8 @@ class MlflowTracker:
                     f"**{verdict}**: {result.promotion_reason}. Holdout delta {result.holdout_delta:+.4f} "
                     f"over {result.baseline_holdout.cases} cases; best {result.best_id[:12]} of "
                     f"{result.candidate_count} candidates after {result.proposals} proposals "
-                    f"({result.stop_reason}, {result.metric_calls} metric calls).")}
+                    f"({result.stop_reason}, {result.metric_calls} metric calls)."
+                    + (f" {SIMULATION_NOTE}" if self._simulated else ""))}
         for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
             metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
             tags[safe_key("rule", rule["rule"])] = str(rule.get("status") or ("passed" if rule["passed"] else "failed"))
