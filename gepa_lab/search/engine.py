@@ -122,6 +122,8 @@ class _Run:
         self.task_cost_usd = 0.0  # nominal: cached results count too, so resumes replay exactly
         self.reflection_cost_usd = 0.0
         self.reflection_tokens = 0
+        # Read only from reflectors that meter LM usage (two attribute reads a round otherwise).
+        self._metered = hasattr(reflector, "total_cost_usd") or hasattr(reflector, "total_tokens")
         self.elapsed_before = 0.0
         self.started = time.monotonic()
         self.state: SearchState | None = None
@@ -289,7 +291,7 @@ class _Run:
             if reason is not None:
                 state.stop_reason = reason
                 break
-            cost_before, tokens_before = _reflector_usage(self.reflector)
+            cost_before, tokens_before = _reflector_usage(self.reflector) if self._metered else (0.0, 0)
             plans = plan_round(state, self.dataset, self.config, k)
             try:
                 proposals = run_round(plans, state, self.dataset, self.config, self.evaluate, self.emit,
@@ -307,9 +309,10 @@ class _Run:
                 state.stop_reason = "reflector_error"
                 break
             finally:
-                cost_after, tokens_after = _reflector_usage(self.reflector)
-                self.reflection_cost_usd += max(0.0, cost_after - cost_before)
-                self.reflection_tokens += max(0, tokens_after - tokens_before)
+                if self._metered:
+                    cost_after, tokens_after = _reflector_usage(self.reflector)
+                    self.reflection_cost_usd += max(0.0, cost_after - cost_before)
+                    self.reflection_tokens += max(0, tokens_after - tokens_before)
             for proposal in proposals:
                 self._report(proposal)
             self.checkpoint()  # after whole rounds: a resume replays an interrupted round exactly
