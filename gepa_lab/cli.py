@@ -141,7 +141,8 @@ def to_config(cfg: DictConfig) -> Config:
 
 
 # -- `_target_` groups --------------------------------------------------------------------------
-TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False}  # required?
+TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False,  # required?
+                 "transfer.evaluator": False}
 
 
 def _target(group: str, node: Any, required: bool) -> Any:
@@ -151,7 +152,7 @@ def _target(group: str, node: Any, required: bool) -> Any:
             raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
         return None
     if not OmegaConf.is_dict(node) or "_target_" not in node:
-        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group}/)")
+        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group.replace('.', '/')}/)")
     path = str(node["_target_"])
     target = _locate(group, path)
     _check_arguments(group, target, [str(k) for k in node.keys() if k not in _HYDRA_KEYS])
@@ -171,7 +172,7 @@ def check_config(cfg: DictConfig) -> Config:
     """Everything that can be checked without building anything; raises ConfigError."""
     conf = to_config(cfg)
     for group, required in TARGET_GROUPS.items():
-        _target(group, cfg[group], required)
+        _target(group, OmegaConf.select(cfg, group), required)
     return conf
 
 
@@ -356,6 +357,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
             resume = state == "unfinished"
         evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
         tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
+        transfer = build("transfer.evaluator", cfg.transfer.evaluator)
         dataset, seed = load_dataset(conf.dataset)
         if conf.seed.from_store:  # the active revision is the seed (and the submission's parent)
             from gepa_lab.revisions.submitter import active_seed
@@ -378,7 +380,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
                           submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
-                          name=conf.experiment_name, run_config=run_config)
+                          name=conf.experiment_name, run_config=run_config, transfer=transfer)
     except ConfigError as exc:
         fail(str(exc), 2)
     except (GepaLabError, ValueError, OSError) as exc:  # anything else is our bug: a traceback

@@ -36,6 +36,15 @@ class SeedSource:
 
 
 @dataclass
+class TransferConfig:
+    """The transfer check (docs/design.md §4, rule 6): a second evaluator under which the winner
+    must also beat the seed on Holdout. `evaluator`: a `_target_` mapping (conf/transfer/evaluator/),
+    or empty for none."""
+
+    evaluator: Any = field(default_factory=dict)
+
+
+@dataclass
 class Config:
     experiment_name: str = "default"
     submit: bool = False
@@ -53,6 +62,7 @@ class Config:
     reflector: Any = MISSING
     tracking: Any = field(default_factory=dict)
     submitter: Any = field(default_factory=dict)
+    transfer: TransferConfig = field(default_factory=TransferConfig)
 
     def __post_init__(self) -> None:
         if self.progress not in PROGRESS_MODES:

@@ -35,6 +35,10 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
                      f"{interval}  ({_plural(len(result.holdout_cases), 'case')}{repeats})")
     else:
         lines.append("  holdout     none configured")
+    if result.transfer is not None:
+        t = result.transfer
+        lines.append(f"  transfer    {t['evaluator']}: " + ("no winner to check" if t["delta"] is None else
+                     f"seed {t['baseline']:.4f} -> winner {t['candidate']:.4f}  delta {t['delta']:+.4f}"))
     deciding = next((r["rule"] for r in result.promotion_rules if r.get("status") == "failed"), None)
     lines.append(f"  decision    {decision}: {result.promotion_reason}" + (f"  (rule {deciding})" if deciding else ""))
     drops = [c for c in result.holdout_cases if c["critical"] and c["delta"] < 0]

@@ -13,7 +13,8 @@ import hashlib
 import json
 import math
 from collections import OrderedDict
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ class SkillCraftEvaluator:
         data_dir: str | Path | None = None,
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         usd_per_1k_tokens: float = DEFAULT_USD_PER_1K_TOKENS,
-        agent_config: AgentConfig | None = None,
+        agent_config: AgentConfig | Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(token_budget, int) or token_budget <= 0:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
@@ -77,6 +78,12 @@ class SkillCraftEvaluator:
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.token_budget = token_budget
         self.usd_per_1k_tokens = float(usd_per_1k_tokens)
+        if isinstance(agent_config, Mapping):  # from a config file
+            known = {f.name for f in fields(AgentConfig)}
+            unknown = sorted(set(agent_config) - known)
+            if unknown:
+                raise ValueError(f"unknown agent_config key(s) {unknown}; known: {', '.join(sorted(known))}")
+            agent_config = AgentConfig(**agent_config)
         self.agent_config = agent_config or AgentConfig()
         self.world = self.spec.load_world(self.data_dir)
         self._entities = self.spec.entity_names(self.world)

@@ -20,7 +20,8 @@ from gepa_lab.core.settings import SearchConfig
 if TYPE_CHECKING:
     from gepa_lab.core.result import Result
 
-PHASES = ("validation", "feedback-parent", "feedback-child", "holdout-baseline", "holdout-candidate")
+PHASES = ("validation", "feedback-parent", "feedback-child", "holdout-baseline", "holdout-candidate",
+          "holdout-transfer-baseline", "holdout-transfer-candidate")
 
 
 @dataclass(frozen=True)

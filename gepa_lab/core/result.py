@@ -71,6 +71,7 @@ class Result:
     holdout_cases: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: dict[str, float] = field(default_factory=dict)
     reflection_tokens: int = 0  # from the reflection LM's usage; task tokens are evaluation objectives
+    transfer: dict[str, Any] | None = None  # the transfer check: evaluator, holdout seed, means, delta
     proposals: int = 0
     pool: list[PoolEntry] = field(default_factory=list)
     validation_case_ids: list[str] = field(default_factory=list)

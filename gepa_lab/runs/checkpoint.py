@@ -172,6 +172,9 @@ def check_same_run(recorded: dict[str, Any], current: dict[str, Any]) -> None:
     if recorded["evaluator"] != current["evaluator"]:
         raise ResumeError("cannot resume: the evaluator configuration changed (its fingerprint differs); "
                           "resume with the original evaluator settings")
+    if recorded.get("transfer") != current.get("transfer"):  # absent on both sides: no transfer check
+        raise ResumeError("cannot resume: the transfer evaluator changed (transfer/evaluator); resume with the "
+                          "original transfer settings")
     for group in ("search", "promotion"):
         for key, value in current[group].items():
             old = recorded[group].get(key)

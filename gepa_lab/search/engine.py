@@ -105,15 +105,16 @@ class _Run:
     def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, policy: PromotionPolicy,
                  runner: CaseRunner, trackers: Trackers, store: CheckpointStore | None, experiment_id: str,
                  identity: dict[str, Any], reflection: ReflectionSettings, quality_objective: str | None,
-                 price: float | None = None):
+                 price: float | None = None, transfer_runner: CaseRunner | None = None):
         self.dataset = dataset
         self.price = price  # USD per case the evaluator declares, until a price is observed
         self.policy = policy
         self.quality_objective = quality_objective
-        self.reserve = holdout_reserve(dataset, policy)
+        self.reserve = holdout_reserve(dataset, policy, transfer_runner is not None)
         self.reflector = reflector
         self.config = config
         self.runner = runner
+        self.transfer_runner = transfer_runner  # the second evaluator of the transfer check, if any
         self.trackers = trackers
         self.store = store
         self.experiment_id = experiment_id
@@ -138,14 +139,16 @@ class _Run:
 
     # -- the two boundaries ------------------------------------------------------------------
     def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
-                 phase: str) -> tuple[Evaluation, ...]:
-        """Pay for one batch (thread-safe: a round's proposals call it concurrently)."""
+                 phase: str, runner: CaseRunner | None = None) -> tuple[Evaluation, ...]:
+        """Pay for one batch (thread-safe: a round's proposals call it concurrently). `runner`:
+        another evaluator's (the transfer check); default the run's."""
         assert self.state is not None
+        runner = runner or self.runner
         cases = list(cases)
         if self.config.max_cost_usd is None or self.config.parallel_proposals > 1:
             with self._lock:  # spent before the call: an evaluation that fails still consumed its calls
                 self.state.budget.used += len(cases)
-            return tuple(self.runner.run(artifact, candidate_id, cases, seed))
+            return tuple(runner.run(artifact, candidate_id, cases, seed))
         # A money cap (one proposal at a time): pay a worker-sized chunk at a time, checking in between.
         evaluations: list[Evaluation] = []
         step = max(1, self.runner.settings.workers)
@@ -158,7 +161,7 @@ class _Run:
                     exc.partial = (phase, candidate_id, seed, tuple(evaluations))
                 raise
             self.state.budget.used += len(chunk)
-            evaluations += self.runner.run(artifact, candidate_id, chunk, seed)
+            evaluations += runner.run(artifact, candidate_id, chunk, seed)
         return tuple(evaluations)
 
     def emit(self, phase: str, candidate_id: str, seed: int, evaluations: tuple[Evaluation, ...]) -> ScoredBatch:
@@ -170,8 +173,8 @@ class _Run:
         return batch
 
     def score(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
-              phase: str) -> ScoredBatch:
-        return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase))
+              phase: str, runner: CaseRunner | None = None) -> ScoredBatch:
+        return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase, runner))
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """Run a round's proposals concurrently (k > 1) or in line (k = 1)."""
@@ -348,11 +351,21 @@ class _Run:
             base_repeats.append(base)
             cand_repeats.append(base if best.id == seed_id else self.score(
                 best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations)
+        transfer: tuple[tuple[Evaluation, ...], tuple[Evaluation, ...]] | None = None
+        if self.transfer_runner is not None and best.id != seed_id:  # the first holdout seed, once more
+            runner, holdout_seed = self.transfer_runner, state.holdout_seeds[0]
+            transfer = (
+                self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-transfer-baseline",
+                           runner).evaluations,
+                self.score(best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-transfer-candidate",
+                           runner).evaluations)
         return build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=self.config,
                             policy=self.policy, quality_objective=self.quality_objective,
                             digests=self.identity["digests"], base_repeats=base_repeats, cand_repeats=cand_repeats,
                             costs={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
-                            reflection_tokens=self.reflection_tokens)
+                            reflection_tokens=self.reflection_tokens,
+                            transfer_evaluator=self.transfer_runner.name if self.transfer_runner else None,
+                            transfer=transfer)
 
 
 def optimize(
@@ -372,13 +385,15 @@ def optimize(
     trackers: list[Tracker] | tuple[Tracker, ...] = (),
     name: str = "default",
     run_config: dict[str, Any] | None = None,
+    transfer: Evaluator | None = None,
 ) -> Result:
     """Run one GEPA experiment and decide whether its winner may be promoted.
 
     `run_dir` gets the auditable run record, the evaluation cache and checkpoints; `resume=True`
     continues the interrupted run recorded there and ends with the result an uninterrupted run
     would have had. `trackers` observe the run (progress, MLflow); `name` and `run_config` only
-    label it for them.
+    label it for them. `transfer`: a second evaluator (another model, agent or configuration)
+    under which the winner must also beat the seed on Holdout before it is eligible.
     """
     config, evaluation = config or SearchConfig(), evaluation or EvaluationSettings()
     reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
@@ -386,22 +401,26 @@ def optimize(
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
     if config.min_holdout_improvement is not None:  # the older spelling still works
         promotion = replace(promotion, min_holdout_improvement=config.min_holdout_improvement)
-    validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator))
-    check_protocols(evaluator, reflector, submitter)
+    validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
+                     transfer=transfer is not None)
+    check_protocols(evaluator, reflector, submitter, transfer)
     path = Path(run_dir) if run_dir is not None else None
     with RunLock(path) if path is not None else nullcontext():
         return _locked_run(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
-                           submitter, submit, path, resume, trackers, name, run_config)
+                           submitter, submit, path, resume, trackers, name, run_config, transfer)
 
 
 def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
                 evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
                 submitter: RevisionSubmitter | None, submit: bool, path: Path | None, resume: bool,
-                trackers: list[Tracker] | tuple[Tracker, ...], name: str, run_config: dict[str, Any] | None) -> Result:
+                trackers: list[Tracker] | tuple[Tracker, ...], name: str, run_config: dict[str, Any] | None,
+                transfer: Evaluator | None) -> Result:
     store = CheckpointStore(path) if path is not None else None
     digests, seed_id = dataset.digests(), artifact_id(seed)
     identity = {"digests": digests, "seed_id": seed_id, "evaluator": evaluator_fingerprint(evaluator),
                 "search": asdict(config), "promotion": asdict(promotion)}
+    if transfer is not None:  # absent otherwise: runs without one keep their identity
+        identity["transfer"] = evaluator_fingerprint(transfer)
     checkpoint: Checkpoint | None = None
     if resume:
         if store is None:
@@ -417,17 +436,19 @@ def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflecto
     fanout = Trackers([*sinks, *trackers])
     cache = EvaluationCache(path) if path is not None else None
     runner = CaseRunner(evaluator, evaluation, cache)
+    transfer_runner = CaseRunner(transfer, evaluation, cache) if transfer is not None else None
     quality = getattr(evaluator, "quality_objective", None)
     run = _Run(dataset=dataset, reflector=reflector, config=config, policy=promotion, runner=runner, trackers=fanout,
                store=store, experiment_id=experiment_id, identity=identity, reflection=reflection,
-               quality_objective=quality if isinstance(quality, str) else None, price=declared_price(evaluator))
+               quality_objective=quality if isinstance(quality, str) else None, price=declared_price(evaluator),
+               transfer_runner=transfer_runner)
     resume_point = None
     if checkpoint is not None:
         run.restore(checkpoint)
         resume_point = ResumePoint(checkpoint.state.iteration if checkpoint.state else 0, checkpoint.batches)
     elif store is not None:
         run.checkpoint()  # the run's identity is on disk before anything is spent
-    least, most = iterations_allowed(config, dataset, promotion)
+    least, most = iterations_allowed(config, dataset, promotion, transfer is not None)
     log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     full_config = {"search": asdict(config), "evaluation": asdict(evaluation), "reflection": asdict(reflection),
@@ -447,6 +468,8 @@ def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflecto
         finally:
             run.close()
             runner.close()
+            if transfer_runner is not None:
+                transfer_runner.close()
             if cache is not None:
                 cache.close()
         if submit:

@@ -10,7 +10,7 @@ from typing import Any
 from gepa_lab.core.contracts import Dataset, Evaluation, Summary
 from gepa_lab.core.result import PoolEntry, Result
 from gepa_lab.core.settings import PromotionPolicy, SearchConfig
-from gepa_lab.search.promotion import assess_promotion, case_means
+from gepa_lab.search.promotion import assess_promotion, case_means, transfer_delta
 from gepa_lab.search.state import SearchState
 
 ALGORITHM = "gepa"
@@ -19,7 +19,8 @@ ALGORITHM = "gepa"
 def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
                  policy: PromotionPolicy, quality_objective: str | None, digests: dict[str, str],
                  base_repeats: Sequence[Sequence[Evaluation]], cand_repeats: Sequence[Sequence[Evaluation]],
-                 costs: dict[str, float], reflection_tokens: int = 0) -> Result:
+                 costs: dict[str, float], reflection_tokens: int = 0, transfer_evaluator: str | None = None,
+                 transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
     per holdout repeat (the same objects when the winner is the seed)."""
     assert state.stop_reason is not None
@@ -27,7 +28,8 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
     decision = assess_promotion(
         best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
         policy=policy, validation=best.validation, quality_objective=quality_objective,
-        bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0)
+        bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0,
+        transfer_evaluator=transfer_evaluator, transfer=transfer)
     base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
 
     def summary(means: list[Any]) -> Summary:  # per holdout case (means over repeats), not per evaluation
@@ -62,6 +64,12 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd=costs,
         reflection_tokens=reflection_tokens,
+        transfer=None if transfer_evaluator is None else {
+            "evaluator": transfer_evaluator,
+            "holdout_seed": state.holdout_seeds[0] if transfer is not None else None,
+            "baseline": Summary.of(transfer[0]).score if transfer is not None else None,
+            "candidate": Summary.of(transfer[1]).score if transfer is not None else None,
+            "delta": transfer_delta(transfer) if transfer is not None else None},
         proposals=state.proposals,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
               for c in state.pool],

@@ -28,9 +28,13 @@ def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) 
                             f"{exc}") from None
 
 
-def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None) -> None:
+def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None,
+                    transfer: Evaluator | None = None) -> None:
     """Method signatures, checked before anything is spent."""
     _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
+    if transfer is not None:
+        _check_method(transfer, "transfer evaluator", "evaluate", ("artifact", "cases", "seed"))
+        declared_retryable(transfer)
     _check_method(reflector, "reflector", "reflect", ("artifact", "component", "records"))
     if submitter is not None:
         _check_method(submitter, "submitter", "submit", ("request",))
@@ -38,9 +42,10 @@ def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: Revis
     declared_retryable(reflector)
 
 
-def holdout_reserve(dataset: Dataset, policy: PromotionPolicy) -> int:
-    """Metric calls kept back for the final comparison: seed and winner, every repeat."""
-    return 2 * len(dataset.holdout) * policy.holdout_repeats
+def holdout_reserve(dataset: Dataset, policy: PromotionPolicy, transfer: bool = False) -> int:
+    """Metric calls kept back for the final comparison: seed and winner, every repeat, and once
+    more under the transfer evaluator when one is configured."""
+    return 2 * len(dataset.holdout) * (policy.holdout_repeats + (1 if transfer else 0))
 
 
 def declared_price(evaluator: Evaluator) -> float | None:
@@ -50,7 +55,7 @@ def declared_price(evaluator: Evaluator) -> float | None:
 
 
 def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, submit: bool,
-                     submitter: RevisionSubmitter | None, price: float | None = None) -> None:
+                     submitter: RevisionSubmitter | None, price: float | None = None, transfer: bool = False) -> None:
     """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
     dataset.validate(submit=submit)
     if seed is None:
@@ -61,11 +66,14 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
         raise ValueError(f"invalid seed artifact: {exc}") from exc
     if submit and submitter is None:
         raise ValueError("submission requested without a revision submitter (set submitter=store, or submit=false)")
-    need = len(dataset.validation) + holdout_reserve(dataset, policy)
+    if transfer and not dataset.holdout:
+        raise ValueError("a transfer evaluator needs a holdout split (set one, or drop transfer/evaluator)")
+    need = len(dataset.validation) + holdout_reserve(dataset, policy, transfer)
     if need > config.max_metric_calls:
         raise ValueError(
             f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-            f"(|validation| + 2 x |holdout| x holdout_repeats), max_metric_calls is {config.max_metric_calls}"
+            f"(|validation| + 2 x |holdout| x {'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}"
+            f"), max_metric_calls is {config.max_metric_calls}"
         )
     if config.max_cost_usd is not None and price is not None and need * price > config.max_cost_usd:
         raise ValueError(
@@ -75,11 +83,12 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
         )
 
 
-def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy) -> tuple[int, int]:
+def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy,
+                       transfer: bool = False) -> tuple[int, int]:
     """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
     accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
     child is scored (one minibatch each); the last one must still fit a whole iteration."""
-    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy)
+    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy, transfer)
     full = iteration_calls(config.minibatch_size, dataset)
     cheapest = min(config.minibatch_size, len(dataset.feedback))
     least = max(0, room // full)

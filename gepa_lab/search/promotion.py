@@ -9,8 +9,10 @@ Rules, in order:
    bootstrap interval of it is above the minimum;
 4. no critical holdout case regressed: passed under the seed and fails under the winner, or its
    quality dropped by more than the tolerance (efficiency credit alone never counts);
-5. gates: pass-rate floors, no pass-rate regression, safety checks, efficiency growth ceilings.
-With holdout repeats, each case's mean over the repeats feeds every rule.
+5. gates: pass-rate floors, no pass-rate regression, safety checks, efficiency growth ceilings;
+6. with a transfer evaluator: the mean holdout delta under it (first holdout seed) also reaches
+   the minimum.
+With holdout repeats, each case's mean over the repeats feeds rules 3-5.
 """
 
 from __future__ import annotations
@@ -154,9 +156,13 @@ def assess_promotion(
     validation: Sequence[Evaluation] = (),
     quality_objective: str | None = None,
     bootstrap_seed: int = 0,
+    transfer_evaluator: str | None = None,
+    transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None,
 ) -> PromotionDecision:
     """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order (a flat list
-    is one repeat). `validation`: the winner's validation evaluations (pass-rate floor)."""
+    is one repeat). `validation`: the winner's validation evaluations (pass-rate floor).
+    `transfer_evaluator`: the transfer check's evaluator, if one is configured; `transfer`: seed's
+    and winner's holdout evaluations under it (None when there was no winner to check)."""
     policy = policy or PromotionPolicy()
     base_repeats = _repeats(baseline)
     cand_repeats = _repeats(candidate)
@@ -185,7 +191,24 @@ def assess_promotion(
         rules.append(_skipped("holdout_interval", f"not required ({level} CI {low:+.4f}, {high:+.4f})"))
     rules.append(_critical(holdout, base, cand, policy, quality_objective))
     rules += _gates(base, cand, validation, policy)
+    if transfer_evaluator is not None:
+        rules.append(_transfer(transfer_evaluator, transfer, minimum))
     return _decide(rules, delta, interval)
+
+
+def transfer_delta(evidence: tuple[Sequence[Evaluation], Sequence[Evaluation]]) -> float:
+    base, cand = evidence
+    return math.fsum(c.score - b.score for b, c in zip(base, cand, strict=True)) / len(base)
+
+
+def _transfer(name: str, evidence: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None,
+              minimum: float) -> RuleOutcome:
+    if evidence is None:
+        return _skipped("transfer_delta", f"no winner to check under {name}")
+    delta = transfer_delta(evidence)
+    ok = delta >= minimum - DELTA_TOLERANCE
+    return _rule("transfer_delta", ok, f"transfer holdout delta {delta:.4f} under {name} is "
+                 f"{'at least' if ok else 'below'} required {minimum:.4f}", delta, minimum)
 
 
 def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> list[Sequence[Evaluation]]:

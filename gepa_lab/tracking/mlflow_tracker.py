@@ -505,6 +505,10 @@ class MlflowTracker:
             for side, summary in (("holdout_baseline", result.baseline_holdout),
                                   ("holdout_candidate", result.candidate_holdout)):
                 metrics.update({safe_key(side, k): v for k, v in summary.objectives.items()})
+        if result.transfer is not None and result.transfer["delta"] is not None:
+            metrics.update({"transfer_delta": result.transfer["delta"],
+                            "transfer_baseline_mean": result.transfer["baseline"],
+                            "transfer_candidate_mean": result.transfer["candidate"]})
         revision = result.revision or {}
         verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
         tags = {"promotion_eligible": str(result.promotion_eligible).lower(),

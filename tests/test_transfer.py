@@ -1,0 +1,147 @@
+"""The transfer check (promotion rule 6): the winner must also beat the seed on Holdout under a
+second evaluator; its calls are reserved up front, it is recorded, and it is part of the run's
+identity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import (
+    IMPROVED_SCORE,
+    SEED_SCORE,
+    ImprovingReflector,
+    ToyEvaluator,
+    dataset,
+    is_improved,
+    seed_spec,
+)
+
+from gepa_lab import SearchConfig, optimize
+from gepa_lab.core.errors import ResumeError
+
+CONFIG = SearchConfig(max_iterations=2, minibatch_size=2, max_metric_calls=200)
+
+
+def reversed_score(artifact, case, seed):
+    """Another model on which the improvement backfires."""
+    return SEED_SCORE if is_improved(artifact) else IMPROVED_SCORE
+
+
+def test_a_winner_that_does_not_transfer_is_not_eligible():
+    transfer = ToyEvaluator(reversed_score)
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG,
+                      transfer=transfer)
+    assert result.best_id != result.seed_id and result.holdout_delta > 0  # the run's own evaluator agrees
+    assert not result.promotion_eligible
+    assert result.promotion_reason == "transfer holdout delta -0.6000 under ToyEvaluator is below required 0.0000"
+    rule = result.promotion_rules[-1]
+    assert (rule["rule"], rule["status"], rule["value"]) == ("transfer_delta", "failed", pytest.approx(-0.6))
+    assert result.transfer == {"evaluator": "ToyEvaluator", "holdout_seed": result.seeds["holdout_seed"],
+                               "baseline": pytest.approx(IMPROVED_SCORE), "candidate": pytest.approx(SEED_SCORE),
+                               "delta": pytest.approx(-0.6)}
+    # Seed and winner, on every holdout case, with the run's first holdout seed.
+    assert [(len(c.case_ids), c.seed) for c in transfer.calls] == [(1, result.seeds["holdout_seed"])] * 6
+
+
+def test_a_winner_that_transfers_stays_eligible_and_the_calls_are_reserved():
+    transfer = ToyEvaluator()
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(),
+                      SearchConfig(minibatch_size=2, max_metric_calls=60), transfer=transfer)
+    assert result.promotion_eligible and result.promotion_rules[-1]["status"] == "passed"
+    assert result.transfer["delta"] == pytest.approx(IMPROVED_SCORE - SEED_SCORE)
+    assert transfer.cases_evaluated == 6 and result.metric_calls <= 60  # within the budget, transfer included
+
+
+def test_without_a_winner_the_transfer_rule_is_skipped_and_nothing_is_scored():
+    transfer = ToyEvaluator()
+
+    class SameReflector:
+        def reflect(self, artifact, component, records):
+            return {component: getattr(artifact, component)}
+
+    result = optimize(seed_spec(), dataset(), ToyEvaluator(), SameReflector(), CONFIG, transfer=transfer)
+    assert result.best_id == result.seed_id and transfer.calls == []
+    assert result.promotion_rules[-1] == {"rule": "transfer_delta", "passed": True, "status": "skipped",
+                                          "detail": "no winner to check under ToyEvaluator", "value": None,
+                                          "threshold": None}
+    assert result.transfer["delta"] is None
+
+
+def test_without_a_transfer_evaluator_nothing_changes():
+    result = optimize(seed_spec(), dataset(), ToyEvaluator(), ImprovingReflector(), CONFIG)
+    assert result.transfer is None and all(r["rule"] != "transfer_delta" for r in result.promotion_rules)
+
+
+def test_the_budget_must_cover_the_transfer_comparison_and_a_holdout_must_exist():
+    with pytest.raises(ValueError, match=r"needs at least 14 calls .*holdout_repeats \+ 1 for transfer"):
+        optimize(seed_spec(), dataset(validation=2, holdout=3), ToyEvaluator(), ImprovingReflector(),
+                 SearchConfig(max_metric_calls=13), transfer=ToyEvaluator())
+    with pytest.raises(ValueError, match="a transfer evaluator needs a holdout split"):
+        optimize(seed_spec(), dataset(holdout=0), ToyEvaluator(), ImprovingReflector(), CONFIG,
+                 transfer=ToyEvaluator())
+
+
+def test_the_transfer_evaluator_is_part_of_the_run_identity(tmp_path):
+    class Other(ToyEvaluator):
+        def fingerprint(self):
+            return "other model"
+
+    run_dir = tmp_path / "run"
+    optimize(seed_spec(), dataset(), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir,
+             transfer=ToyEvaluator())
+    (run_dir / "checkpoint.json").write_text(
+        (run_dir / "checkpoint.json").read_text().replace('"finished": true', '"finished": false'))
+    with pytest.raises(ResumeError, match="transfer"):
+        optimize(seed_spec(), dataset(), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir,
+                 resume=True, transfer=Other())
+
+
+def test_the_command_line_runs_a_transfer_check(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
+                           "search.max_metric_calls=300", "transfer/evaluator=sim_agent"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = Path(next(x for x in done.stdout.splitlines() if x.strip().startswith("record")).split(None, 1)[1])
+    result = json.loads((record / "result.json").read_text())
+    assert result["transfer"]["evaluator"] == "SkillCraftEvaluator"
+    transfer_rule = next(r for r in result["promotion_rules"] if r["rule"] == "transfer_delta")
+    assert transfer_rule["value"] == pytest.approx(result["transfer"]["delta"])
+    assert "  transfer    SkillCraftEvaluator: seed " in done.stdout
+    experiment = json.loads((record / "experiment.json").read_text())
+    assert experiment["config"]["transfer"]["evaluator"]["agent_config"] == {"max_tool_calls": 40}
+
+
+def test_a_bad_transfer_config_is_a_one_line_error(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none",
+                           "transfer/evaluator=sim_agent", "transfer.evaluator.agent_config.max_tool_cals=3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "gepa_lab: error: unknown config key 'transfer.evaluator.agent_config.max_tool_cals'; did you mean "
+        "'max_tool_calls'? (`python -m gepa_lab --cfg job` prints every key)")
+
+
+def test_skillcraft_agent_config_from_a_mapping():
+    from evaluators.skillcraft import SkillCraftEvaluator
+
+    assert SkillCraftEvaluator(agent_config={"max_tool_calls": 40}).agent_config.max_tool_calls == 40
+    with pytest.raises(ValueError, match=r"unknown agent_config key\(s\) \['max_tool_cals'\]"):
+        SkillCraftEvaluator(agent_config={"max_tool_cals": 40})
+
+
+def test_mlflow_gets_the_transfer_metrics_and_rule(tmp_path, mlflow_env):
+    from mlflow import MlflowClient
+
+    from gepa_lab.tracking.mlflow_tracker import MlflowTracker
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG,
+                      transfer=ToyEvaluator(reversed_score), trackers=[MlflowTracker(uri=uri, plots=False)])
+    run = MlflowClient(uri).get_run(result.links["mlflow_run_id"])
+    assert run.data.metrics["transfer_delta"] == pytest.approx(-0.6)
+    assert run.data.metrics["rule.transfer_delta"] == 0.0 and run.data.tags["rule.transfer_delta"] == "failed"
+    assert run.data.tags["promotion_reason"] == result.promotion_reason
