@@ -37,7 +37,14 @@ from gepa_lab.core.settings import (
     ReflectionSettings,
     SearchConfig,
 )
-from gepa_lab.data import DatasetSource, load_artifact, load_dataset, load_dataset_dir
+from gepa_lab.data import (
+    DatasetSource,
+    HFSplits,
+    load_artifact,
+    load_dataset,
+    load_dataset_dir,
+    load_hf_saved,
+)
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
 
@@ -54,6 +61,7 @@ __all__ = [
     "EvaluatorContractError",
     "EvaluatorError",
     "GepaLabError",
+    "HFSplits",
     "PromotionPolicy",
     "PromptArtifact",
     "ReflectionSettings",
@@ -72,6 +80,7 @@ __all__ = [
     "load_artifact",
     "load_dataset",
     "load_dataset_dir",
+    "load_hf_saved",
     "optimize",
     "select_parent",
 ]

@@ -1,18 +1,21 @@
 """Loading and freezing datasets: JSONL / Parquet split files through Hugging Face `datasets`,
 checked against the manifest's content digests (our own sha256, never HF's path-based
-fingerprint), and the seed artifact file."""
+fingerprint), or a `DatasetDict` saved with `save_to_disk` read in place through a split mapping;
+and the seed artifact file."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
-from gepa_lab.core.contracts import SPLITS, Case, Dataset, split_digest
+from gepa_lab.core.contracts import SPLITS, Case, Dataset, canonical_json, split_digest
+from gepa_lab.core.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # A wheel install carries the repo's datasets/ as gepa_lab/bundled/.
@@ -35,6 +38,17 @@ def resolve_path(path: str | Path, base: Path | None = None) -> Path:
     return (base or Path.cwd()) / p
 
 
+def _hf() -> Any:
+    """Hugging Face `datasets`, offline and quiet."""
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    return datasets
+
+
 def load_split(path: Path) -> list[Case]:
     """Rows → Cases via HF `datasets` (JSON lines or Parquet)."""
     fmt = _FORMATS.get(path.suffix.lower())
@@ -45,12 +59,7 @@ def load_split(path: Path) -> list[Case]:
     if path.stat().st_size == 0:
         return []
     lines = _json_lines(path) if fmt == "json" and path.suffix.lower() == ".jsonl" else None
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import datasets
-
-    datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()
+    datasets = _hf()
     # A throwaway cache: HF's cache key is path+mtime, useless for freezing, and would litter ~.
     with tempfile.TemporaryDirectory(prefix="gepa-lab-hf-") as cache:
         try:
@@ -133,6 +142,95 @@ def load_dataset_dir(
 
 
 @dataclass
+class HFSplits:
+    """A Hugging Face `DatasetDict` saved with `save_to_disk`, read in place (`dataset.path` is its
+    folder): which HF split is which gepa split, and which columns make a case."""
+
+    splits: dict[str, str] = field(default_factory=dict)  # feedback, validation[, holdout] -> HF split name
+    inputs: list[str] = field(default_factory=list)  # one column: the input text; several: a JSON object
+    expected: str | None = "answer"  # the label column (a non-text value becomes canonical JSON)
+    id_field: str | None = None  # None: "<HF split>-<row number>"
+    metadata: list[str] = field(default_factory=list)  # columns the evaluator may read, never the reflector
+    critical: str | None = None  # a boolean column marking critical cases (promotion rule 4)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.splits) - set(SPLITS))
+        if unknown or "feedback" not in self.splits or "validation" not in self.splits:
+            raise ConfigError(f"dataset.hf.splits maps feedback and validation (optionally holdout) to HF split "
+                              f"names, got {dict(self.splits)}")
+        if not self.inputs or not all(isinstance(c, str) and c for c in self.inputs):
+            raise ConfigError("dataset.hf.inputs must name at least one column (e.g. [question])")
+
+
+def hf_rows(table: Any, split: str, inputs: Sequence[str], expected: str | None, id_field: str | None,
+            metadata: Sequence[str], critical: str | None = None) -> list[dict[str, Any]]:
+    """One HF split's rows as case rows (`Case.from_dict` input)."""
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else canonical_json(value)
+
+    columns = set(table.column_names)
+    wanted = [*inputs, *(c for c in (expected, id_field, critical) if c), *metadata]
+    missing = [c for c in wanted if c not in columns]
+    if missing:
+        raise ValueError(f"HF split {split!r} has no column(s) {missing}; columns: {sorted(columns)}")
+    rows = []
+    for n, record in enumerate(table.to_list()):
+        row: dict[str, Any] = {
+            "id": text(record[id_field]) if id_field else f"{split}-{n:05d}",
+            "input": text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs},
+        }
+        if expected:
+            row["expected"] = text(record[expected])
+        meta = {k: text(record[k]) for k in metadata if record[k] is not None}
+        if meta:
+            row["metadata"] = meta
+        if critical and record[critical] is not None:
+            row["critical"] = record[critical]
+        rows.append(row)
+    return rows
+
+
+def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, version: str | None = None,
+                  manifest: str | None = "manifest.json") -> Dataset:
+    """The splits of a saved `DatasetDict`, mapped by `hf.splits`; a manifest beside them (as
+    `freeze-hf` writes one) is verified when present. The digests are computed from the cases
+    either way, so the run records and resume checks exactly what was read."""
+    root = resolve_path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset directory not found: {path} (set dataset.path to the folder "
+                                "DatasetDict.save_to_disk wrote)")
+    datasets = _hf()
+    try:
+        saved = datasets.load_from_disk(str(root))
+    except Exception as exc:  # HF raises FileNotFoundError / ValueError variants for a wrong folder
+        raise ValueError(f"cannot read {root} as a saved Hugging Face dataset: {exc.__class__.__name__}: {exc}") \
+            from exc
+    if not isinstance(saved, datasets.DatasetDict):
+        raise ValueError(f"{root} holds one Dataset, not a DatasetDict with named splits; save a DatasetDict")
+    meta: dict[str, Any] = {}
+    if manifest and (root / manifest).is_file():
+        meta = json.loads((root / manifest).read_text(encoding="utf-8"))
+    splits: dict[str, list[Case]] = {s: [] for s in SPLITS}
+    for split, name in hf.splits.items():
+        if name not in saved:
+            raise ValueError(f"{root} has no split {name!r} (dataset.hf.splits.{split}); it has {sorted(saved)}")
+        rows = hf_rows(saved[name], name, hf.inputs, hf.expected, hf.id_field, hf.metadata, hf.critical)
+        cases = []
+        for n, row in enumerate(rows, start=1):
+            try:
+                cases.append(Case.from_dict(row))
+            except ValueError as exc:
+                raise ValueError(f"HF split {name!r} row {n}: {exc}") from exc
+        splits[split] = cases
+        expected = meta.get("splits", {}).get(split, {}).get("sha256")
+        if expected and expected != split_digest(cases):
+            raise ValueError(f"dataset split {split!r} does not match its manifest digest: the saved data "
+                             "changed; restore it or regenerate the manifest")
+    return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
+                   feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
+
+
+@dataclass
 class DatasetSource:
     """Where a frozen dataset and its seed artifact live (also the `dataset` config group)."""
 
@@ -143,11 +241,30 @@ class DatasetSource:
     validation: str = "validation.jsonl"
     holdout: str | None = "holdout.jsonl"  # None: run without a holdout split
     manifest: str | None = "manifest.json"  # digests to verify; None: skip
-    seed_artifact: str = "seed_skill.json"  # relative to `path`
+    seed_artifact: str = "seed_skill.json"  # relative to `path`, then the working directory
+    # Set: `path` is a saved HF DatasetDict, read through this mapping (HFSplits or its fields as a
+    # mapping; typed Any because OmegaConf cannot merge a mapping into an Optional dataclass node).
+    hf: Any = None
+
+    def __post_init__(self) -> None:
+        if self.hf is None or isinstance(self.hf, HFSplits):
+            return
+        if not isinstance(self.hf, Mapping):
+            raise ConfigError(f"dataset.hf must be a mapping of HFSplits fields, got {self.hf!r}")
+        known = {f.name for f in fields(HFSplits)}
+        unknown = sorted(set(self.hf) - known)
+        if unknown:
+            raise ConfigError(f"unknown config key 'dataset.hf.{unknown[0]}'; dataset.hf takes: "
+                              f"{', '.join(sorted(known))}")
+        self.hf = HFSplits(**{str(k): v for k, v in self.hf.items()})
 
 
 def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
     """The frozen dataset (digests checked against the manifest) and the seed artifact."""
+    if source.hf is not None:
+        dataset = load_hf_saved(source.path, source.hf, id=source.id, version=source.version,
+                                manifest=source.manifest)
+        return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
     dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
                                files={"feedback": source.feedback, "validation": source.validation,
                                       "holdout": source.holdout})

@@ -1,7 +1,8 @@
 """Freeze a Hugging Face dataset saved to disk (`DatasetDict.save_to_disk`) into gepa-lab's
 dataset layout: one JSONL file per split (feedback / validation / holdout, each mapped from an HF
 split), `manifest.json` with the content digests the loader verifies, and optionally the seed
-artifact of a program. Freezing once keeps every later run on the same bytes.
+artifact of a program. Freezing once keeps every later run on the same bytes; to read a saved
+dataset in place instead, set `dataset.hf` (gepa_lab/data.py `HFSplits`).
 
     python -m evaluators.dspy_program freeze-hf <saved dir> <out dir> \\
         --split feedback=train --split validation=validation --split holdout=test \\
@@ -15,35 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.contracts import SPLITS, Case, canonical_json, split_digest
+from gepa_lab.core.contracts import SPLITS, Case, split_digest
+from gepa_lab.data import hf_rows
 
 SEED_FILE = "seed_texts.json"
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else canonical_json(value)
-
-
-def hf_rows(table: Any, split: str, inputs: Sequence[str], expected: str | None, id_field: str | None,
-            metadata: Sequence[str]) -> list[dict[str, Any]]:
-    columns = set(table.column_names)
-    wanted = [*inputs, *([expected] if expected else []), *([id_field] if id_field else []), *metadata]
-    missing = [c for c in wanted if c not in columns]
-    if missing:
-        raise ValueError(f"HF split {split!r} has no column(s) {missing}; columns: {sorted(columns)}")
-    rows = []
-    for n, record in enumerate(table.to_list()):
-        row: dict[str, Any] = {
-            "id": _text(record[id_field]) if id_field else f"{split}-{n:05d}",
-            "input": _text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs},
-        }
-        if expected:
-            row["expected"] = _text(record[expected])
-        meta = {k: _text(record[k]) for k in metadata if record[k] is not None}
-        if meta:
-            row["metadata"] = meta
-        rows.append(row)
-    return rows
 
 
 def freeze_hf_dataset(source: str | Path, out: str | Path, splits: Mapping[str, str], inputs: Sequence[str],
