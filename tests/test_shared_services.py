@@ -237,3 +237,62 @@ def test_a_parallel_sweep_against_mlflow_server_and_revision_store_on_postgresql
     finally:
         stop(server)
     assert server.returncode is not None
+
+
+def test_creates_on_postgresql_run_their_name_checks_one_at_a_time(postgres, monkeypatch):
+    """Two sibling names created at once: without the names lock each check misses the other (both
+    pending); with it the second sees the first and is rejected. And a create waits while another
+    transaction holds the lock."""
+    import threading
+
+    from gepa_lab.core.submission import Evidence, SubmissionRequest
+    from gepa_lab.revisions.service import submit
+    from gepa_lab.revisions.store import RevisionStore
+
+    postgres.execute("postgres", "create database names")
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+
+    def request(name: str) -> SubmissionRequest:
+        evidence = Evidence(experiment_id="e", dataset_id="d", dataset_version="v1", digests={"holdout": "h"},
+                            baseline_score=0.7, candidate_score=0.9, delta=0.2, case_count=10)
+        body = {"kind": "skill", "name": name, "description": "Monitor the weather.",
+                "when_to_use": "Use for weather reports.", "steps": ["Geocode each place.", "Fetch forecasts."],
+                "pitfalls": []}
+        return SubmissionRequest(source="optimization/gepa:e", artifact=body, action="create",
+                                 parent_revision_id=None, evidence=evidence)
+
+    with RevisionStore(postgres.url("names")) as store:
+        for attempt in range(3):
+            names = [f"Weather Monitor {attempt} - 3 Cities", f"Weather Monitor {attempt} - Multi-City"]
+            barrier, statuses = threading.Barrier(2), dict[str, str]()
+
+            def create(name: str, barrier: threading.Barrier, statuses: dict[str, str]) -> None:
+                barrier.wait()
+                statuses[name] = submit(store, request(name)).revision.status
+
+            threads = [threading.Thread(target=create, args=(n, barrier, statuses)) for n in names]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            assert sorted(statuses.values()) == ["pending_approval", "rejected"], statuses
+
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with store.transaction() as session:
+                store.lock_names(session)
+                held.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(30)
+        done = threading.Event()
+        creator = threading.Thread(target=lambda: (submit(store, request("Recipe Scaler")), done.set()))
+        creator.start()
+        assert not done.wait(1.0)  # blocked on the names lock
+        release.set()
+        assert done.wait(30)
+        holder.join(30)
+        creator.join(30)

@@ -122,6 +122,8 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
     digest = sha256_hex(canonical_json(body))
     parent_key = request.parent_revision_id or ""
     with store.transaction() as session:
+        if request.parent_revision_id is None:  # a create: its name checks see every committed name
+            store.lock_names(session)
         artifact = store.ensure_artifact(session, name, kind)
         if artifact.kind != kind:
             raise InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")

@@ -20,7 +20,9 @@ audit rows.
 
 Concurrency: every write is one transaction that first locks the artifact's row. On SQLite each
 transaction starts with BEGIN IMMEDIATE (writers queue on the database lock, waiting up to
-`busy_timeout_s`); on other databases the artifact row is locked with SELECT ... FOR UPDATE.
+`busy_timeout_s`); on other databases the artifact row is locked with SELECT ... FOR UPDATE, and a
+create also locks the schema-version row first (`lock_names`), so the name checks that compare a
+new artifact with every other one never run side by side.
 """
 
 from __future__ import annotations
@@ -388,6 +390,13 @@ class RevisionStore:
     def lock_artifact(self, session: Session, name: str) -> ArtifactRow | None:
         stmt = select(ArtifactRow).where(ArtifactRow.name == name).with_for_update()
         return session.execute(stmt).scalar_one_or_none()
+
+    @staticmethod
+    def lock_names(session: Session) -> None:
+        """Serialise creates: the SpecGate's duplicate and sibling checks read every other name,
+        and two new names checked at once would each miss the other. The schema-version row is
+        the one row every store has; updates never take it."""
+        session.execute(select(MetaRow).where(MetaRow.key == "schema_version").with_for_update()).scalar_one_or_none()
 
     def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
         """The artifact's row, created on first use, locked for the rest of the transaction."""
