@@ -23,7 +23,7 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
-from omegaconf.errors import OmegaConfBaseException, ValidationError
+from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
 from gepa_lab.config import Config
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
@@ -92,6 +92,8 @@ def describe_config_error(exc: BaseException) -> str:
             if isinstance(err, ValidationError):
                 reason = str(err.msg).splitlines()[0] if err.msg else "wrong type"
                 return f"config key {err.full_key} cannot take {err.value!r}: {reason}"
+            if isinstance(err, InterpolationKeyError):  # `${a.b}` names a key the config lacks
+                return f"config key {err.full_key}: {str(err.msg).splitlines()[0]} (pick options that provide it)"
             return unknown_key(str(err.full_key), _siblings(err))
     first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
     return first.strip()
