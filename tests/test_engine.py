@@ -27,6 +27,7 @@ from helpers import (
 )
 
 from gepa_lab import (
+    Evaluation,
     EvaluatorError,
     PromotionPolicy,
     PromptArtifact,
@@ -569,3 +570,32 @@ def test_evaluator_cannot_mutate_the_seed_or_dataset(target):
         optimize(seed, ds, ev, rf, SearchConfig(max_iterations=1, minibatch_size=2))
     assert list(seed.steps) == before_steps
     assert all(dict(c.metadata) == {} for c in ds.feedback + ds.validation + ds.holdout)
+
+
+def test_evaluation_objectives_are_a_read_only_private_copy():
+    import copy
+    import json
+    import pickle
+
+    mine = {"tokens": 12.0}
+    ev = Evaluation("c", 0.5, objectives=mine)
+    mine["tokens"] = 99.0  # the evaluator's own dict stays its own
+    assert ev.objectives == {"tokens": 12.0}
+    for attempt in (lambda o: o.__setitem__("tokens", 1.0), lambda o: o.update(x=1.0), lambda o: o.pop("tokens"),
+                    lambda o: o.clear(), lambda o: o.setdefault("y", 2.0), lambda o: o.__delitem__("tokens")):
+        with pytest.raises(TypeError, match="read-only"):
+            attempt(ev.objectives)
+    assert ev.objectives == {"tokens": 12.0}
+    for back in (pickle.loads(pickle.dumps(ev)), copy.deepcopy(ev)):
+        assert back == ev and type(back.objectives) is type(ev.objectives)
+    assert json.loads(json.dumps(ev.objectives)) == {"tokens": 12.0} and Evaluation("d", 1.0).objectives == {}
+
+
+def test_a_tracker_cannot_edit_what_other_observers_see():
+    class Editing:
+        def evaluation(self, batch):
+            batch.evaluations[0].objectives["cost_usd"] = 0.0
+
+    with pytest.raises(TypeError, match="read-only"):
+        optimize(seed_spec(), dataset(2, 2, 2), ToyEvaluator(objectives={"cost_usd": 1.0}), ImprovingReflector(),
+                 SearchConfig(max_iterations=1, minibatch_size=2), trackers=[Editing()])

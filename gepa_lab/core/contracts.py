@@ -146,6 +146,19 @@ class Dataset:
                 seen[case_id] = name
 
 
+class Objectives(dict[str, float]):
+    """An evaluation's objectives: a dict (JSON, pickling and reading work as usual) that refuses
+    every change in place, so nobody holding an evaluation can edit what others see."""
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("an Evaluation's objectives are read-only; build a new Evaluation instead")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle through the constructor, not __setitem__
+        return (Objectives, (dict(self),))
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """One evaluator result for one case. Only `score` drives search and selection."""
@@ -155,7 +168,12 @@ class Evaluation:
     output: str = ""
     feedback: str = ""
     trace: str = ""
-    objectives: dict[str, float] = field(default_factory=dict)
+    objectives: dict[str, float] = field(default_factory=Objectives)
+
+    def __post_init__(self) -> None:
+        # A read-only private copy: the evaluator's own dict stays its own.
+        if type(self.objectives) is not Objectives:
+            object.__setattr__(self, "objectives", Objectives(self.objectives))
 
     def to_dict(self) -> dict[str, Any]:
         # Hand-written: dataclasses.asdict deep-copies recursively and shows up in profiles.
