@@ -296,3 +296,33 @@ def test_creates_on_postgresql_run_their_name_checks_one_at_a_time(postgres, mon
         assert done.wait(30)
         holder.join(30)
         creator.join(30)
+
+
+def test_parallel_jobs_opening_one_new_store_on_postgresql_all_succeed(postgres, monkeypatch):
+    """Sweep jobs that open a new revision store at the same moment race on CREATE TABLE and on the
+    schema-version row; every one of them must end up with a working store."""
+    import threading
+
+    from gepa_lab.revisions.store import RevisionStore
+
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    for attempt in range(3):
+        postgres.execute("postgres", f"create database fresh{attempt}")
+        barrier, errors = threading.Barrier(6), list[BaseException]()
+
+        def open_store(url: str, barrier: threading.Barrier, errors: list[BaseException]) -> None:
+            barrier.wait()
+            try:
+                RevisionStore(url).close()
+            except BaseException as exc:  # collected: the assertion below names it
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_store, args=(postgres.url(f"fresh{attempt}"), barrier, errors))
+                   for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        rows = postgres.execute(f"fresh{attempt}", "select key, value from store_meta")
+        assert rows == [("schema_version", "1")]

@@ -27,6 +27,7 @@ new artifact with every other one never run side by side.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -55,7 +56,13 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    NoSuchModuleError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from gepa_lab.core.errors import describe
@@ -69,6 +76,7 @@ from gepa_lab.revisions.errors import (
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 SCHEMA_VERSION = "1"
+INIT_ATTEMPTS = 5  # tries at creating a new store's schema while other processes create it too
 STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
 PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
@@ -362,18 +370,27 @@ class RevisionStore:
         return RevisionStoreError(f"revision store {self.display_url}: {describe(cause)}")
 
     def _ensure_schema(self) -> None:
-        try:
-            Base.metadata.create_all(self.engine)
-            with self.transaction() as session:
-                found = session.get(MetaRow, "schema_version")
-                if found is None:
-                    session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
-                elif found.value != SCHEMA_VERSION:
-                    raise RevisionStoreError(
-                        f"revision store {self.display_url} has schema version {found.value}; this gepa-lab "
-                        f"reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
-        except SQLAlchemyError as exc:
-            raise self._error(exc) from exc
+        """Create the tables and the schema-version row if missing. Parallel sweep jobs opening one
+        new store race here (on PostgreSQL both CREATE TABLE and the row insert can collide with
+        another process's): a collision means the other process built it, so look again."""
+        for attempt in range(INIT_ATTEMPTS):
+            try:
+                Base.metadata.create_all(self.engine)
+                with self._sessions() as session, session.begin():
+                    found = session.get(MetaRow, "schema_version")
+                    if found is None:
+                        session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
+                    elif found.value != SCHEMA_VERSION:
+                        raise RevisionStoreError(
+                            f"revision store {self.display_url} has schema version {found.value}; this "
+                            f"gepa-lab reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
+                return
+            except (IntegrityError, ProgrammingError) as exc:
+                if attempt + 1 == INIT_ATTEMPTS:
+                    raise self._error(exc) from exc
+                time.sleep(0.05 * (attempt + 1))
+            except SQLAlchemyError as exc:
+                raise self._error(exc) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
