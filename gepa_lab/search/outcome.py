@@ -64,12 +64,7 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd=costs,
         reflection_tokens=reflection_tokens,
-        transfer=None if transfer_evaluator is None else {
-            "evaluator": transfer_evaluator,
-            "holdout_seed": state.holdout_seeds[0] if transfer is not None else None,
-            "baseline": Summary.of(transfer[0]).score if transfer is not None else None,
-            "candidate": Summary.of(transfer[1]).score if transfer is not None else None,
-            "delta": transfer_delta(transfer) if transfer is not None else None},
+        transfer=_transfer_record(transfer_evaluator, transfer, state.holdout_seeds),
         proposals=state.proposals,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
               for c in state.pool],
@@ -78,3 +73,14 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
         confidence=policy.confidence if decision.interval is not None else None,
         holdout_repeats=policy.holdout_repeats,
     )
+
+
+def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None,
+                     holdout_seeds: Sequence[int]) -> dict[str, Any] | None:
+    """`result.json` `transfer`: None without a transfer evaluator; None values when the seed won."""
+    if evaluator is None:
+        return None
+    if transfer is None:
+        return {"evaluator": evaluator, "holdout_seed": None, "baseline": None, "candidate": None, "delta": None}
+    return {"evaluator": evaluator, "holdout_seed": holdout_seeds[0], "baseline": Summary.of(transfer[0]).score,
+            "candidate": Summary.of(transfer[1]).score, "delta": transfer_delta(transfer)}
