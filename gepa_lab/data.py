@@ -9,13 +9,14 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, canonical_json, split_digest
 from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.settings import from_mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # A wheel install carries the repo's datasets/ as gepa_lab/bundled/.
@@ -100,6 +101,21 @@ def _json_lines(path: Path) -> list[int]:
     return numbers
 
 
+def _manifest(root: Path, name: str | None) -> dict[str, Any]:
+    """The dataset's manifest.json (id, version, split digests), or {} when there is none."""
+    path = root / name if name else None
+    return json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else {}
+
+
+def _check_digest(meta: dict[str, Any], split: str, cases: list[Case]) -> None:
+    expected, actual = meta.get("splits", {}).get(split, {}).get("sha256"), split_digest(cases)
+    if expected and expected != actual:
+        raise ValueError(
+            f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
+            f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest"
+        )
+
+
 def load_dataset_dir(
     path: str | Path,
     *,
@@ -112,22 +128,14 @@ def load_dataset_dir(
     root = resolve_path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"dataset directory not found: {path} (set dataset.path to a folder of split files)")
-    meta: dict[str, Any] = {}
-    manifest_path = root / manifest if manifest else None
-    if manifest_path is not None and manifest_path.is_file():
-        meta = json.loads(manifest_path.read_text(encoding="utf-8"))
+    meta = _manifest(root, manifest)
     names = {**{s: f"{s}.jsonl" for s in SPLITS}, **(files or {})}
     splits: dict[str, list[Case]] = {}
     for split in SPLITS:
         name = names[split]
         splits[split] = load_split(root / name) if name else []
-        expected = meta.get("splits", {}).get(split, {}).get("sha256") if name else None
-        actual = split_digest(splits[split])
-        if expected and expected != actual:
-            raise ValueError(
-                f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
-                f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest"
-            )
+        if name:
+            _check_digest(meta, split, splits[split])
     for key, value in (("id", id or meta.get("id")), ("version", version or meta.get("version"))):
         if not value:
             where = "its manifest.json has no" if meta else "it has no manifest.json with"
@@ -207,9 +215,7 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
             from exc
     if not isinstance(saved, datasets.DatasetDict):
         raise ValueError(f"{root} holds one Dataset, not a DatasetDict with named splits; save a DatasetDict")
-    meta: dict[str, Any] = {}
-    if manifest and (root / manifest).is_file():
-        meta = json.loads((root / manifest).read_text(encoding="utf-8"))
+    meta = _manifest(root, manifest)
     splits: dict[str, list[Case]] = {s: [] for s in SPLITS}
     for split, name in hf.splits.items():
         if name not in saved:
@@ -222,10 +228,7 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
             except ValueError as exc:
                 raise ValueError(f"HF split {name!r} row {n}: {exc}") from exc
         splits[split] = cases
-        expected = meta.get("splits", {}).get(split, {}).get("sha256")
-        if expected and expected != split_digest(cases):
-            raise ValueError(f"dataset split {split!r} does not match its manifest digest: the saved data "
-                             "changed; restore it or regenerate the manifest")
+        _check_digest(meta, split, cases)
     return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
 
@@ -251,12 +254,7 @@ class DatasetSource:
             return
         if not isinstance(self.hf, Mapping):
             raise ConfigError(f"dataset.hf must be a mapping of HFSplits fields, got {self.hf!r}")
-        known = {f.name for f in fields(HFSplits)}
-        unknown = sorted(set(self.hf) - known)
-        if unknown:
-            raise ConfigError(f"unknown config key 'dataset.hf.{unknown[0]}'; dataset.hf takes: "
-                              f"{', '.join(sorted(known))}")
-        self.hf = HFSplits(**{str(k): v for k, v in self.hf.items()})
+        self.hf = from_mapping(HFSplits, self.hf, "dataset.hf")
 
 
 def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
@@ -264,10 +262,10 @@ def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
     if source.hf is not None:
         dataset = load_hf_saved(source.path, source.hf, id=source.id, version=source.version,
                                 manifest=source.manifest)
-        return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
-    dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
-                               files={"feedback": source.feedback, "validation": source.validation,
-                                      "holdout": source.holdout})
+    else:
+        dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
+                                   files={"feedback": source.feedback, "validation": source.validation,
+                                          "holdout": source.holdout})
     return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
 
 

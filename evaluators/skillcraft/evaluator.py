@@ -14,7 +14,7 @@ import json
 import math
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from evaluators.skillcraft.registry import get_family
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
 from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.core.settings import from_mapping
 
 DEFAULT_TOKEN_BUDGET = 200_000
 DEFAULT_USD_PER_1K_TOKENS = 0.002
@@ -79,11 +80,7 @@ class SkillCraftEvaluator:
         self.token_budget = token_budget
         self.usd_per_1k_tokens = float(usd_per_1k_tokens)
         if isinstance(agent_config, Mapping):  # from a config file
-            known = {f.name for f in fields(AgentConfig)}
-            unknown = sorted(set(agent_config) - known)
-            if unknown:
-                raise ValueError(f"unknown agent_config key(s) {unknown}; known: {', '.join(sorted(known))}")
-            agent_config = AgentConfig(**agent_config)
+            agent_config = from_mapping(AgentConfig, agent_config, "agent_config")
         self.agent_config = agent_config or AgentConfig()
         self.world = self.spec.load_world(self.data_dir)
         self._entities = self.spec.entity_names(self.world)

@@ -6,10 +6,23 @@ one definition per setting, validated on construction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 from gepa_lab.core.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
+    """A settings dataclass from a config mapping (what a `_target_` class or a config node
+    receives); a key the dataclass lacks is a one-line ConfigError naming the keys it takes."""
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(map(str, value)) - known)
+    if unknown:
+        raise ConfigError(f"unknown config key '{where}.{unknown[0]}'; {where} takes: {', '.join(sorted(known))}")
+    return cls(**{str(k): v for k, v in value.items()})
 
 
 def _int(value: Any, name: str, minimum: int, hint: str = "") -> None:
