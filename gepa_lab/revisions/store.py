@@ -27,7 +27,6 @@ new artifact with every other one never run side by side.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -64,6 +63,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import Lineage
@@ -373,24 +373,23 @@ class RevisionStore:
         """Create the tables and the schema-version row if missing. Parallel sweep jobs opening one
         new store race here (on PostgreSQL both CREATE TABLE and the row insert can collide with
         another process's): a collision means the other process built it, so look again."""
-        for attempt in range(INIT_ATTEMPTS):
-            try:
-                Base.metadata.create_all(self.engine)
-                with self._sessions() as session, session.begin():
-                    found = session.get(MetaRow, "schema_version")
-                    if found is None:
-                        session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
-                    elif found.value != SCHEMA_VERSION:
-                        raise RevisionStoreError(
-                            f"revision store {self.display_url} has schema version {found.value}; this "
-                            f"gepa-lab reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
-                return
-            except (IntegrityError, ProgrammingError) as exc:
-                if attempt + 1 == INIT_ATTEMPTS:
-                    raise self._error(exc) from exc
-                time.sleep(0.05 * (attempt + 1))
-            except SQLAlchemyError as exc:
-                raise self._error(exc) from exc
+        again = Retrying(retry=retry_if_exception_type((IntegrityError, ProgrammingError)),
+                         stop=stop_after_attempt(INIT_ATTEMPTS), wait=wait_incrementing(0.05, 0.05), reraise=True)
+        try:
+            again(self._create_schema)
+        except SQLAlchemyError as exc:
+            raise self._error(exc) from exc
+
+    def _create_schema(self) -> None:
+        Base.metadata.create_all(self.engine)
+        with self._sessions() as session, session.begin():
+            found = session.get(MetaRow, "schema_version")
+            if found is None:
+                session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
+            elif found.value != SCHEMA_VERSION:
+                raise RevisionStoreError(
+                    f"revision store {self.display_url} has schema version {found.value}; this gepa-lab "
+                    f"reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
