@@ -214,18 +214,19 @@ def _check_arguments(group: str, target: Any, keys: list[str]) -> None:
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """Before Hydra writes anything into the run dir: it must be new (or the run being resumed,
     not in use by another process) and creatable."""
-    from gepa_lab.runs.checkpoint import CheckpointStore
     from gepa_lab.runs.lock import holder
+    from gepa_lab.runs.record import run_state
 
+    state = run_state(run_dir)
     if resume:
-        if not CheckpointStore(run_dir).exists():
-            raise ConfigError(f"resume={resume}: {run_dir} holds no gepa_lab run (no checkpoint); pass the "
-                              "run directory the interrupted run printed")
+        if state == "new":
+            raise ConfigError(f"resume={resume}: {run_dir} holds no gepa_lab run; pass the run directory the "
+                              "interrupted run printed")
         pid = holder(run_dir)
         if pid is not None:
             raise GepaLabError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to "
                                "finish or stop it, then resume")
-    elif CheckpointStore(run_dir).exists():
+    elif state != "new":
         raise ConfigError(f"{run_dir} already holds a run: resume it with resume={run_dir}, or choose a new "
                           "hydra.run.dir")
     try:  # creating it is the only reliable test (permissions, read-only mounts, root)
@@ -289,15 +290,12 @@ def sweep_of_job() -> dict[str, Any] | None:
     return {"id": sweep_id(sweep_dir), "dir": sweep_dir, "job": int(hydra_cfg.job.num)}
 
 
-def sweep_job_state(run_dir: Path, max_metric_calls: int) -> str:
+def sweep_job_state(run_dir: Path) -> str:
     """`new`, `unfinished` (resume it) or `finished` (skip it): what a sweep job finds in its run
-    dir, read from the checkpoint (a damaged one raises ResumeError: exit 1)."""
-    from gepa_lab.runs.checkpoint import CheckpointStore
+    dir (a damaged record raises ResumeError: exit 1)."""
+    from gepa_lab.runs.record import run_state
 
-    store = CheckpointStore(run_dir)
-    if not store.exists():
-        return "new"
-    return "finished" if store.load(max_metric_calls).finished else "unfinished"
+    return run_state(run_dir)
 
 
 def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
@@ -351,7 +349,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         # sweep into the same hydra.sweep.dir); a single run into a used dir is refused earlier.
         sweep, resume = sweep_of_job(), bool(conf.resume)
         if sweep is not None and not resume:
-            state = sweep_job_state(run_dir, conf.search.max_metric_calls)
+            state = sweep_job_state(run_dir)
             if state == "finished":
                 logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
                 print(_skipped(run_dir, conf.experiment_name, conf.search.random_seed))

@@ -20,7 +20,7 @@ pytest_plugins = ["fixtures_mlflow"]
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE_DATA = ROOT / "datasets" / "skillcraft" / "recipe"
 # Differ between two otherwise identical runs: ids and timestamps.
-VOLATILE = frozenset({"experiment_id", "started_at", "recorded_at", "at", "id"})
+VOLATILE = frozenset({"experiment_id", "started_at", "recorded_at", "at", "id", "elapsed_s"})
 
 
 def strip_volatile(value: Any) -> Any:
@@ -31,8 +31,14 @@ def strip_volatile(value: Any) -> Any:
     return value
 
 
+PROPOSAL_KINDS = ("candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected",
+                  "proposal_skipped")
+LIFECYCLE = ("run_resumed", "run_interrupted", "run_failed")
+
+
 class RunRecord:
-    """Reads a run directory the way an auditor would (tests only)."""
+    """Reads a run directory the way an auditor would (tests only): experiment.json, the
+    evaluations it paid for (evaluations.jsonl, by cache key) and its history (events.jsonl)."""
 
     def __init__(self, run_dir: Path | str):
         self.dir = Path(run_dir)
@@ -47,28 +53,56 @@ class RunRecord:
         return [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines() if line.strip()]
 
     @property
-    def evaluations(self) -> list[dict[str, Any]]:
-        return self.jsonl("evaluations.jsonl")
-
-    @property
-    def candidates(self) -> list[dict[str, Any]]:
-        return self.jsonl("candidates.jsonl")
+    def paid(self) -> dict[str, dict[str, Any]]:
+        """Every paid evaluation by cache key."""
+        return {row["key"]: row for row in self.jsonl("evaluations.jsonl")}
 
     @property
     def events(self) -> list[dict[str, Any]]:
         return self.jsonl("events.jsonl")
 
+    @property
+    def evaluations(self) -> list[dict[str, Any]]:
+        """Scored batches in order, each with its per-case results."""
+        paid = self.paid
+        out = []
+        for e in self.events:
+            if e["kind"] == "batch":
+                d = e["data"]
+                results = [{k: v for k, v in (paid[ref] if isinstance(ref, str) else ref).items() if k != "key"}
+                           for ref in d["cases"]]
+                out.append({"index": d["index"], "phase": d["phase"], "candidate_id": d["candidate_id"],
+                            "seed": d["seed"], "results": results})
+        return out
+
+    @property
+    def proposals(self) -> list[dict[str, Any]]:
+        return [e["data"] for e in self.events if e["kind"] in PROPOSAL_KINDS]
+
+    @property
+    def candidates(self) -> list[dict[str, Any]]:
+        """The seed, then every child a proposal produced and scored (accepted or rejected)."""
+        experiment = self.json("experiment.json")
+        out = [{"id": experiment["seed"]["id"], "status": "seed", "artifact": experiment["seed"]["artifact"]}]
+        for p in self.proposals:
+            if p["status"] in ("accepted", "rejected") and p["artifact"] is not None:
+                out.append({"id": p["candidate_id"], "status": p["status"], "artifact": p["artifact"],
+                            "parent_id": p["parent_id"], "component": p["component"], "iteration": p["iteration"],
+                            "rationale": p["rationale"]})
+        return out
+
     def kinds(self) -> list[str]:
         return [e["kind"] for e in self.events]
 
     def comparable(self) -> dict[str, Any]:
-        """The search content of the record, minus ids / timestamps and run-lifecycle events
-        (resumed, interrupted), so an interrupted-and-resumed run compares equal to a clean one."""
+        """The content of the record minus ids, timestamps, run-lifecycle events (resumed,
+        interrupted) and the order evaluations were paid in, so an interrupted-and-resumed run
+        compares equal to a clean one."""
         out = {name: strip_volatile(self.json(name)) for name in ("experiment.json", "result.json")
                if (self.dir / name).exists()}
-        for name in ("evaluations.jsonl", "candidates.jsonl", "pool.jsonl"):
-            out[name] = strip_volatile(self.jsonl(name))
-        out["events.jsonl"] = strip_volatile([e for e in self.events if "mark" in e])
+        out["evaluations.jsonl"] = sorted(self.paid)
+        out["events.jsonl"] = strip_volatile([{k: v for k, v in e.items() if k != "at"} for e in self.events
+                                              if e["kind"] not in LIFECYCLE])
         return out
 
 

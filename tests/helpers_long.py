@@ -49,7 +49,11 @@ class HashEvaluator:
 
 
 class VaryingReflector:
-    """Adds a missing phrase named in the feedback (or a filler) to the selected component."""
+    """Adds a missing phrase named in the feedback (or a filler) to the selected component.
+    Subclasses that only inject faults (interrupts, kills) are the same reflector to a resume."""
+
+    def fingerprint(self) -> str:
+        return "varying-reflector-v1"
 
     def reflect(self, artifact, component, records):
         data = artifact.to_dict()

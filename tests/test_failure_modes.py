@@ -206,26 +206,28 @@ def _interrupted(tmp_path: Path) -> None:
         optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=3), CONFIG, run_dir=tmp_path)
 
 
-def test_a_damaged_cache_is_set_aside_and_rebuilt(tmp_path, caplog):
+def test_a_torn_last_line_is_dropped_and_paid_again(tmp_path):
     _interrupted(tmp_path)
-    (tmp_path / "cache.sqlite").write_bytes(b"this is not a database" * 100)
-    for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
-        (tmp_path / extra).unlink(missing_ok=True)
+    path = tmp_path / "evaluations.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # a crash in the middle of writing the last reply
     resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
                        resume=True)
     clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
     assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
-    assert "was damaged" in caplog.text and list(tmp_path.glob("cache.sqlite.damaged-*"))
+    assert all(line.endswith(b"}") for line in path.read_bytes().splitlines())
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda text: text[: len(text) // 2], "checkpoint .*checkpoint.json is damaged"),
-    (lambda text: json.dumps({"format": 2, "experiment_id": "x"}), "checkpoint.json or pool.jsonl is damaged"),
+@pytest.mark.parametrize("name, damage, message", [
+    ("evaluations.jsonl", lambda lines: lines[:3] + [lines[3][:20]] + lines[4:],
+     r"run record .*evaluations.jsonl line 4 is damaged"),
+    ("events.jsonl", lambda lines: lines[:1] + [b"[1, 2]"] + lines[2:], r"run record .*events.jsonl line 2 is not a "),
+    ("experiment.json", lambda lines: lines[:2], r"run record .*experiment.json is damaged .*; restore it or start"),
 ])
-def test_a_damaged_checkpoint_is_one_line_naming_the_file(tmp_path, damage, message):
+def test_a_damaged_record_is_one_line_naming_the_file_and_line(tmp_path, name, damage, message):
     _interrupted(tmp_path)
-    path = tmp_path / "checkpoint.json"
-    path.write_text(damage(path.read_text()))
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(damage(path.read_bytes().splitlines())) + b"\n")
     with pytest.raises(ResumeError, match=message) as info:
         optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
                  resume=True)
@@ -237,7 +239,7 @@ def test_result_files_respect_the_umask(tmp_path):
     optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path)
     umask = os.umask(0)
     os.umask(umask)
-    for name in ("result.json", "experiment.json", "checkpoint.json", "events.jsonl"):
+    for name in ("result.json", "promotion.json", "experiment.json", "evaluations.jsonl", "events.jsonl"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
 
 

@@ -55,7 +55,8 @@ def test_an_evaluator_bug_stops_the_run_at_once_and_is_resumable(tmp_path):
 
     fixed = BuggyEvaluator()
     fixed.fixed = True
-    resumed = optimize(long_seed(), long_dataset(), fixed, VaryingReflector(), CONFIG, run_dir=tmp_path, resume=True)
+    resumed = optimize(long_seed(), long_dataset(), fixed, VaryingReflector(), CONFIG, run_dir=tmp_path, resume=True,
+                       evaluation=EvaluationSettings(max_retries=5, retry_backoff_s=1.0))
     clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
     assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
 

@@ -17,12 +17,12 @@ from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_see
 from gepa_lab import (
     Evaluation,
     EvaluationSettings,
+    PromotionPolicy,
     ReflectionSettings,
     RunAborted,
     SearchConfig,
     optimize,
 )
-from gepa_lab.runs.cache import EvaluationCache
 
 SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
 CONFIG = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
@@ -50,7 +50,7 @@ def uninterrupted(tmp_path_factory) -> Path:
 def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, uninterrupted, kill_points):
     run_dir, log = tmp_path / "run", tmp_path / "paid.jsonl"
     for kill_before in kill_points:
-        killed = _script(run_dir, log, kill_before, *(["--resume"] if (run_dir / "checkpoint.json").exists() else []))
+        killed = _script(run_dir, log, kill_before, *(["--resume"] if (run_dir / "experiment.json").exists() else []))
         assert killed.returncode == -9, killed.stderr  # really SIGKILLed
         assert not (run_dir / "result.json").exists()
     resumed = _script(run_dir, log, 0, "--resume")
@@ -108,7 +108,8 @@ def test_interrupt_checkpoints_and_resume_reaches_the_same_result(tmp_path):
         optimize(long_seed(), long_dataset(), HashEvaluator(), _InterruptingReflector(at=3), CONFIG, run_dir=run_dir)
     events = [json.loads(x)["kind"] for x in (run_dir / "events.jsonl").read_text().splitlines()]
     assert events[-1] == "run_interrupted"
-    assert json.loads((run_dir / "checkpoint.json").read_text())["state"]["iteration"] == 2
+    round_ends = [e["data"] for e in RunRecord(run_dir).events if e["kind"] == "round_end"]
+    assert round_ends[-1]["state"]["iteration"] == 2
     resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=run_dir,
                        resume=True)
     assert _strip(resumed.to_dict()) == _strip(clean.to_dict())
@@ -133,20 +134,18 @@ def test_results_identical_for_any_worker_count(tmp_path, workers, backend):
     assert tree_one == tree_many
 
 
-def test_cache_hits_cost_no_evaluator_call_but_count_as_metric_calls(tmp_path):
+def test_recorded_evaluations_cost_no_evaluator_call_but_count_as_metric_calls(tmp_path):
     run_dir = tmp_path / "run"
     first = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=run_dir)
-    # Re-run into the same dir's cache by copying it next to a fresh record.
-    second_dir = tmp_path / "second"
-    second_dir.mkdir()
-    (second_dir / "cache.sqlite").write_bytes((run_dir / "cache.sqlite").read_bytes())
+    # Decided again under another policy: the holdout evaluations come from the record.
     counting = _CountingEvaluator()
-    second = optimize(long_seed(), long_dataset(), counting, VaryingReflector(), CONFIG, run_dir=second_dir)
-    assert counting.calls == 0
-    assert second.metric_calls == first.metric_calls
-    assert _strip(second.to_dict()) == _strip(first.to_dict())
-    assert len(EvaluationCache(run_dir)) == len({(b["candidate_id"], r["case_id"], b["seed"])
-                                                for b in RunRecord(run_dir).evaluations for r in b["results"]})
+    again = optimize(long_seed(), long_dataset(), counting, VaryingReflector(), CONFIG, run_dir=run_dir, resume=True,
+                     promotion=PromotionPolicy(require_interval=False))
+    assert counting.calls == 0 and again.decision_paid_evaluations == 0
+    assert again.metric_calls == first.metric_calls and again.decision_number == 2
+    paid = RunRecord(run_dir).paid
+    assert len(paid) == len({(b["candidate_id"], r["case_id"], b["seed"])
+                             for b in RunRecord(run_dir).evaluations for r in b["results"]})
 
 
 class _CountingEvaluator(HashEvaluator):

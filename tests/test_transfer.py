@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import RunRecord
 from helpers import (
     IMPROVED_SCORE,
     SEED_SCORE,
@@ -85,19 +86,52 @@ def test_the_budget_must_cover_the_transfer_comparison_and_a_holdout_must_exist(
                  transfer=ToyEvaluator())
 
 
-def test_the_transfer_evaluator_is_part_of_the_run_identity(tmp_path):
-    class Other(ToyEvaluator):
-        def fingerprint(self):
-            return "other model"
+class _Interrupting(ImprovingReflector):
+    def __init__(self, at: int = 0):
+        super().__init__()
+        self.at, self.calls = at, 0
 
+    def fingerprint(self) -> str:
+        return "improving reflector"
+
+    def reflect(self, artifact, component, records):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().reflect(artifact, component, records)
+
+
+class _Other(ToyEvaluator):
+    def fingerprint(self):
+        return "other model"
+
+
+def test_the_transfer_evaluator_is_part_of_the_run_identity(tmp_path):
     run_dir = tmp_path / "run"
-    optimize(seed_spec(), dataset(), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir,
-             transfer=ToyEvaluator())
-    (run_dir / "checkpoint.json").write_text(
-        (run_dir / "checkpoint.json").read_text().replace('"finished": true', '"finished": false'))
-    with pytest.raises(ResumeError, match="transfer"):
-        optimize(seed_spec(), dataset(), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir,
-                 resume=True, transfer=Other())
+    with pytest.raises(KeyboardInterrupt):
+        optimize(seed_spec(), dataset(), ToyEvaluator(), _Interrupting(at=2), CONFIG, run_dir=run_dir,
+                 transfer=ToyEvaluator())
+    with pytest.raises(ResumeError, match="transfer evaluator changed .* before the search finished"):
+        optimize(seed_spec(), dataset(), ToyEvaluator(), _Interrupting(), CONFIG, run_dir=run_dir, resume=True,
+                 transfer=_Other())
+    first = optimize(seed_spec(), dataset(), ToyEvaluator(), _Interrupting(), CONFIG, run_dir=run_dir, resume=True,
+                     transfer=ToyEvaluator())
+    assert first.decision_number == 1 and first.transfer["evaluator"] == "ToyEvaluator"
+
+
+def test_a_finished_run_is_decided_again_under_another_transfer_evaluator(tmp_path):
+    run_dir = tmp_path / "run"
+    first = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir)
+    assert first.promotion_eligible and first.transfer is None
+    transfer = ToyEvaluator(reversed_score)
+    again = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=run_dir,
+                     resume=True, transfer=transfer)
+    assert again.decision_number == 2 and not again.promotion_eligible
+    assert again.best_id == first.best_id and again.holdout_delta == first.holdout_delta
+    assert again.decision_paid_evaluations == 6 == transfer.cases_evaluated  # only the transfer check is paid
+    decisions = [e["data"] for e in RunRecord(run_dir).events if e["kind"] == "decision"]
+    assert [d["number"] for d in decisions] == [1, 2]
+    assert decisions[0]["result"]["promotion_eligible"] and not decisions[1]["result"]["promotion_eligible"]
 
 
 def test_the_command_line_runs_a_transfer_check(tmp_path):

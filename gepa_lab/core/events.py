@@ -1,9 +1,7 @@
 """What a run reports as it goes, and the `Tracker` protocol every sink implements.
 
-The engine emits these values, in order, to its trackers (run record, progress, MLflow); trackers
-observe and never steer. The values are shared, never copied per tracker: treat them as read-only.
-(The per-batch and per-iteration ones are plain dataclasses, not frozen: a frozen dataclass costs
-six times as much to build, and they are built on the hot path.)
+The engine emits these values, in order, to its trackers (progress, MLflow); trackers observe and
+never steer. The values are shared, never copied per tracker: treat them as read-only.
 """
 
 from __future__ import annotations
@@ -86,13 +84,14 @@ class CandidateInfo:
 
 @dataclass
 class Proposal:
-    """One iteration's reflective proposal, what became of it, and every batch it scored."""
+    """One iteration's proposal (a reflective mutation, or a merge of two pool members), what
+    became of it, and every batch it scored."""
 
     iteration: int
     parent_id: str
     parent: Artifact
-    component: str
-    status: str  # accepted | rejected | duplicate | reflection_rejected
+    component: str  # the components rewritten, joined with '+'
+    status: str  # accepted | rejected | duplicate | reflection_rejected | skipped
     reason: str
     minibatch: tuple[str, ...]  # case ids, in minibatch order
     paired_seed: int
@@ -104,6 +103,14 @@ class Proposal:
     rationale: str = ""
     child_batch: ScoredBatch | None = None
     validation_batch: ScoredBatch | None = None
+    other_parent_batch: ScoredBatch | None = None  # a merge's second parent on the minibatch
+    parents: tuple[str, ...] = ()  # every parent: two for a merge
+    components: tuple[str, ...] = ()
+    kind: str = "reflection"  # reflection | merge
+
+    def __post_init__(self) -> None:
+        self.parents = self.parents or (self.parent_id,)
+        self.components = self.components or tuple(self.component.split("+"))
 
     @property
     def event_kind(self) -> str:
@@ -123,6 +130,7 @@ EVENT_KINDS = {
     "rejected": "candidate_rejected",
     "duplicate": "candidate_duplicate",
     "reflection_rejected": "reflection_rejected",
+    "skipped": "proposal_skipped",
 }
 
 
@@ -144,9 +152,9 @@ class Tracker(Protocol):
 
     Hooks, in the order the engine calls them: `start(run)`; then per scored batch
     `evaluation(batch)`, per pool member `candidate(info)`, per iteration `proposal(p)` and
-    `iteration(stats)`; run-level `note(kind, data)`; and at the end `finish(result)` or
-    `fail(error)`. `links()` may name where the tracker put the run (e.g. an MLflow run id);
-    the result records it.
+    `iteration(stats)`, and `round_end()` once a round is on disk; run-level `note(kind, data)`;
+    and at the end `finish(result)` (once per decision) or `fail(error)`. `links()` may name where
+    the tracker put the run (e.g. an MLflow run id); the result records it.
     """
 
     def start(self, run: RunInfo) -> None: ...
@@ -158,6 +166,8 @@ class Tracker(Protocol):
     def proposal(self, proposal: Proposal) -> None: ...
 
     def iteration(self, stats: IterationStats) -> None: ...
+
+    def round_end(self) -> None: ...
 
     def note(self, kind: str, data: dict[str, Any]) -> None: ...
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_dict
+from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
 from gepa_lab.core.contracts import Summary
 
 ELIGIBLE_REASON = "holdout requirements satisfied"
@@ -79,6 +79,9 @@ class Result:
     holdout_interval: list[float] | None = None  # [low, high] of the mean holdout delta
     confidence: float | None = None  # of `holdout_interval`
     holdout_repeats: int = 1
+    skipped_proposals: int = 0  # parents already perfect on their minibatch (search.skip_perfect_parents)
+    decision_number: int = 1  # a finished search decided again gets the next number
+    decision_paid_evaluations: int = 0  # evaluator calls this decision paid for (the rest came from the record)
 
     @property
     def holdout_delta(self) -> float:
@@ -89,3 +92,14 @@ class Result:
         out["best"] = artifact_dict(self.best)
         out["holdout_delta"] = self.holdout_delta
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """A recorded result read back (`to_dict`'s inverse)."""
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        values["best"] = artifact_from_dict(data["best"])
+        for name in ("baseline_validation", "candidate_validation", "baseline_holdout", "candidate_holdout"):
+            values[name] = Summary(**data[name])
+        values["pool"] = [PoolEntry(**{**p, "validation_scores": tuple(p["validation_scores"])})
+                          for p in data.get("pool", [])]
+        return cls(**values)

@@ -15,6 +15,10 @@ from gepa_lab.core.errors import ConfigError
 T = TypeVar("T")
 
 
+def _policy(name: str) -> Any:
+    return lambda: {"_target_": f"gepa_lab.search.policies.{name}"}
+
+
 def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
     """A settings dataclass from a config mapping (what a `_target_` class or a config node
     receives); a key the dataclass lacks is a one-line ConfigError naming the keys it takes."""
@@ -59,10 +63,21 @@ class SearchConfig:
     parallel_proposals: int = 1
     proposal_parents: str = "independent"  # independent | same (one parent for the whole round)
     accept_top: int | None = None  # of a round's improving children: None = all, n = the n largest gains
-    # Ablations (docs/design.md §3 is the default): score the child with a fresh seed instead of
-    # the parent's; pick the best-mean candidate as parent instead of Pareto sampling.
+    # Ablation (docs/design.md §3 is the default): score the child with a fresh seed instead of
+    # the parent's.
     paired_seeds: bool = True
-    parent_selection: str = "pareto"  # pareto | best
+    # Policies (gepa_lab.search.policies; config groups search/<policy>): a `_target_` mapping, or
+    # the policy object itself for library callers. The defaults are the classic GEPA loop.
+    parent: Any = field(default_factory=_policy("Pareto"))
+    batch: Any = field(default_factory=_policy("PerIteration"))
+    component: Any = field(default_factory=_policy("RoundRobin"))
+    acceptance: Any = field(default_factory=_policy("StrictImprovement"))
+    frontier: Any = field(default_factory=_policy("Instance"))
+    merge: Any = None  # GEPA+Merge: search/merge=on
+    stop: Any = field(default_factory=dict)  # name -> stop condition, beyond the budgets
+    # Skip reflecting on a parent that already scores 1.0 on every case of its minibatch (no child
+    # could beat it under strict improvement); the skip is recorded and counted.
+    skip_perfect_parents: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -82,8 +97,6 @@ class SearchConfig:
             raise ConfigError(f"search.proposal_parents must be 'independent' or 'same' (got {self.proposal_parents!r})")
         if self.accept_top is not None:
             _int(self.accept_top, "search.accept_top", 1, " (null: accept every improving child)")
-        if self.parent_selection not in ("pareto", "best"):
-            raise ConfigError(f"search.parent_selection must be 'pareto' or 'best' (got {self.parent_selection!r})")
 
 
 @dataclass

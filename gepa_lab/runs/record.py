@@ -1,156 +1,287 @@
-"""The run record: a tracker that writes everything needed to audit a run without MLflow.
+"""The run record: the one place a run's facts are written, and read back.
 
-Files in the run directory (all owned here):
-- `experiment.json`   experiment id, resolved config, seed artifact, dataset (every case) and digests
-- `evaluations.jsonl` one line per scored batch (phase, candidate, seed, per-case results; text
-                      fields capped at 16 KiB)
-- `candidates.jsonl`  one line per scored candidate: the seed, accepted and rejected children
-- `events.jsonl`      proposals (what the reflector saw and replied, what became of it) and
-                      run-level events (resumed, failed, interrupted, notes)
-- `result.json`       the `Result`
-- `promotion.json`    the outcome for CI: eligible, reason, submission and revision id / status
+Files in the run directory (all owned here; nobody else parses them):
+- `experiment.json`   written once when the run starts: its identity (everything that decides
+                      the result), the resolved configuration, the seed artifact, every case and
+                      the split digests.
+- `evaluations.jsonl` every evaluator reply that was paid for, one line per case, under its cache
+                      key (artifact id, case id, seed, evaluator fingerprint). Append-only and
+                      never rewound: it IS the evaluation cache, so no case is ever paid twice.
+- `events.jsonl`      the run's history, in order: scored batches (keys into evaluations.jsonl),
+                      proposals, round ends (the search state to resume from), the end of the
+                      search, decisions and submissions; and lifecycle notes (resumed,
+                      interrupted, failed).
+- `result.json`, `promotion.json`  views of the latest decision (and its submission).
 
-JSON-lines files are appended and flushed line by line. Search lines carry `mark` = the number
-of batches scored when they were written, so a resumed run drops exactly what its interrupted
-predecessor wrote after the checkpoint it continues from, and rewrites it identically.
+Resuming reads experiment.json, loads evaluations.jsonl and cuts events.jsonl back to its last
+durable event (a round end, the search's end, a decision or a submission), keeping lifecycle
+notes: the run then continues from exactly that state and replays the cut part from the cache.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.artifacts import artifact_dict
-from gepa_lab.core.contracts import SPLITS, Case, Dataset
-from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch
-from gepa_lab.core.result import Result
-from gepa_lab.runs.files import JsonLines, read_json, rewrite_jsonl, write_json_atomic
-from gepa_lab.search.redact import cap_bytes
+from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
+from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation
+from gepa_lab.core.errors import ResumeError
+from gepa_lab.core.events import Proposal, ScoredBatch
+from gepa_lab.runs.files import FILE_MODE, JsonLines, read_json, write_json_atomic
 
-TEXT_CAP_BYTES = 16 * 1024
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
-EVALUATIONS_FILE, CANDIDATES_FILE, EVENTS_FILE = "evaluations.jsonl", "candidates.jsonl", "events.jsonl"
+EVALUATIONS_FILE, EVENTS_FILE = "evaluations.jsonl", "events.jsonl"
+RECORD_FILES = (EXPERIMENT_FILE, EVALUATIONS_FILE, EVENTS_FILE)
+# Files of the record format before this one: a run dir holding them cannot be resumed here.
+EARLIER_FORMAT = ("checkpoint.json", "pool.jsonl", "candidates.jsonl", "cache.sqlite")
+FORMAT = 3
+DURABLE = frozenset({"round_end", "search_end", "decision", "submission", "run_finished"})
+PROPOSAL_KINDS = frozenset({"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected",
+                            "proposal_skipped"})
+LIFECYCLE = frozenset({"run_resumed", "run_interrupted", "run_failed"})
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _cap(text: str) -> str:
-    return text if len(text) * 4 <= TEXT_CAP_BYTES else cap_bytes(text, TEXT_CAP_BYTES)
+def _lines(path: Path) -> list[tuple[int, bytes]]:
+    """(line number, raw line) of a JSON-lines file; a torn last line (a crash mid-write) is left
+    out."""
+    if not path.exists():
+        return []
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    out = []
+    for number, line in enumerate(raw.split(b"\n")[:-1], start=1):
+        if line.strip():
+            out.append((number, line))
+    return out
 
 
-class RunRecorder:
+def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        row = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResumeError(f"run record {path} line {number} is damaged ({type(exc).__name__}); the run cannot be "
+                          "continued from it: restore the file or start a new run") from None
+    if not isinstance(row, dict):
+        raise ResumeError(f"run record {path} line {number} is not a JSON object; restore the file or start a "
+                          "new run")
+    return row
+
+
+def _evaluation(row: dict[str, Any]) -> Evaluation:
+    return Evaluation(row["case_id"], float(row["score"]), row.get("output", ""), row.get("feedback", ""),
+                      row.get("trace", ""), {k: float(v) for k, v in (row.get("objectives") or {}).items()})
+
+
+@dataclass
+class Recorded:
+    """What a record holds, read back in order: what a resumed run continues from."""
+
+    experiment: dict[str, Any]
+    batches: dict[int, ScoredBatch] = field(default_factory=dict)
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    snapshot: dict[str, Any] | None = None  # the last round end's search state
+    search_end: dict[str, Any] | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    submissions: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = False  # the latest decision (or submission) reached every tracker
+
+    def latest_result(self) -> dict[str, Any]:
+        """The latest decision's result, with its submission's outcome when there is one."""
+        last = self.decisions[-1]
+        result = dict(last["result"])
+        for sub in self.submissions:
+            if sub["decision"] == last["number"]:
+                result.update(submission_reason=sub["submission_reason"], revision=sub["revision"])
+        return result
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return dict(self.experiment.get("identity") or {})
+
+    def seed(self) -> Artifact:
+        return artifact_from_dict(self.experiment["seed"]["artifact"])
+
+    def dataset(self) -> Dataset:
+        ds = self.experiment["dataset"]
+        splits = {name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS}
+        return Dataset(ds["id"], ds["version"], splits["feedback"], splits["validation"], splits["holdout"])
+
+
+class RunRecord:
+    """Writes (and, on resume, reads back) one run directory's record. Thread-safe: a round's
+    concurrent proposals store evaluations through it."""
+
     def __init__(self, run_dir: Path | str):
         self.dir = Path(run_dir)
         self._evaluations = JsonLines(self.dir / EVALUATIONS_FILE)
-        self._candidates = JsonLines(self.dir / CANDIDATES_FILE)
         self._events = JsonLines(self.dir / EVENTS_FILE)
-        self._mark = 0  # batches scored so far
-        self._submit = False
+        self._cache: dict[str, Evaluation] = {}
+        self._lock = threading.Lock()
 
-    def _event(self, kind: str, data: dict[str, Any], mark: int | None = None) -> None:
-        row: dict[str, Any] = {"at": _now(), "kind": kind}
-        if mark is not None:
-            row["mark"] = mark
-        row["data"] = data
-        self._events.append(row)
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
+        """A new run: the directory must hold no record (a run dir is never appended to)."""
+        record = cls(run_dir)
+        refuse_used_dir(record.dir)
+        write_json_atomic(record.dir / EXPERIMENT_FILE, {"format": FORMAT, **experiment})
+        return record
 
-    # -- hooks ---------------------------------------------------------------------------
-    def start(self, run: RunInfo) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._submit = run.submit
-        if run.resume is not None:
-            self._mark = run.resume.batches
+    @classmethod
+    def reopen(cls, run_dir: Path | str) -> tuple[RunRecord, Recorded]:
+        """An existing run: its record read back, events cut to the last durable one."""
+        record = cls(run_dir)
+        recorded = Recorded(read_experiment(record.dir))
+        record._load_cache()
+        kept = record._rewind()
+        for row in kept:
+            record._replay(row, recorded)
+        return record, recorded
 
-            def keep(row: dict[str, Any]) -> bool:
-                return int(row.get("mark", 0)) <= self._mark
+    def _load_cache(self) -> None:
+        path = self.dir / EVALUATIONS_FILE
+        for number, line in _lines(path):
+            row = _parse(path, number, line)
+            self._cache[str(row["key"])] = _evaluation(row)
+        _drop_torn_tail(path)
 
-            for name in (EVALUATIONS_FILE, CANDIDATES_FILE, EVENTS_FILE):
-                rewrite_jsonl(self.dir / name, keep)
-            self._event("run_resumed", {"iteration": run.resume.iteration, "batches": run.resume.batches})
-            return
-        ds = run.dataset
-        write_json_atomic(self.dir / EXPERIMENT_FILE, {
-            "id": run.experiment_id, "name": run.name, "algorithm": run.algorithm, "started_at": run.started_at,
-            "submit": run.submit, "config": run.config,
-            "seed": {"id": run.seed_id, "artifact": artifact_dict(run.seed)},
-            "dataset": {"id": ds.id, "version": ds.version, "digests": run.digests,
-                        **{split: [c.to_dict() for c in ds.split(split)] for split in run.digests}},
-        })
+    def _rewind(self) -> list[dict[str, Any]]:
+        path = self.dir / EVENTS_FILE
+        rows = [_parse(path, number, line) for number, line in _lines(path)]
+        last = max((i for i, row in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
+        kept = rows[:last + 1] + [row for row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
+        if len(kept) != len(rows) or _has_torn_tail(path):
+            _rewrite(path, kept)
+        return kept
 
-    def evaluation(self, batch: ScoredBatch) -> None:
-        self._mark = batch.index + 1
-        self._evaluations.append({
-            "mark": self._mark, "index": batch.index, "phase": batch.phase, "candidate_id": batch.candidate_id,
-            "seed": batch.seed, "at": _now(),
-            "results": [{"case_id": ev.case_id, "score": ev.score, "output": _cap(ev.output),
-                         "feedback": _cap(ev.feedback), "trace": _cap(ev.trace), "objectives": ev.objectives}
-                        for ev in batch.evaluations],
-        })
+    def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
+        kind, data = row.get("kind"), row.get("data") or {}
+        if kind == "batch":
+            evaluations = tuple(self._cache[ref] if isinstance(ref, str) else _evaluation(ref)
+                                for ref in data["cases"])
+            recorded.batches[int(data["index"])] = ScoredBatch(int(data["index"]), data["phase"],
+                                                               data["candidate_id"], int(data["seed"]), evaluations)
+        elif kind in PROPOSAL_KINDS:
+            recorded.proposals.append(data)
+        elif kind == "round_end":
+            recorded.snapshot = data
+        elif kind == "search_end":
+            recorded.search_end = data
+        elif kind == "decision":
+            recorded.decisions.append(data)
+            recorded.finished = False
+        elif kind == "submission":
+            recorded.submissions.append(data)
+            recorded.finished = False
+        elif kind == "run_finished":
+            recorded.finished = True
 
-    def candidate(self, c: CandidateInfo) -> None:
-        self._candidates.append({
-            "mark": self._mark, "id": c.id, "status": "seed" if c.parent_id is None else "accepted",
-            "artifact": artifact_dict(c.artifact), "parent_id": c.parent_id, "component": c.component,
-            "iteration": c.iteration, "rationale": c.rationale, "metric_calls": c.metric_calls,
-            "validation_mean": c.validation.summary.score,
-        })
+    # -- the evaluation cache ---------------------------------------------------------------
+    def lookup(self, key: str) -> Evaluation | None:
+        return self._cache.get(key)
 
-    def proposal(self, p: Proposal) -> None:
+    def store(self, items: Iterable[tuple[str, Evaluation]]) -> None:
+        """Paid evaluator replies, each on disk as soon as it exists."""
+        with self._lock:
+            for key, ev in items:
+                self._cache[key] = ev
+                self._evaluations.append({"key": key, **ev.to_dict()})
+
+    # -- history ----------------------------------------------------------------------------
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            self._events.append({"at": now(), "kind": kind, "data": data})
+
+    def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
+        # A reply that failed transiently was never cached: it is kept inline.
+        cases = [key if self._cache.get(key) is ev else ev.to_dict() for key, ev in zip(keys, batch.evaluations,
+                                                                                      strict=True)]
+        self.event("batch", {"index": batch.index, "phase": batch.phase, "candidate_id": batch.candidate_id,
+                             "seed": batch.seed, "cases": cases})
+
+    def proposal(self, p: Proposal, metric_calls: int) -> None:
         batches = [b.index for b in (p.parent_batch, p.child_batch, p.validation_batch) if b is not None]
-        data: dict[str, Any] = {
-            "iteration": p.iteration, "status": p.status, "reason": p.reason, "parent_id": p.parent_id,
-            "component": p.component, "candidate_id": p.candidate_id, "minibatch": list(p.minibatch),
-            "paired_seed": p.paired_seed, "parent_sum": p.parent_sum, "child_sum": p.child_sum,
-            "batches": batches, "rationale": p.rationale, "records": p.records, "reply": p.reply,
-        }
-        if p.status == "rejected" and p.artifact is not None:
-            # Rejected children were scored; keep their text so every evaluation line resolves.
-            self._candidates.append({
-                "mark": self._mark, "id": p.candidate_id, "status": "rejected", "artifact": artifact_dict(p.artifact),
-                "parent_id": p.parent_id, "component": p.component, "iteration": p.iteration,
-                "rationale": p.rationale,
-            })
-        self._event(p.event_kind, data, mark=self._mark)
+        self.event(p.event_kind, {
+            "kind": p.kind, "iteration": p.iteration, "status": p.status, "reason": p.reason, "parent_id": p.parent_id,
+            "parents": list(p.parents), "component": p.component, "components": list(p.components),
+            "candidate_id": p.candidate_id, "artifact": artifact_dict(p.artifact) if p.artifact is not None else None,
+            "minibatch": list(p.minibatch), "paired_seed": p.paired_seed, "parent_sum": p.parent_sum,
+            "child_sum": p.child_sum, "batches": batches, "rationale": p.rationale, "records": p.records,
+            "reply": p.reply, "metric_calls": metric_calls,
+        })
 
-    def iteration(self, stats: IterationStats) -> None:
-        """Not recorded: the proposals and evaluations above determine every statistic."""
+    def round_end(self, snapshot: dict[str, Any]) -> None:
+        self.event("round_end", snapshot)
 
-    def note(self, kind: str, data: dict[str, Any]) -> None:
-        self._event(kind, data)
+    def search_end(self, stop_reason: str, snapshot: dict[str, Any]) -> None:
+        self.event("search_end", {"stop_reason": stop_reason, **snapshot})
 
-    def finish(self, result: Result) -> None:
-        write_json_atomic(self.dir / RESULT_FILE, result.to_dict())
-        write_json_atomic(self.dir / PROMOTION_FILE, promotion_outcome(result, self._submit))
-        self._close()
+    def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
+                 outcome: dict[str, Any]) -> None:
+        self.event("decision", {"number": number, "settings": settings, "result": result})
+        write_json_atomic(self.dir / RESULT_FILE, result)
+        write_json_atomic(self.dir / PROMOTION_FILE, outcome)
 
-    def fail(self, error: BaseException) -> None:
-        kind = "run_interrupted" if isinstance(error, KeyboardInterrupt) else "run_failed"
-        self._event(kind, {"error": f"{type(error).__name__}: {error}"})
-        self._close()
+    def submission(self, decision: int, result: dict[str, Any], outcome: dict[str, Any]) -> None:
+        self.event("submission", {"decision": decision, "submission_reason": result.get("submission_reason"),
+                                  "revision": result.get("revision")})
+        write_json_atomic(self.dir / RESULT_FILE, result)
+        write_json_atomic(self.dir / PROMOTION_FILE, outcome)
 
-    def _close(self) -> None:
-        for lines in (self._evaluations, self._candidates, self._events):
-            lines.close()
+    def close(self) -> None:
+        with self._lock:
+            self._evaluations.close()
+            self._events.close()
 
 
-def promotion_outcome(result: Result, submit: bool) -> dict[str, Any]:
-    """`promotion.json`: what a CI job needs to know about a finished run, in one small file."""
-    revision = result.revision or {}
-    return {
-        "experiment_id": result.experiment_id,
-        "eligible": result.promotion_eligible,
-        "reason": result.promotion_reason,
-        "submit": submit,
-        "submission_reason": result.submission_reason,
-        "revision_id": revision.get("revision_id"),
-        "revision_status": revision.get("status"),
-        "artifact_id": result.best_id,
-        "holdout_delta": result.holdout_delta,
-    }
+# -- reading a run directory (the CLI, reports, revision monitoring) ----------------------------
+def read_experiment(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / EXPERIMENT_FILE
+    if not path.is_file():
+        old = [name for name in EARLIER_FORMAT if (run_dir / name).exists()]
+        if old:
+            raise ResumeError(f"{run_dir} holds a run recorded by an earlier gepa-lab version ({old[0]}); it cannot "
+                              "be continued by this one: start a new run")
+        raise ResumeError(f"{run_dir} holds no gepa_lab run (no {EXPERIMENT_FILE}); pass the run directory the run "
+                          "printed")
+    try:
+        data = read_json(path, "run record")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ResumeError(f"{exc}; restore it or start a new run") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise ResumeError(f"run record {path} has format {found!r}, expected {FORMAT} (written by another gepa-lab "
+                          "version); start a new run")
+    return data
+
+
+def refuse_used_dir(run_dir: Path) -> None:
+    """A new run's directory must hold no run record, finished or not."""
+    used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (run_dir / name).exists()]
+    if used:
+        raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
+                          "new run directory")
+
+
+def run_state(run_dir: Path) -> str:
+    """`new` (no record), `unfinished` (resume it) or `finished` (decided, and every tracker told):
+    what a run dir holds."""
+    if not any((run_dir / name).exists() for name in (*RECORD_FILES, *EARLIER_FORMAT)):
+        return "new"
+    read_experiment(run_dir)
+    path = run_dir / EVENTS_FILE
+    durable = [kind for n, line in _lines(path) if (kind := _parse(path, n, line).get("kind")) in DURABLE]
+    return "finished" if durable and durable[-1] == "run_finished" else "unfinished"
 
 
 @dataclass(frozen=True)
@@ -168,17 +299,57 @@ class RecordedExperiment:
 def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     """The run's recorded experiment; a split whose cases no longer match the recorded digest is a
     ValueError (the record was edited)."""
-    path = Path(run_dir) / EXPERIMENT_FILE
-    if not path.is_file():
+    run_dir = Path(run_dir)
+    if not (run_dir / EXPERIMENT_FILE).is_file():
         raise FileNotFoundError(f"no {EXPERIMENT_FILE} in {run_dir}: not a gepa-lab run directory")
-    data = read_json(path, "experiment record")
-    ds = data["dataset"]
-    splits = {name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS}
-    dataset = Dataset(ds["id"], ds["version"], splits["feedback"], splits["validation"], splits["holdout"])
-    digests = dict(ds["digests"])
+    recorded = Recorded(read_experiment(run_dir))
+    dataset = recorded.dataset()
+    digests = dict(recorded.experiment["dataset"]["digests"])
     changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
     if changed:
-        raise ValueError(f"{path} does not match its recorded digests ({', '.join(changed)}); the record was "
-                         "edited and cannot be trusted")
+        raise ValueError(f"{run_dir / EXPERIMENT_FILE} does not match its recorded digests ({', '.join(changed)}); "
+                         "the record was edited and cannot be trusted")
+    data = recorded.experiment
     return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
                               dict(data["seed"]), dataset, digests)
+
+
+def read_history(run_dir: Path | str) -> Recorded:
+    """Everything the record holds (read-only; nothing is rewound): for audits and tests."""
+    run_dir = Path(run_dir)
+    record = RunRecord(run_dir)
+    recorded = Recorded(read_experiment(run_dir))
+    path = run_dir / EVALUATIONS_FILE
+    for number, line in _lines(path):
+        row = _parse(path, number, line)
+        record._cache[str(row["key"])] = _evaluation(row)
+    events = run_dir / EVENTS_FILE
+    for number, line in _lines(events):
+        record._replay(_parse(events, number, line), recorded)
+    return recorded
+
+
+# -- file helpers ---------------------------------------------------------------------------
+def _has_torn_tail(path: Path) -> bool:
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a line a crash left half-written, so the next append starts on a line of its own."""
+    if _has_torn_tail(path):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        with open(path, "r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(f".{path.name}.rewind")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    os.replace(tmp, path)

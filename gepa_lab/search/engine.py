@@ -1,9 +1,13 @@
-"""Run lifecycle (docs/design.md §3): validate, score the seed, search, select, holdout, promote,
-submit.
+"""A run, top to bottom (docs/design.md §3, docs/architecture.md): three stages over one record.
 
-The engine owns the budget, the run's single seeded RNG (inside the search state), the retry
-policy around the reflector and the checkpoint; the strategy (`strategy.py`) runs one iteration;
-trackers (the run record, progress, MLflow) observe through `Trackers` and never steer.
+1. search   — score the seed on Validation, then rounds of proposals until a budget or a stop
+              condition ends it; the state is recorded at every round end;
+2. decision — the seed and the winner on Holdout (and under the transfer evaluator), the
+              promotion rules; a finished search may be decided again under other settings;
+3. submission — an eligible winner handed to the revision store (now or later).
+
+`optimize` runs whichever stages the record does not hold yet. The ledger owns the budgets, the
+scheduler the concurrency, the proposal pipeline the steps; trackers observe and never steer.
 """
 
 from __future__ import annotations
@@ -11,55 +15,28 @@ from __future__ import annotations
 import logging
 import math
 import random
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import nullcontext
-from dataclasses import asdict, replace
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import (
-    Case,
-    Dataset,
-    Evaluation,
-    Evaluator,
-    Reflector,
-    RevisionSubmitter,
-)
-from gepa_lab.core.errors import (
-    GepaLabError,
-    ReflectorError,
-    ReflectorUnavailable,
-    ResumeError,
-    describe,
-)
-from gepa_lab.core.events import (
-    CandidateInfo,
-    IterationStats,
-    Proposal,
-    ResumePoint,
-    RunInfo,
-    ScoredBatch,
-    Tracker,
-)
+from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict, artifact_id
+from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter
+from gepa_lab.core.errors import ReflectorError, ReflectorUnavailable, ResumeError, describe
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, ResumePoint, RunInfo, ScoredBatch, Tracker
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
-from gepa_lab.runs.cache import EvaluationCache
-from gepa_lab.runs.checkpoint import Checkpoint, CheckpointStore
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.runs.lock import RunLock
-from gepa_lab.runs.record import RunRecorder
-from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
-from gepa_lab.search.outcome import ALGORITHM, build_result
+from gepa_lab.runs.record import Recorded, RunRecord, now
+from gepa_lab.search.evaluation import CaseRunner, MemoryStore
+from gepa_lab.search.identity import check_same_search, decision_settings, run_identity
+from gepa_lab.search.ledger import CostCapReached, Ledger
+from gepa_lab.search.outcome import ALGORITHM, build_result, promotion_outcome
+from gepa_lab.search.planning import plan_round, proposal_calls
+from gepa_lab.search.policies import Policies, build_policies
+from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.preflight import (
     check_protocols,
     declared_price,
@@ -67,160 +44,124 @@ from gepa_lab.search.preflight import (
     iterations_allowed,
     validate_request,
 )
+from gepa_lab.search.proposal import Steps
 from gepa_lab.search.retry import RetryPolicy
-from gepa_lab.search.state import Budget, Candidate, SearchState, draw_seed
-from gepa_lab.search.strategy import iteration_calls, plan_round, run_round
+from gepa_lab.search.scheduler import Scheduler
+from gepa_lab.search.state import Candidate, Pool, SearchState, draw_seed
 from gepa_lab.search.submission import submit_winner
 from gepa_lab.tracking import Trackers
 
 log = logging.getLogger("gepa_lab")
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+def holdout_seeds(random_seed: int, repeats: int) -> list[int]:
+    """The run RNG's first draw is the validation seed, the next ones the holdout seeds: a pure
+    function of the random seed, so the seed's holdout scores never depend on the search."""
+    rng = random.Random(random_seed)
+    draw_seed(rng)
+    return [draw_seed(rng) for _ in range(repeats)]
 
 
-def _reflector_usage(reflector: Reflector) -> tuple[float, int]:
-    """Reflectors that pay for LM calls expose a cumulative `total_cost_usd` and `total_tokens`."""
-    cost, tokens = getattr(reflector, "total_cost_usd", 0.0), getattr(reflector, "total_tokens", 0)
-    return (float(cost) if isinstance(cost, (int, float)) and math.isfinite(cost) else 0.0,
-            int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) else 0)
+@dataclass
+class Request:
+    """What the caller asked for (every argument of `optimize`, checked)."""
+
+    seed: Artifact
+    dataset: Dataset
+    evaluator: Evaluator
+    reflector: Reflector
+    config: SearchConfig
+    evaluation: EvaluationSettings
+    reflection: ReflectionSettings
+    promotion: PromotionPolicy
+    submitter: RevisionSubmitter | None
+    submit: bool
+    run_dir: Path | None
+    transfer: Evaluator | None
+    name: str
+    run_config: dict[str, Any]
 
 
-class CostCapReached(GepaLabError):
-    """The money cap cannot cover the next case (search: it ends with `cost_budget`)."""
+class Run:
+    """One run's context: the record, the ledger, the state, the runners, the trackers."""
 
-    partial: tuple[str, str, int, tuple[Evaluation, ...]] | None = None  # a batch cut short by the cap
-
-    def __init__(self, phase: str, spent: float, price: float, cap: float):
-        where = {"validation": "scoring the seed on Validation"}.get(phase, f"the {phase} phase")
-        super().__init__(f"cost budget ${cap:g} cannot cover {where}: ${spent:.4f} spent, about ${price:.4f} per "
-                         "case, with the holdout comparison reserved (raise search.max_cost_usd and resume)")
-        self.phase = phase
-
-
-class _Run:
-    """One run's mutable context: scoring (budget, records), reflection, checkpoints, stop rules."""
-
-    def __init__(self, *, dataset: Dataset, reflector: Reflector, config: SearchConfig, policy: PromotionPolicy,
-                 runner: CaseRunner, trackers: Trackers, store: CheckpointStore | None, experiment_id: str,
-                 identity: dict[str, Any], reflection: ReflectionSettings, quality_objective: str | None,
-                 price: float | None = None, transfer_runner: CaseRunner | None = None):
-        self.dataset = dataset
-        self.price = price  # USD per case the evaluator declares, until a price is observed
-        self.policy = policy
-        self.quality_objective = quality_objective
-        self.reserve = holdout_reserve(dataset, policy, transfer_runner is not None)
-        self.reflector = reflector
-        self.config = config
-        self.runner = runner
-        self.transfer_runner = transfer_runner  # the second evaluator of the transfer check, if any
+    def __init__(self, request: Request, trackers: Trackers, policies: Policies, record: RunRecord | None,
+                 recorded: Recorded | None, experiment_id: str):
+        self.request = request
         self.trackers = trackers
-        self.store = store
+        self.policies = policies
+        self.record = record
+        self.recorded = recorded
         self.experiment_id = experiment_id
-        self.identity = identity
+        config, dataset = request.config, request.dataset
+        store = record if record is not None else MemoryStore()
+        self.runner = CaseRunner(request.evaluator, request.evaluation, store)
+        self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, store, role="transfer")
+                                if request.transfer else None)
+        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion,
+                                                                       request.transfer is not None),
+                             config.max_cost_usd, declared_price(request.evaluator))
+        self.scheduler = Scheduler(config.parallel_proposals)
+        self._retry = RetryPolicy(request.reflector, request.reflection.max_retries,
+                                  request.reflection.retry_backoff_s)
+        self.state: SearchState | None = None
         self.batches = 0
-        self.task_cost_usd = 0.0  # nominal: cached results count too, so resumes replay exactly
-        self.reflection_cost_usd = 0.0
-        self.reflection_tokens = 0
-        # Read only from reflectors that meter LM usage (two attribute reads a round otherwise).
-        self._metered = hasattr(reflector, "total_cost_usd") or hasattr(reflector, "total_tokens")
         self.elapsed_before = 0.0
         self.started = time.monotonic()
-        self.state: SearchState | None = None
-        self._retry = RetryPolicy(reflector, reflection.max_retries, reflection.retry_backoff_s)
-        self._lock = threading.Lock()
-        self._proposals = (ThreadPoolExecutor(config.parallel_proposals, thread_name_prefix="gepa-proposal")
-                           if config.parallel_proposals > 1 else None)
+        self.searching = False
 
     def close(self) -> None:
-        if self._proposals is not None:
-            self._proposals.shutdown(wait=False, cancel_futures=True)
+        self.scheduler.close()
+        self.runner.close()
+        if self.transfer_runner is not None:
+            self.transfer_runner.close()
+        if self.record is not None:
+            self.record.close()
 
-    # -- the two boundaries ------------------------------------------------------------------
-    def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
+    # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
+    def evaluate(self, artifact: Artifact, candidate_id: str, cases: list[Case] | tuple[Case, ...], seed: int,
                  phase: str, runner: CaseRunner | None = None) -> tuple[Evaluation, ...]:
-        """Pay for one batch (thread-safe: a round's proposals call it concurrently). `runner`:
-        another evaluator's (the transfer check); default the run's."""
-        assert self.state is not None
         runner = runner or self.runner
-        cases = list(cases)
-        if self.config.max_cost_usd is None or self.config.parallel_proposals > 1:
-            with self._lock:  # spent before the call: an evaluation that fails still consumed its calls
-                self.state.budget.used += len(cases)
+        if self.ledger.max_cost_usd is None or self.request.config.parallel_proposals > 1:
+            self.ledger.spend(len(cases))
             return tuple(runner.run(artifact, candidate_id, cases, seed))
         # A money cap (one proposal at a time): pay a worker-sized chunk at a time, checking in between.
-        evaluations: list[Evaluation] = []
-        step = max(1, self.runner.settings.workers)
+        paid: list[Evaluation] = []
+        step = max(1, runner.settings.workers)
         for start in range(0, len(cases), step):
-            chunk = cases[start:start + step]
             try:
-                self._check_cost(len(cases) - start, phase, evaluations)
-            except CostCapReached as exc:  # what this batch already paid for is still recorded
-                if evaluations:
-                    exc.partial = (phase, candidate_id, seed, tuple(evaluations))
+                self.ledger.check_cost(len(cases) - start, phase, paid, self.searching)
+            except CostCapReached as exc:
+                if paid:  # what this batch already paid for is recorded when the round ends
+                    exc.partial = (phase, candidate_id, seed, tuple(paid), runner)
                 raise
-            self.state.budget.used += len(chunk)
-            evaluations += runner.run(artifact, candidate_id, chunk, seed)
-        return tuple(evaluations)
+            chunk = list(cases[start:start + step])
+            self.ledger.spend(len(chunk))
+            paid += runner.run(artifact, candidate_id, chunk, seed)
+        return tuple(paid)
 
-    def emit(self, phase: str, candidate_id: str, seed: int, evaluations: tuple[Evaluation, ...]) -> ScoredBatch:
-        """Record a scored batch: its index, its cost, the trackers (always in a fixed order)."""
-        self._add_cost(evaluations)
+    def emit(self, phase: str, candidate_id: str, seed: int, evaluations: tuple[Evaluation, ...],
+             runner: CaseRunner | None = None) -> ScoredBatch:
+        self.ledger.add_task_cost(evaluations)
         batch = ScoredBatch(self.batches, phase, candidate_id, seed, evaluations)
         self.batches += 1
+        if self.record is not None:
+            keys = [(runner or self.runner).key(candidate_id, ev.case_id, seed) for ev in evaluations]
+            self.record.batch(batch, keys)
         self.trackers.evaluation(batch)
         return batch
 
-    def score(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
-              phase: str, runner: CaseRunner | None = None) -> ScoredBatch:
-        return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase, runner))
-
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        """Run a round's proposals concurrently (k > 1) or in line (k = 1)."""
-        items = list(items)
-        if self._proposals is None or len(items) <= 1:
-            return [fn(item) for item in items]
-        futures = [self._proposals.submit(fn, item) for item in items]
-        wait(futures)  # every proposal settles before the first failure is raised: nothing still runs
-        return [f.result() for f in futures]
-
-    def _add_cost(self, evaluations: Sequence[Evaluation]) -> None:
-        costs = [ev.objectives["cost_usd"] for ev in evaluations if "cost_usd" in ev.objectives]
-        if costs:
-            self.task_cost_usd += math.fsum(costs)
-
-    def per_case_price(self, paid: Sequence[Evaluation] = ()) -> float:
-        """Observed USD per evaluated case, or the evaluator's declared price before any."""
-        assert self.state is not None
-        if self.state.budget.used:
-            unemitted = math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in paid)
-            return (self.task_cost_usd + unemitted) / self.state.budget.used
-        return self.price or 0.0
-
-    def _check_cost(self, remaining: int, phase: str, paid: Sequence[Evaluation]) -> None:
-        """Stop before paying for a case the money cap cannot cover: during the search the holdout
-        comparison stays reserved, during the seed's validation the whole batch must still fit.
-        `paid`: this batch's evaluations so far (not yet emitted, so not yet in task_cost_usd)."""
-        cap = self.config.max_cost_usd
-        assert cap is not None and self.state is not None
-        price = self.per_case_price(paid)
-        spent = (self.task_cost_usd + self.reflection_cost_usd
-                 + math.fsum(ev.objectives.get("cost_usd", 0.0) for ev in paid))
-        if phase.startswith("holdout"):
-            need = price
-        elif self.state.pool:  # searching: this case plus the holdout reserve
-            need = price * (1 + self.reserve)
-        else:  # the seed: all of its validation plus the reserve (a pre-flight at the observed price)
-            need = price * (remaining + self.reserve)
-        if spent + need > cap + 1e-12:
-            raise CostCapReached(phase, spent, price, cap)
+    def score(self, artifact: Artifact, candidate_id: str, cases: tuple[Case, ...], seed: int, phase: str,
+              runner: CaseRunner | None = None) -> ScoredBatch:
+        return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase, runner),
+                         runner)
 
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
+        reflector = self.request.reflector
         try:
-            return self._retry(self.reflector.reflect, artifact, component, records)
+            return self._retry(reflector.reflect, artifact, component, records)
         except Exception as exc:
-            name = type(self.reflector).__name__
+            name = type(reflector).__name__
             if self._retry.transient(exc):
                 raise ReflectorUnavailable(f"reflector {name} kept failing: {describe(exc)}") from exc
             raise ReflectorError(
@@ -228,146 +169,226 @@ class _Run:
                 "a bad reply (fix the reflector, then resume the run; declare transient error types in "
                 "`retryable_exceptions`)") from exc
 
-    # -- checkpoints -------------------------------------------------------------------------
+    # -- stage 1: the search ---------------------------------------------------------------------
     def elapsed(self) -> float:
         return self.elapsed_before + time.monotonic() - self.started
 
-    def checkpoint(self, finished: bool = False) -> None:
-        if self.store is not None:
-            self.store.save(Checkpoint(self.experiment_id, self.identity, self.state, self.batches,
-                                       self.task_cost_usd, self.reflection_cost_usd, self.elapsed(), finished,
-                                       self.reflection_tokens))
+    def snapshot(self) -> dict[str, Any]:
+        assert self.state is not None
+        return {"state": self.state.snapshot(), "ledger": self.ledger.snapshot(), "batches": self.batches,
+                "elapsed_s": self.elapsed(), "policies": {k: p.state() for k, p in self.policies.stateful().items()}}
 
-    def restore(self, cp: Checkpoint) -> None:
-        self.state = cp.state
-        self.batches = cp.batches
-        self.task_cost_usd = cp.task_cost_usd
-        self.reflection_cost_usd = cp.reflection_cost_usd
-        self.reflection_tokens = cp.reflection_tokens
-        self.elapsed_before = cp.elapsed_s
+    def round_end(self) -> None:
+        if self.record is not None:
+            self.record.round_end(self.snapshot())
+        self.trackers.round_end()
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    def init_seed(self, seed: Artifact, seed_id: str) -> None:
-        rng = random.Random(self.config.random_seed)
-        validation_seed = draw_seed(rng)  # first draw
-        # Then one per holdout repeat, before the search, so the seed's holdout scores depend only
-        # on the random seed, never on how long the search ran.
-        holdout_seeds = [draw_seed(rng) for _ in range(self.policy.holdout_repeats)] if self.dataset.holdout else []
-        self.state = SearchState(rng=rng, budget=Budget(self.config.max_metric_calls), validation_seed=validation_seed,
-                                 holdout_seeds=holdout_seeds)
-        batch = self.score(seed, seed_id, self.dataset.validation, validation_seed, "validation")
-        self.state.add(Candidate(seed_id, seed, None, None, None, 0, batch.evaluations, self.state.budget.used))
-        self.trackers.candidate(CandidateInfo(seed_id, seed, None, None, None, batch, self.state.budget.used))
-        self.checkpoint()
+    def score_seed(self) -> None:
+        request = self.request
+        rng = random.Random(request.config.random_seed)
+        validation_seed = draw_seed(rng)  # first draw; then one per holdout repeat (holdout_seeds)
+        repeats = [draw_seed(rng) for _ in range(request.promotion.holdout_repeats)] if request.dataset.holdout else []
+        self.state = SearchState(rng, validation_seed, repeats, Pool(self.policies.frontier))
+        seed_id = artifact_id(request.seed)
+        batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
+        self.state.pool.add(Candidate(seed_id, request.seed, (), (), None, 0, batch.evaluations, self.ledger.used))
+        self.trackers.candidate(CandidateInfo(seed_id, request.seed, None, None, None, batch, self.ledger.used))
+        self.round_end()
 
-    def round_size(self) -> tuple[int, str | None]:
-        """Proposals the next round may make (up to parallel_proposals), or 0 and the stop reason.
-        Every budget check covers the whole round and keeps the holdout comparison affordable."""
-        state, config = self.state, self.config
+    def stop_reason(self) -> tuple[int, str | None]:
+        """Proposals the next round may make (up to parallel_proposals), or 0 and why the search ends."""
+        state, config = self.state, self.request.config
         assert state is not None
         k = config.parallel_proposals
         if config.max_iterations is not None:
             k = min(k, config.max_iterations - state.iteration)
             if k <= 0:
                 return 0, "max_iterations"
-        per_proposal = iteration_calls(config.minibatch_size, self.dataset)
-        k = min(k, max(0, state.budget.max_calls - state.budget.used - self.reserve) // per_proposal)
-        if k <= 0:
-            return 0, "metric_budget"
-        if config.max_cost_usd is not None:
-            per_reflection = self.reflection_cost_usd / max(1, state.proposals)
-            spent = self.task_cost_usd + self.reflection_cost_usd
-            one = self.per_case_price() * per_proposal + per_reflection
-            k = min(k, int((config.max_cost_usd - spent - self.per_case_price() * self.reserve) // one)
-                    if one > 0 else k)
-            if k <= 0:
-                return 0, "cost_budget"
+        k, reason = self.ledger.affordable(k, proposal_calls(config.minibatch_size, self.request.dataset),
+                                           state.proposals)
+        if reason is not None:
+            return 0, reason
         if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
             return 0, "time_limit"
+        view = SearchView(state.pool, state.proposals, self.request.run_dir)
+        for condition in self.policies.stop.values():
+            found = condition.reason(view)
+            if found is not None:
+                return 0, found
         return k, None
 
     def search(self) -> None:
         state = self.state
         assert state is not None
+        self.searching = True
         while state.stop_reason is None:
-            k, reason = self.round_size()
+            k, reason = self.stop_reason()
             if reason is not None:
                 state.stop_reason = reason
                 break
-            cost_before, tokens_before = _reflector_usage(self.reflector) if self._metered else (0.0, 0)
-            plans = plan_round(state, self.dataset, self.config, k)
-            try:
-                proposals = run_round(plans, state, self.dataset, self.config, self.evaluate, self.emit,
-                                      self.reflect, self.map)
-            except CostCapReached as exc:
-                log.warning("stopping the search mid-proposal: %s", exc)
-                if exc.partial is not None:
-                    self.emit(*exc.partial)
-                state.stop_reason = "cost_budget"
+            proposals = self.run_round(k)
+            if proposals is None:
                 break
-            except ReflectorUnavailable as exc:
-                # A provider that stays down ends the search cleanly; the holdout still runs.
-                log.error("stopping the search: %s", exc)
-                self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
-                state.stop_reason = "reflector_error"
-                break
-            finally:
-                if self._metered:
-                    cost_after, tokens_after = _reflector_usage(self.reflector)
-                    self.reflection_cost_usd += max(0.0, cost_after - cost_before)
-                    self.reflection_tokens += max(0, tokens_after - tokens_before)
             for proposal in proposals:
                 self._report(proposal)
-            self.checkpoint()  # after whole rounds: a resume replays an interrupted round exactly
-        self.checkpoint()
+            if self.policies.merge is not None:
+                self.policies.merge.after_round(sum(p.status == "accepted" and p.kind == "reflection"
+                                                    for p in proposals))
+            self.round_end()
+        self.searching = False
+        if self.record is not None:
+            self.record.search_end(str(state.stop_reason), self.snapshot())
+
+    def run_round(self, k: int) -> list[Proposal] | None:
+        """One round; None when a budget or the reflector's outage ended the search mid-round."""
+        state, request = self.state, self.request
+        assert state is not None
+        reflector = request.reflector
+        usage_before = _usage(reflector)
+        room = self.ledger.max_calls - self.ledger.used - self.ledger.reserve
+        plans = plan_round(state, request.dataset.feedback, request.config, self.policies, k, room, request.dataset)
+        steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
+                      request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
+                      request.config.accept_top is None, lambda: self.ledger.used)
+        try:
+            return self.scheduler.run_round(plans, steps, self.emit, request.config.accept_top)
+        except CostCapReached as exc:
+            log.warning("stopping the search mid-proposal: %s", exc)
+            if exc.partial is not None:
+                self.emit(*exc.partial)
+            state.stop_reason = "cost_budget"
+        except ReflectorUnavailable as exc:
+            # A provider that stays down ends the search cleanly; the holdout still runs.
+            log.error("stopping the search: %s", exc)
+            self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
+            if self.record is not None:
+                self.record.event("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
+            state.stop_reason = "reflector_error"
+        finally:
+            usage_after = _usage(reflector)
+            self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
+        return None
 
     def _report(self, proposal: Proposal) -> None:
         state = self.state
         assert state is not None
         state.proposals += 1
+        state.skipped += proposal.status == "skipped"
         if proposal.status == "accepted":
-            joined = state.get(str(proposal.candidate_id))
+            joined = state.pool.get(str(proposal.candidate_id))
             assert proposal.validation_batch is not None
             self.trackers.candidate(CandidateInfo(joined.id, joined.artifact, joined.parent_id, joined.component,
                                                   joined.iteration, proposal.validation_batch, joined.metric_calls,
                                                   joined.rationale))
+        if self.record is not None:
+            self.record.proposal(proposal, self.ledger.used)
         self.trackers.proposal(proposal)
         if self.trackers.wants("iteration"):
-            best = state.best()
+            best = state.pool.best()
             self.trackers.iteration(IterationStats(state.iteration, best.id, best.mean, len(state.pool),
-                                                   state.front_size(), state.budget.used, state.proposals,
-                                                   self.task_cost_usd, self.reflection_cost_usd))
+                                                   len(state.pool.survivors()), self.ledger.used, state.proposals,
+                                                   self.ledger.task_cost_usd, self.ledger.reflection_cost_usd))
         state.iteration += 1
 
-    def finish(self, seed: Artifact, seed_id: str) -> Result:
-        """Final selection, paired holdout comparison (every repeat), promotion decision."""
-        state, dataset = self.state, self.dataset
+    # -- stage 2: the decision -----------------------------------------------------------------
+    def decide(self, number: int) -> Result:
+        """The seed and the winner on Holdout with the holdout seeds (every repeat), the transfer
+        check, the promotion rules. Evaluations the record holds are not paid again."""
+        state, request = self.state, self.request
         assert state is not None
-        best = state.best()
-        base_repeats: list[tuple[Evaluation, ...]] = []
-        cand_repeats: list[tuple[Evaluation, ...]] = []
-        for holdout_seed in state.holdout_seeds:
+        dataset, seed = request.dataset, request.seed
+        seed_id, best = artifact_id(seed), state.pool.best()
+        paid_before = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
+        seeds = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats) if dataset.holdout else []
+        base_repeats, cand_repeats = [], []
+        for holdout_seed in seeds:
             base = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations
             base_repeats.append(base)
             cand_repeats.append(base if best.id == seed_id else self.score(
                 best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations)
-        transfer: tuple[tuple[Evaluation, ...], tuple[Evaluation, ...]] | None = None
+        transfer = None
         if self.transfer_runner is not None and best.id != seed_id:  # the first holdout seed, once more
-            runner, holdout_seed = self.transfer_runner, state.holdout_seeds[0]
-            transfer = (
-                self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-transfer-baseline",
-                           runner).evaluations,
-                self.score(best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-transfer-candidate",
-                           runner).evaluations)
-        return build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=self.config,
-                            policy=self.policy, quality_objective=self.quality_objective,
-                            digests=self.identity["digests"], base_repeats=base_repeats, cand_repeats=cand_repeats,
-                            costs={"task": self.task_cost_usd, "reflection": self.reflection_cost_usd},
-                            reflection_tokens=self.reflection_tokens,
-                            transfer_evaluator=self.transfer_runner.name if self.transfer_runner else None,
-                            transfer=transfer)
+            transfer = tuple(self.score(artifact, cid, dataset.holdout, seeds[0], f"holdout-transfer-{role}",
+                                        self.transfer_runner).evaluations
+                             for artifact, cid, role in ((seed, seed_id, "baseline"),
+                                                         (best.artifact, best.id, "candidate")))
+        paid = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0) - paid_before
+        result = build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
+                              policy=request.promotion, holdout_seeds=seeds,
+                              quality_objective=_quality_objective(request.evaluator),
+                              digests=dataset.digests(), base_repeats=base_repeats, cand_repeats=cand_repeats,
+                              ledger=self.ledger, transfer_evaluator=(self.transfer_runner.name
+                                                                      if self.transfer_runner else None),
+                              transfer=transfer)  # type: ignore[arg-type]
+        result.decision_number, result.decision_paid_evaluations = number, paid
+        result.links = self.trackers.links()
+        if self.record is not None:
+            self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
+                                 promotion_outcome(result, request.submit))
+        return result
+
+    # -- stage 3: the submission -----------------------------------------------------------------
+    def submit(self, result: Result) -> Exception | None:
+        """Hand an eligible winner to the store; a failure is recorded with the result and returned."""
+        failure: Exception | None = None
+        try:
+            submit_winner(result, self.request.dataset, self.request.submitter)
+        except Exception as exc:  # the decision stands: its result (and why submission failed) is kept
+            failure = exc
+        if self.record is not None:
+            self.record.submission(result.decision_number, result.to_dict(), promotion_outcome(result, True))
+        return failure
+
+    # -- resuming --------------------------------------------------------------------------------
+    def restore(self) -> None:
+        """The search state at the record's last round end (nothing when the seed was not scored)."""
+        recorded = self.recorded
+        assert recorded is not None
+        snap = recorded.search_end or recorded.snapshot
+        if snap is None:
+            return
+        request = self.request
+        rng = random.Random()
+        validation = recorded.batches[0]
+        repeats = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats)
+        self.state = SearchState(rng, validation.seed, repeats if request.dataset.holdout else [],
+                                 Pool(self.policies.frontier))
+        self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
+                                      len(validation.evaluations)))
+        members = set(snap["state"]["pool"])
+        for row in recorded.proposals:
+            if row["status"] == "accepted" and row["candidate_id"] in members:
+                self.state.pool.add(_candidate(row, recorded.batches))
+        self.state.restore(snap["state"])
+        self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
+        self.ledger.restore(snap["ledger"])
+        self.batches = int(snap["batches"])
+        self.elapsed_before = float(snap["elapsed_s"])
+        for name, policy in self.policies.stateful().items():
+            if name in snap.get("policies", {}):
+                policy.restore(snap["policies"][name])
 
 
+def _candidate(row: dict[str, Any], batches: dict[int, ScoredBatch]) -> Candidate:
+    validation = batches[row["batches"][-1]]
+    return Candidate(row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]),
+                     tuple(row["components"]), row["iteration"], 0, validation.evaluations, int(row["metric_calls"]),
+                     row.get("rationale", ""), joined_after=int(row["iteration"]) + 1)
+
+
+def _usage(reflector: Reflector) -> tuple[float, int]:
+    """Reflectors that pay for LM calls expose a cumulative `total_cost_usd` and `total_tokens`."""
+    cost, tokens = getattr(reflector, "total_cost_usd", 0.0), getattr(reflector, "total_tokens", 0)
+    return (float(cost) if isinstance(cost, (int, float)) and math.isfinite(cost) else 0.0,
+            int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) else 0)
+
+
+def _quality_objective(evaluator: Evaluator) -> str | None:
+    quality = getattr(evaluator, "quality_objective", None)
+    return quality if isinstance(quality, str) else None
+
+
+# -- the entry point -------------------------------------------------------------------------------
 def optimize(
     seed: Artifact,
     dataset: Dataset,
@@ -389,100 +410,132 @@ def optimize(
 ) -> Result:
     """Run one GEPA experiment and decide whether its winner may be promoted.
 
-    `run_dir` gets the auditable run record, the evaluation cache and checkpoints; `resume=True`
-    continues the interrupted run recorded there and ends with the result an uninterrupted run
-    would have had. `trackers` observe the run (progress, MLflow); `name` and `run_config` only
-    label it for them. `transfer`: a second evaluator (another model, agent or configuration)
-    under which the winner must also beat the seed on Holdout before it is eligible.
+    `run_dir` gets the run record (which is also the evaluation cache). `resume=True` continues
+    the run recorded there and ends with the result an uninterrupted run would have had; on a
+    finished run it re-runs only the later stages asked for: a decision under another promotion
+    policy or transfer evaluator, or the submission of an eligible winner (`submit=True`).
+    `trackers` observe the run (progress, MLflow); `name` and `run_config` only label it for them.
+    `transfer`: a second evaluator under which the winner must also beat the seed on Holdout.
     """
     config, evaluation = config or SearchConfig(), evaluation or EvaluationSettings()
     reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
-    if config.min_holdout_improvement is not None:  # the older spelling still works
-        promotion = replace(promotion, min_holdout_improvement=config.min_holdout_improvement)
+    policies = build_policies(config)
     validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
                      transfer=transfer is not None)
     check_protocols(evaluator, reflector, submitter, transfer)
-    path = Path(run_dir) if run_dir is not None else None
-    with RunLock(path) if path is not None else nullcontext():
-        return _locked_run(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
-                           submitter, submit, path, resume, trackers, name, run_config, transfer)
-
-
-def _locked_run(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
-                evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
-                submitter: RevisionSubmitter | None, submit: bool, path: Path | None, resume: bool,
-                trackers: list[Tracker] | tuple[Tracker, ...], name: str, run_config: dict[str, Any] | None,
-                transfer: Evaluator | None) -> Result:
-    store = CheckpointStore(path) if path is not None else None
-    digests, seed_id = dataset.digests(), artifact_id(seed)
-    identity = {"digests": digests, "seed_id": seed_id, "evaluator": evaluator_fingerprint(evaluator),
-                "search": asdict(config), "promotion": asdict(promotion)}
-    if transfer is not None:  # absent otherwise: runs without one keep their identity
-        identity["transfer"] = evaluator_fingerprint(transfer)
-    checkpoint: Checkpoint | None = None
-    if resume:
-        if store is None:
-            raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
-        checkpoint = store.resume(identity, config.max_metric_calls)
-        experiment_id = checkpoint.experiment_id
-    else:
-        if store is not None and store.exists():
-            raise ResumeError(f"{path} already holds a run: resume it (resume={path}) or use a new run directory")
-        experiment_id = str(uuid.uuid4())
-
-    sinks: list[Tracker] = [RunRecorder(path)] if path is not None else []
-    fanout = Trackers([*sinks, *trackers])
-    cache = EvaluationCache(path) if path is not None else None
-    runner = CaseRunner(evaluator, evaluation, cache)
-    transfer_runner = CaseRunner(transfer, evaluation, cache) if transfer is not None else None
-    quality = getattr(evaluator, "quality_objective", None)
-    run = _Run(dataset=dataset, reflector=reflector, config=config, policy=promotion, runner=runner, trackers=fanout,
-               store=store, experiment_id=experiment_id, identity=identity, reflection=reflection,
-               quality_objective=quality if isinstance(quality, str) else None, price=declared_price(evaluator),
-               transfer_runner=transfer_runner)
-    resume_point = None
-    if checkpoint is not None:
-        run.restore(checkpoint)
-        resume_point = ResumePoint(checkpoint.state.iteration if checkpoint.state else 0, checkpoint.batches)
-    elif store is not None:
-        run.checkpoint()  # the run's identity is on disk before anything is spent
-    least, most = iterations_allowed(config, dataset, promotion, transfer is not None)
-    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
-             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
-    full_config = {"search": asdict(config), "evaluation": asdict(evaluation), "reflection": asdict(reflection),
-                   "promotion": asdict(promotion), **(run_config or {})}
-    failure: Exception | None = None
-    try:
-        # Inside the try: if a later tracker fails to start, the ones already started are ended.
-        fanout.start(RunInfo(experiment_id, name, ALGORITHM, _now(), dataset, digests, seed, seed_id, config,
-                             full_config, submit, str(path) if path else None, resume_point,
-                             simulated=getattr(evaluator, "simulated", False) is True))
+    request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
+                      submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
+    identity = run_identity(request.seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
+                            transfer)
+    if resume and request.run_dir is None:
+        raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
+    with RunLock(request.run_dir) if request.run_dir is not None else nullcontext():
+        record, recorded, experiment_id = _open_record(request, identity, resume)
+        run = Run(request, Trackers(list(trackers)), policies, record, recorded, experiment_id)
         try:
-            if run.state is None:
-                run.init_seed(seed, seed_id)
-            run.search()
-            result = run.finish(seed, seed_id)
-            result.links = fanout.links()
+            return _stages(run)
         finally:
             run.close()
-            runner.close()
-            if transfer_runner is not None:
-                transfer_runner.close()
-            if cache is not None:
-                cache.close()
-        if submit:
-            try:
-                submit_winner(result, dataset, submitter)
-            except Exception as exc:  # the search finished: its result (and why submission failed) is kept
-                failure = exc
-        fanout.finish(result)
-    except BaseException as exc:
-        fanout.fail(exc)  # an interrupt while trackers finish leaves a resumable run too
+
+
+def _open_record(request: Request, identity: dict[str, Any], resume: bool
+                 ) -> tuple[RunRecord | None, Recorded | None, str]:
+    if request.run_dir is None:
+        return None, None, str(uuid.uuid4())
+    if not resume:
+        experiment = {"id": str(uuid.uuid4()), "name": request.name, "algorithm": ALGORITHM, "started_at": now(),
+                      "identity": identity, "config": _full_config(request),
+                      "seed": {"id": identity["seed_id"], "artifact": artifact_dict(request.seed)},
+                      "dataset": {"id": request.dataset.id, "version": request.dataset.version,
+                                  "digests": identity["digests"],
+                                  **{s: [c.to_dict() for c in request.dataset.split(s)] for s in identity["digests"]}}}
+        return RunRecord.create(request.run_dir, experiment), None, experiment["id"]
+    record, recorded = RunRecord.reopen(request.run_dir)
+    try:
+        check_same_search(recorded.identity, identity, searched=recorded.search_end is not None)
+    except ResumeError:
+        record.close()
         raise
-    run.checkpoint(finished=True)  # only now: a run interrupted before this point resumes
+    return record, recorded, str(recorded.experiment["id"])
+
+
+def _next_stage(run: Run) -> str:
+    """What a resumed run does: `search`, `decision`, `submission`, or refuse (nothing asked)."""
+    recorded, request = run.recorded, run.request
+    if recorded is None or recorded.search_end is None:
+        return "search"
+    if not recorded.decisions:
+        return "decision"
+    last = recorded.decisions[-1]
+    if last["settings"] != decision_settings(request.promotion, request.transfer):
+        return "decision"
+    submitted = any(s["decision"] == last["number"] for s in recorded.submissions)
+    if request.submit and not submitted:
+        if not last["result"]["promotion_eligible"]:
+            raise ResumeError(f"cannot submit: the run's decision was NOT ELIGIBLE ({last['result']['promotion_reason']}"
+                              "); only an eligible winner is submitted")
+        return "submission"
+    if not recorded.finished:  # decided, but a tracker never heard of it (killed, interrupted)
+        return "report"
+    raise ResumeError(f"cannot resume {request.run_dir}: the run already finished (see its result.json); to decide "
+                      "again pass another promotion policy or transfer evaluator, to submit an eligible winner pass "
+                      "submit=true")
+
+
+def _stages(run: Run) -> Result:
+    request, recorded = run.request, run.recorded
+    stage = _next_stage(run)
+    if recorded is not None:
+        run.restore()
+    resume_point = None
+    if recorded is not None:
+        resume_point = ResumePoint(run.state.iteration if run.state else 0, run.batches)
+    _log_preflight(request)
+    run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
+                               request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
+                               _full_config(request), request.submit,
+                               str(request.run_dir) if request.run_dir else None, resume_point,
+                               simulated=getattr(request.evaluator, "simulated", False) is True))
+    if recorded is not None and run.record is not None:
+        run.record.event("run_resumed", {"stage": stage, "iteration": resume_point.iteration if resume_point else 0,
+                                         "batches": run.batches})
+    try:
+        if stage == "search":
+            if run.state is None:
+                run.score_seed()
+            run.search()
+        failure = None
+        if stage in ("submission", "report"):
+            assert recorded is not None
+            result = Result.from_dict(recorded.latest_result())
+        else:
+            result = run.decide(len(recorded.decisions) + 1 if recorded else 1)
+        if request.submit and stage != "report":
+            failure = run.submit(result)
+        run.trackers.finish(result)
+        if run.record is not None:
+            run.record.event("run_finished", {"decision": result.decision_number})
+    except BaseException as exc:
+        run.trackers.fail(exc)
+        if run.record is not None:
+            kind = "run_interrupted" if isinstance(exc, KeyboardInterrupt) else "run_failed"
+            run.record.event(kind, {"error": describe(exc)})
+        raise
     if failure is not None:
         failure.add_note(f"the run's result was recorded; submission_reason: {result.submission_reason}")
         raise failure
     return result
+
+
+def _full_config(request: Request) -> dict[str, Any]:
+    return {"search": asdict(request.config), "evaluation": asdict(request.evaluation),
+            "reflection": asdict(request.reflection), "promotion": asdict(request.promotion), **request.run_config}
+
+
+def _log_preflight(request: Request) -> None:
+    config = request.config
+    least, most = iterations_allowed(config, request.dataset, request.promotion, request.transfer is not None)
+    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
+             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")

@@ -10,6 +10,7 @@ from typing import Any
 from gepa_lab.core.contracts import Dataset, Evaluation, Summary
 from gepa_lab.core.result import PoolEntry, Result
 from gepa_lab.core.settings import PromotionPolicy, SearchConfig
+from gepa_lab.search.ledger import Ledger
 from gepa_lab.search.promotion import assess_promotion, case_means, transfer_delta
 from gepa_lab.search.state import SearchState
 
@@ -17,18 +18,18 @@ ALGORITHM = "gepa"
 
 
 def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
-                 policy: PromotionPolicy, quality_objective: str | None, digests: dict[str, str],
-                 base_repeats: Sequence[Sequence[Evaluation]], cand_repeats: Sequence[Sequence[Evaluation]],
-                 costs: dict[str, float], reflection_tokens: int = 0, transfer_evaluator: str | None = None,
+                 policy: PromotionPolicy, holdout_seeds: list[int], quality_objective: str | None,
+                 digests: dict[str, str], base_repeats: Sequence[Sequence[Evaluation]],
+                 cand_repeats: Sequence[Sequence[Evaluation]], ledger: Ledger, transfer_evaluator: str | None = None,
                  transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
     per holdout repeat (the same objects when the winner is the seed)."""
     assert state.stop_reason is not None
-    best, seed = state.best(), state.pool[0]
+    best, seed = state.pool.best(), state.pool.members[0]
     decision = assess_promotion(
         best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
         policy=policy, validation=best.validation, quality_objective=quality_objective,
-        bootstrap_seed=state.holdout_seeds[0] if state.holdout_seeds else 0,
+        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0,
         transfer_evaluator=transfer_evaluator, transfer=transfer)
     base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
 
@@ -37,10 +38,10 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
                            for c, m in zip(dataset.holdout, means, strict=True)])
 
     seeds: dict[str, Any] = {"random_seed": config.random_seed, "validation_seed": state.validation_seed}
-    if state.holdout_seeds:
-        seeds["holdout_seed"] = state.holdout_seeds[0]
-    if len(state.holdout_seeds) > 1:
-        seeds["holdout_seeds"] = list(state.holdout_seeds)
+    if holdout_seeds:
+        seeds["holdout_seed"] = holdout_seeds[0]
+    if len(holdout_seeds) > 1:
+        seeds["holdout_seeds"] = list(holdout_seeds)
     return Result(
         algorithm=ALGORITHM,
         experiment_id=experiment_id,
@@ -52,7 +53,7 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
         baseline_holdout=summary(base_cases),
         candidate_holdout=summary(cand_cases),
         candidate_count=len(state.pool),
-        metric_calls=state.budget.used,
+        metric_calls=ledger.used,
         stop_reason=state.stop_reason,
         promotion_eligible=decision.eligible,
         promotion_reason=decision.reason,
@@ -62,12 +63,13 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
         holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
-        cost_usd=costs,
-        reflection_tokens=reflection_tokens,
-        transfer=_transfer_record(transfer_evaluator, transfer, state.holdout_seeds),
+        cost_usd={"task": ledger.task_cost_usd, "reflection": ledger.reflection_cost_usd},
+        reflection_tokens=ledger.reflection_tokens,
+        transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
         proposals=state.proposals,
+        skipped_proposals=state.skipped,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
-              for c in state.pool],
+              for c in state.pool.members],
         validation_case_ids=[c.id for c in dataset.validation],
         holdout_interval=list(decision.interval) if decision.interval is not None else None,
         confidence=policy.confidence if decision.interval is not None else None,
@@ -84,3 +86,20 @@ def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation]
         return {"evaluator": evaluator, "holdout_seed": None, "baseline": None, "candidate": None, "delta": None}
     return {"evaluator": evaluator, "holdout_seed": holdout_seeds[0], "baseline": Summary.of(transfer[0]).score,
             "candidate": Summary.of(transfer[1]).score, "delta": transfer_delta(transfer)}
+
+
+def promotion_outcome(result: Result, submit: bool) -> dict[str, Any]:
+    """`promotion.json`: what a CI job needs to know about a finished run, in one small file."""
+    revision = result.revision or {}
+    return {
+        "experiment_id": result.experiment_id,
+        "decision": result.decision_number,
+        "eligible": result.promotion_eligible,
+        "reason": result.promotion_reason,
+        "submit": submit,
+        "submission_reason": result.submission_reason,
+        "revision_id": revision.get("revision_id"),
+        "revision_status": revision.get("status"),
+        "artifact_id": result.best_id,
+        "holdout_delta": result.holdout_delta,
+    }

@@ -1,8 +1,9 @@
 """Instance-level Pareto parent selection with coverage-dominance pruning (docs/design.md §3).
 
 Pure functions over a score matrix (candidate id -> scores per validation case, in pool order).
-The search state keeps the fronts up to date incrementally and calls `prune_dominated` /
-`ordered_selection` itself; `select_parent` is the same rule in one call.
+The pool (`search/state.py`) keeps the fronts of its frontier up to date incrementally and calls
+`prune_dominated` / `ordered_selection` itself; `select_parent` is the instance-level rule in one
+call.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def instance_fronts(scores: Mapping[str, Sequence[float]]) -> list[set[str]]:
     return fronts
 
 
-def prune_dominated(scores: Mapping[str, Sequence[float]], fronts: list[set[str]]) -> set[str]:
+def prune_dominated(means: Mapping[str, float], fronts: list[set[str]]) -> set[str]:
     """Remove, one at a time, candidates whose every front also holds another survivor.
 
     Scan order is ascending validation mean, then id, so the weakest redundant candidate goes
@@ -33,7 +34,7 @@ def prune_dominated(scores: Mapping[str, Sequence[float]], fronts: list[set[str]
     because a removal only makes the others less removable: a candidate kept once stays kept.)
     """
     on_front = set().union(*fronts) if fronts else set()
-    order = sorted(on_front, key=lambda c: (math.fsum(scores[c]) / max(1, len(scores[c])), c))
+    order = sorted(on_front, key=lambda c: (means[c], c))
     holding: dict[str, list[int]] = {c: [] for c in on_front}
     for index, front in enumerate(fronts):
         for cand in front:
@@ -57,7 +58,8 @@ def ordered_selection(fronts: Sequence[set[str]], alive: set[str], pool_order: S
 def selection_list(scores: Mapping[str, Sequence[float]]) -> list[str]:
     """Per case in dataset order, each surviving front member in pool order."""
     fronts = instance_fronts(scores)
-    return ordered_selection(fronts, prune_dominated(scores, fronts), list(scores))
+    means = {c: math.fsum(s) / max(1, len(s)) for c, s in scores.items()}
+    return ordered_selection(fronts, prune_dominated(means, fronts), list(scores))
 
 
 def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:

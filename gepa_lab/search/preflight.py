@@ -9,7 +9,7 @@ from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import ProtocolError, declared_retryable
 from gepa_lab.core.settings import PromotionPolicy, SearchConfig
-from gepa_lab.search.strategy import iteration_calls
+from gepa_lab.search.planning import proposal_calls
 
 
 def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
@@ -89,7 +89,7 @@ def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: Promotion
     accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
     child is scored (one minibatch each); the last one must still fit a whole iteration."""
     room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy, transfer)
-    full = iteration_calls(config.minibatch_size, dataset)
+    full = proposal_calls(config.minibatch_size, dataset)
     cheapest = min(config.minibatch_size, len(dataset.feedback))
     least = max(0, room // full)
     most = 0 if room < full else (room - full) // cheapest + 1

@@ -110,18 +110,33 @@ def _clean_component(value: Any, current: Any, component: str) -> str | tuple[st
     return value.strip()
 
 
-def apply_reply(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Artifact, str]:
-    """Child = parent with only `component` taken from the reply. Returns (child, rationale)."""
+def child_value(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Any, str]:
+    """The new value of `component` a reply proposes, and its rationale."""
     current = get_component(parent, component)
     data = parse_reply(reply)
     if component not in data:
         raise ReflectionRejected(f"reflection response has no {component!r} field")
-    child = with_component(parent, component, _clean_component(data[component], current, component))
+    rationale = data.get("rationale", "")
+    rationale = prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)
+    return _clean_component(data[component], current, component), rationale
+
+
+def apply_replies(parent: Artifact, replies: dict[str, Any]) -> tuple[Artifact, str]:
+    """Child = parent with each chosen component taken from its reply (only that component of
+    each reply). Returns (child, rationale)."""
+    child, rationales = parent, []
+    for component, reply in replies.items():
+        value, rationale = child_value(parent, component, reply)
+        child = with_component(child, component, value)
+        rationales.append(rationale)
     try:
         child.validate()
     except ValueError as exc:
         raise ReflectionRejected(f"invalid reflected candidate: {exc}") from exc
     if child == parent:
         raise ReflectionRejected("reflection did not change the selected component")
-    rationale = data.get("rationale", "")
-    return child, prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)
+    return child, "\n".join(r for r in rationales if r)
+
+
+def apply_reply(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Artifact, str]:
+    return apply_replies(parent, {component: reply})

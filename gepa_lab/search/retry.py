@@ -3,7 +3,6 @@ exponential backoff; anything else is raised at once."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,30 +14,17 @@ T = TypeVar("T")
 
 
 class RetryPolicy:
-    """`policy(fn, *args)`: the first attempt is a plain call (the common case pays nothing for
-    the retry machinery); after a transient failure tenacity runs the remaining attempts, waiting
-    backoff, 2·backoff, 4·backoff, … between attempts."""
-
-    later: Retrying | None  # the attempts after the first
+    """`policy(fn, *args)`: up to `retries` more attempts after a transient failure, waiting
+    backoff, 2·backoff, 4·backoff, … in between."""
 
     def __init__(self, component: object, retries: int, backoff_s: float):
         self.declared = declared_retryable(component)
-        self.backoff_s = backoff_s
-        self.later = Retrying(
-            stop=stop_after_attempt(retries),
-            wait=wait_exponential(multiplier=2 * backoff_s),
-            retry=retry_if_exception(self.transient),
-            reraise=True,
-        ) if retries > 0 else None
+        self._retrying = Retrying(stop=stop_after_attempt(retries + 1),
+                                  wait=wait_exponential(multiplier=backoff_s, exp_base=2, min=backoff_s),
+                                  retry=retry_if_exception(self.transient), reraise=True)
 
     def transient(self, exc: BaseException) -> bool:
         return is_transient(exc, self.declared)
 
     def __call__(self, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            return fn(*args)
-        except Exception as exc:
-            if self.later is None or not self.transient(exc):
-                raise
-        time.sleep(self.backoff_s)
-        return self.later(fn, *args)
+        return self._retrying(fn, *args)

@@ -1,7 +1,7 @@
-"""The search state: the pool, the budget and the run's single seeded RNG.
+"""The search state: the pool with its Pareto fronts, and the run's one seeded RNG.
 
-A plain value so `gepa_lab.runs.checkpoint` can save and restore it. The engine and the strategy
-advance it; Pareto selection over it is cached until the pool changes.
+The engine and the proposal pipeline advance it; `snapshot()` / `restore()` turn it into the
+plain values a round end records (docs/architecture.md, "The run record").
 """
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.search.pareto import ordered_selection, prune_dominated
+from gepa_lab.search.policies.frontier import Frontier, Instance
 
 SEED_BITS = 63
 
@@ -23,17 +25,19 @@ def draw_seed(rng: random.Random) -> int:
 
 @dataclass
 class Candidate:
-    """A pool member. `cursor` indexes artifact.COMPONENTS: the next component to mutate."""
+    """A pool member. `cursor` indexes artifact.COMPONENTS: the next component in round-robin
+    order. `parents` has two ids for a merge, one for a reflective child, none for the seed."""
 
     id: str
     artifact: Artifact
-    parent_id: str | None
-    component: str | None
+    parents: tuple[str, ...]
+    components: tuple[str, ...]
     iteration: int | None
     cursor: int
     validation: tuple[Evaluation, ...]
     metric_calls: int = 0  # budget spent when it joined the pool
     rationale: str = ""
+    joined_after: int = 0  # proposals made before it joined
     scores: list[float] = field(init=False, repr=False)
     mean: float = field(init=False, repr=False)
     view: Artifact | None = field(default=None, repr=False)  # what the reflector sees (cached)
@@ -42,75 +46,99 @@ class Candidate:
         self.scores = [ev.score for ev in self.validation]
         self.mean = math.fsum(self.scores) / len(self.scores) if self.scores else 0.0
 
+    @property
+    def parent_id(self) -> str | None:
+        return self.parents[0] if self.parents else None
 
-@dataclass
-class Budget:
-    max_calls: int
-    used: int = 0
+    @property
+    def component(self) -> str | None:
+        return "+".join(self.components) if self.components else None
 
-    def can_spend(self, calls: int, reserve: int) -> bool:
-        return self.used + calls + reserve <= self.max_calls
+
+class Pool:
+    """Pool members in joining order, with the frontier's fronts kept up to date as they join."""
+
+    def __init__(self, frontier: Frontier | None = None):
+        self.frontier = frontier or Instance()
+        self.members: list[Candidate] = []
+        self._by_id: dict[str, Candidate] = {}
+        self._values: dict[str, list[float]] = {}
+        self._top: list[float] = []  # per frontier key: the best value
+        self._fronts: list[set[str]] = []  # per key: who holds it
+        self._selection: list[str] | None = None
+        self._alive: set[str] | None = None
+
+    def add(self, candidate: Candidate) -> None:
+        values = self.frontier.values(candidate.validation)
+        self.members.append(candidate)
+        self._by_id[candidate.id] = candidate
+        self._values[candidate.id] = values
+        if not self._top:
+            self._top = list(values)
+            self._fronts = [{candidate.id} for _ in values]
+        else:  # the fronts move only where the newcomer ties or beats the best (exact ties kept)
+            for key, value in enumerate(values):
+                if value > self._top[key]:
+                    self._top[key], self._fronts[key] = value, {candidate.id}
+                elif value == self._top[key]:
+                    self._fronts[key].add(candidate.id)
+        self._selection = self._alive = None
+
+    def __contains__(self, candidate_id: object) -> bool:
+        return candidate_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def get(self, candidate_id: str) -> Candidate:
+        return self._by_id[candidate_id]
+
+    def _held(self) -> list[set[str]]:
+        # A key nobody has a value for (an objective no candidate reports) is nobody's front.
+        return [front if top != -math.inf else set() for front, top in zip(self._fronts, self._top, strict=True)]
+
+    def survivors(self) -> set[str]:
+        if self._alive is None:
+            means = {c.id: c.mean for c in self.members}
+            self._alive = prune_dominated(means, self._held())
+        return self._alive
+
+    def selection(self) -> list[str]:
+        """Per frontier key in order, each surviving front holder in pool order."""
+        if self._selection is None:
+            self._selection = ordered_selection(self._held(), self.survivors(), [c.id for c in self.members])
+        return self._selection
+
+    def best(self) -> Candidate:
+        # Strict '>' keeps the earliest candidate on ties, so the seed wins ties.
+        best = self.members[0]
+        for cand in self.members[1:]:
+            if cand.mean > best.mean:
+                best = cand
+        return best
 
 
 @dataclass
 class SearchState:
     rng: random.Random
-    budget: Budget
     validation_seed: int
-    holdout_seeds: list[int] = field(default_factory=list)  # drawn right after the validation seed
-    pool: list[Candidate] = field(default_factory=list)
+    holdout_seeds: list[int]  # drawn right after the validation seed
+    pool: Pool
     iteration: int = 0  # the next iteration to run
     proposals: int = 0
+    skipped: int = 0  # proposals skipped because the parent was already perfect on its minibatch
     stop_reason: str | None = None
-    _by_id: dict[str, Candidate] = field(default_factory=dict, repr=False)
-    _top: list[float] = field(default_factory=list, repr=False)  # per validation case: the best score
-    _fronts: list[set[str]] = field(default_factory=list, repr=False)  # per case: who holds it
-    _selection: list[str] | None = field(default=None, repr=False)
-    _alive: set[str] | None = field(default=None, repr=False)
 
-    def add(self, candidate: Candidate) -> None:
-        self.pool.append(candidate)
-        self._by_id[candidate.id] = candidate
-        if not self._fronts:
-            self._top = list(candidate.scores)
-            self._fronts = [{candidate.id} for _ in candidate.scores]
-        else:  # the fronts move only where the newcomer ties or beats the best (exact ties kept)
-            for case, score in enumerate(candidate.scores):
-                if score > self._top[case]:
-                    self._top[case], self._fronts[case] = score, {candidate.id}
-                elif score == self._top[case]:
-                    self._fronts[case].add(candidate.id)
-        self._selection = self._alive = None
+    def snapshot(self) -> dict[str, Any]:
+        version, internal, gauss = self.rng.getstate()
+        return {"rng": [version, list(internal), gauss], "iteration": self.iteration, "proposals": self.proposals,
+                "skipped": self.skipped, "pool": [c.id for c in self.pool.members],
+                "cursors": [c.cursor for c in self.pool.members]}
 
-    def _survivors(self) -> set[str]:
-        if self._alive is None:
-            self._alive = prune_dominated(self.score_matrix(), self._fronts)
-        return self._alive
-
-    def __contains__(self, candidate_id: str) -> bool:
-        return candidate_id in self._by_id
-
-    def get(self, candidate_id: str) -> Candidate:
-        return self._by_id[candidate_id]
-
-    def score_matrix(self) -> dict[str, list[float]]:
-        return {c.id: c.scores for c in self.pool}
-
-    def select_parent(self) -> Candidate:
-        """Instance-level Pareto selection (exactly `pareto.select_parent`), one RNG draw."""
-        if self._selection is None:
-            self._selection = ordered_selection(self._fronts, self._survivors(), [c.id for c in self.pool])
-        if not self._selection:  # no validation cases: nothing owns a front
-            return self.best()
-        return self._by_id[self._selection[self.rng.randrange(len(self._selection))]]
-
-    def best(self) -> Candidate:
-        # Strict '>' keeps the earliest candidate on ties, so the seed wins ties.
-        best = self.pool[0]
-        for cand in self.pool[1:]:
-            if cand.mean > best.mean:
-                best = cand
-        return best
-
-    def front_size(self) -> int:
-        return len(self._survivors())
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        version, internal, gauss = snapshot["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+        self.iteration, self.proposals = int(snapshot["iteration"]), int(snapshot["proposals"])
+        self.skipped = int(snapshot.get("skipped", 0))
+        for cand, cursor in zip(self.pool.members, snapshot["cursors"], strict=True):
+            cand.cursor = int(cursor)

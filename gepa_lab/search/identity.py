@@ -1,0 +1,79 @@
+"""A run's identity: everything that can change its result, recorded when it starts and checked
+when it is resumed. The search stage's part must match exactly (only raisable limits may change);
+the decision stage's part (promotion policy, transfer evaluator) may change once the search has
+finished: the run is then decided again, beside its earlier decisions."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from gepa_lab.core.artifacts import Artifact, artifact_id
+from gepa_lab.core.contracts import Dataset, Evaluator, Reflector
+from gepa_lab.core.errors import ResumeError
+from gepa_lab.core.fingerprint import fingerprint
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
+
+# Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
+RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})
+
+
+def decision_settings(promotion: PromotionPolicy, transfer: Evaluator | None) -> dict[str, Any]:
+    return {"promotion": asdict(promotion), "transfer": fingerprint(transfer) if transfer is not None else None}
+
+
+def run_identity(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
+                 evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
+                 transfer: Evaluator | None) -> dict[str, Any]:
+    search = {k: v for k, v in asdict(config).items() if k not in (*POLICY_KEYS, "stop")}
+    return {
+        "digests": dataset.digests(),
+        "seed_id": artifact_id(seed),
+        "evaluator": fingerprint(evaluator),
+        "reflector": fingerprint(reflector),
+        "search": {**search, **describe_policies(config)},
+        # What decides a transient failure's fate: how often it is retried, when a call times out.
+        "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
+        "reflection": {"max_retries": reflection.max_retries},
+        **decision_settings(promotion, transfer),
+    }
+
+
+def _changed(recorded: dict[str, Any], current: dict[str, Any], group: str) -> tuple[str, Any, Any] | None:
+    old, new = recorded.get(group) or {}, current.get(group) or {}
+    for key in sorted(set(old) | set(new)):
+        if group == "search" and key in RAISABLE:
+            continue
+        if old.get(key) != new.get(key):
+            return key, old.get(key), new.get(key)
+    return None
+
+
+def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searched: bool) -> None:
+    """Refuse a resume that changes what the search depends on. Before the search has ended, the
+    decision settings must match too (the holdout reserve shapes the search's budget)."""
+    for split, digest in current["digests"].items():
+        old = recorded["digests"].get(split)
+        if old != digest:
+            raise ResumeError(f"cannot resume: the {split} split changed (digest {str(old)[:12]}… → {digest[:12]}…); "
+                              "resume needs the same frozen dataset")
+    if recorded["seed_id"] != current["seed_id"]:
+        raise ResumeError("cannot resume: the seed artifact changed; resume needs the same seed")
+    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration "
+                                                                             "or prompt)")):
+        if recorded.get(part) != current.get(part):
+            raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
+                              "resume with the original settings")
+    groups = ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"])
+    for group in groups:
+        change = _changed(recorded, current, group)
+        if change is not None:
+            key, old, new = change
+            hint = ("" if group != "promotion" else "; finish the run first, then decide again with other "
+                    "promotion settings")
+            raise ResumeError(f"cannot resume: {group} setting {key} changed ({old!r} → {new!r}); rerun with the "
+                              f"original overrides (see the run's .hydra/overrides.yaml){hint}")
+    if not searched and recorded.get("transfer") != current.get("transfer"):
+        raise ResumeError("cannot resume: the transfer evaluator changed (transfer/evaluator) before the search "
+                          "finished; resume with the original transfer settings, then decide again with another")

@@ -1,0 +1,81 @@
+"""Policies from configuration: each `search.<policy>` value is a `_target_` mapping (from its
+config group) or, for library callers, the policy object itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gepa_lab.core.errors import ConfigError, describe
+from gepa_lab.core.fingerprint import fingerprint
+from gepa_lab.core.settings import SearchConfig
+from gepa_lab.search.policies.acceptance import Acceptance
+from gepa_lab.search.policies.batch import BatchSampler
+from gepa_lab.search.policies.component import ComponentSelector
+from gepa_lab.search.policies.frontier import Frontier
+from gepa_lab.search.policies.merge import Merge
+from gepa_lab.search.policies.parent import ParentSelector
+from gepa_lab.search.policies.stop import StopCondition
+
+POLICY_KEYS = ("parent", "batch", "component", "acceptance", "frontier", "merge")
+
+
+def _build(key: str, value: Any) -> Any:
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if not isinstance(value, Mapping):
+        return value  # a policy object (library use)
+    if "_target_" not in value:
+        raise ConfigError(f"search.{key} needs a `_target_` naming its class (see conf/search/{key}/)")
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(dict(value), _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__ or exc
+        raise ConfigError(f"search.{key}: {describe(cause) if cause is not exc else str(exc).splitlines()[0]}") \
+            from None
+
+
+@dataclass
+class Policies:
+    parent: ParentSelector
+    batch: BatchSampler
+    component: ComponentSelector
+    acceptance: Acceptance
+    frontier: Frontier
+    merge: Merge | None = None
+    stop: dict[str, StopCondition] = field(default_factory=dict)
+
+    def stateful(self) -> dict[str, Any]:
+        """Policies that keep state across rounds (saved in each round-end snapshot)."""
+        found = {"batch": self.batch, "merge": self.merge}
+        return {k: v for k, v in found.items() if v is not None and callable(getattr(v, "state", None))}
+
+
+def build_policies(config: SearchConfig) -> Policies:
+    built = {key: _build(key, getattr(config, key)) for key in POLICY_KEYS}
+    stop = {str(name): _build(f"stop.{name}", value) for name, value in (config.stop or {}).items()}
+    missing = [key for key in POLICY_KEYS if key != "merge" and built[key] is None]
+    if missing:
+        raise ConfigError(f"search.{missing[0]} is not configured; pick an option (search/{missing[0]}=<name>)")
+    return Policies(stop={k: v for k, v in stop.items() if v is not None}, **built)
+
+
+def describe_policies(config: SearchConfig) -> dict[str, Any]:
+    """The policies' part of the run identity: their configuration (or an object's fingerprint)."""
+    out: dict[str, Any] = {}
+    for key in (*POLICY_KEYS, "stop"):
+        value = getattr(config, key)
+        out[key] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool, list, tuple)):
+        return value
+    return fingerprint(value)

@@ -1,0 +1,70 @@
+"""The frontier (`search/frontier`): the keys on which candidates hold Pareto fronts. Each key's
+value is higher-is-better; parent selection draws from the candidates holding fronts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import ClassVar, Protocol
+
+from gepa_lab.core.contracts import Evaluation
+
+
+class Frontier(Protocol):
+    draws: ClassVar[str]
+
+    def values(self, validation: Sequence[Evaluation]) -> list[float]: ...
+
+
+class Instance:
+    """One key per validation case: its score (GEPA's instance-level frontier)."""
+
+    draws = "none"
+
+    def values(self, validation: Sequence[Evaluation]) -> list[float]:
+        return [ev.score for ev in validation]
+
+
+def _directions(objectives: Mapping[str, str]) -> dict[str, float]:
+    signs = {}
+    for name, direction in objectives.items():
+        if direction not in ("max", "min"):
+            raise ValueError(f"search.frontier.objectives.{name} must be 'max' or 'min' (got {direction!r})")
+        signs[str(name)] = 1.0 if direction == "max" else -1.0
+    if not signs:
+        raise ValueError("search.frontier.objectives needs at least one objective (e.g. {score: max})")
+    return signs
+
+
+class Objective:
+    """One key per objective: its mean over Validation (`score` is the score itself), negated for
+    objectives to minimise. A candidate lacking an objective holds no front on it."""
+
+    draws = "none"
+
+    def __init__(self, objectives: Mapping[str, str] | None = None):
+        self.objectives = dict(objectives or {"score": "max", "tokens": "min"})
+        self._signs = _directions(self.objectives)
+
+    def values(self, validation: Sequence[Evaluation]) -> list[float]:
+        out = []
+        for name, sign in self._signs.items():
+            if name == "score":
+                found = [ev.score for ev in validation]
+            else:
+                found = [ev.objectives[name] for ev in validation if name in ev.objectives]
+            out.append(sign * math.fsum(found) / len(found) if found and len(found) == len(validation) else -math.inf)
+        return out
+
+
+class Hybrid:
+    """The instance keys followed by the objective keys."""
+
+    draws = "none"
+
+    def __init__(self, objectives: Mapping[str, str] | None = None):
+        self._instance, self._objective = Instance(), Objective(objectives)
+        self.objectives = self._objective.objectives
+
+    def values(self, validation: Sequence[Evaluation]) -> list[float]:
+        return self._instance.values(validation) + self._objective.values(validation)

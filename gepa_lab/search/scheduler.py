@@ -1,0 +1,136 @@
+"""The round scheduler: the only code that knows about concurrency and ordering.
+
+A round's k proposals run as concurrent chains (k = 1: in line). The steps that link proposals
+take turns in proposal order; every batch is recorded in proposal order; acceptance and pool
+updates are applied in proposal order when the round ends. So a round's outcome never depends on
+timing or on the number of workers, and k = 1 is exactly the classic GEPA loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from gepa_lab.core.contracts import Evaluation
+from gepa_lab.core.events import Proposal, ScoredBatch
+from gepa_lab.search.proposal import Plan, Steps, accepts, merge, reflective, to_proposal, validate
+from gepa_lab.search.state import Candidate
+
+STEPS_IN_ORDER = ("choose", "dedupe")
+
+Emit = Callable[[str, str, int, tuple[Evaluation, ...]], ScoredBatch]
+
+
+class _Turns:
+    """Per ordered step, one event per proposal: proposal j takes its turn after j - 1's."""
+
+    def __init__(self, k: int):
+        self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER}
+
+    def for_plan(self, j: int) -> Callable[[str], AbstractContextManager[None]]:
+        @contextmanager
+        def turn(step: str) -> Iterator[None]:
+            if j:
+                self._done[step][j - 1].wait()
+            try:
+                yield
+            finally:
+                self._done[step][j].set()
+
+        return turn
+
+    def release(self, j: int) -> None:
+        """A chain that ended early (a rejection, a failure) lets later proposals pass."""
+        for events in self._done.values():
+            events[j].set()
+
+
+class Scheduler:
+    def __init__(self, workers: int):
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gepa-proposal") if workers > 1 else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _map(self, fn: Callable[[Any], None], items: list[Any]) -> None:
+        if self._pool is None or len(items) <= 1:
+            for item in items:
+                fn(item)
+            return
+        futures = [self._pool.submit(fn, item) for item in items]
+        wait(futures)  # every chain settles before the first failure is raised: nothing still runs
+        for future in futures:
+            future.result()
+
+    def run_round(self, plans: list[Plan], steps: Steps, emit: Emit, accept_top: int | None) -> list[Proposal]:
+        turns = _Turns(len(plans))
+
+        def chain(j: int) -> None:
+            try:
+                (merge if plans[j].is_merge else reflective)(plans[j], steps, turns.for_plan(j))
+            finally:
+                turns.release(j)
+
+        try:
+            self._map(chain, list(range(len(plans))))
+        finally:
+            for plan in plans:  # whatever was paid for is recorded, in proposal order
+                _record(plan, steps, emit)
+        live = [p for p in plans if p.fresh]
+        improving = [p for p in live if accepts(steps, p)]
+        chosen = _select(improving, accept_top)
+        if not steps.validate_in_chain:  # the round's gains decided which children are validated
+            try:
+                self._map(lambda plan: validate(plan, steps), chosen)
+            finally:
+                for plan in chosen:
+                    _record(plan, steps, emit)
+        for plan in live:
+            if plan not in improving:
+                plan.status, plan.reason = "rejected", _rejection(plan, steps)
+            elif plan not in chosen:
+                plan.status, plan.reason = "rejected", f"round_acceptance: {accept_top} larger gain(s) in the round"
+        for plan in chosen:  # they join the pool in proposal order
+            _join(plan, steps)
+        return [to_proposal(plan) for plan in plans]
+
+
+def _rejection(plan: Plan, steps: Steps) -> str:
+    if plan.is_merge:
+        return "merge_below_parents"
+    return str(getattr(steps.acceptance, "reason", type(steps.acceptance).__name__))
+
+
+def _join(plan: Plan, steps: Steps) -> None:
+    assert plan.child is not None and plan.child_id is not None
+    # Survivors always join the pool: a lower validation mean may still hold a front.
+    parents = (plan.parent.id, plan.other.id) if plan.other is not None else (plan.parent.id,)
+    steps.pool.add(Candidate(plan.child_id, plan.child, parents, plan.components, plan.iteration,
+                             plan.child_cursor, plan.validation_evals, steps.metric_calls(), plan.rationale,
+                             joined_after=plan.iteration + 1))
+    plan.status = "accepted"
+    plan.reason = "merge at least as good as both parents" if plan.is_merge else "strict minibatch improvement"
+
+
+def _select(improving: list[Plan], top: int | None) -> list[Plan]:
+    """All improving children, or the `top` with the largest minibatch gain (ties: earlier first),
+    kept in proposal order."""
+    if top is None or len(improving) <= top:
+        return improving
+    ranked = sorted(range(len(improving)), key=lambda i: (-improving[i].gain, i))[:top]
+    return [improving[i] for i in sorted(ranked)]
+
+
+def _record(plan: Plan, steps: Steps, emit: Emit) -> None:
+    """Record whatever this proposal has paid for and not yet recorded, in phase order."""
+    roles = (("parent", "feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals),
+             ("other", "feedback-parent", plan.other.id if plan.other else "", plan.paired_seed, plan.other_evals),
+             ("child", "feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals),
+             ("validation", "validation", plan.child_id or "", steps.validation_seed, plan.validation_evals))
+    for role, phase, candidate_id, seed, evaluations in roles:
+        if evaluations and role not in plan.batches:
+            plan.batches[role] = emit(phase, candidate_id, seed, evaluations)
