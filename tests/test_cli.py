@@ -156,7 +156,7 @@ def test_sigterm_checkpoints_exits_130_and_resume_finishes(tmp_path):
     assert proc.returncode == 130, err
     assert "resume=" in err
     run_dir = next((tmp_path / "outputs").glob("*/*"))
-    assert (run_dir / "checkpoint.json").exists() and not (run_dir / "result.json").exists()
+    assert (run_dir / "experiment.json").exists() and not (run_dir / "result.json").exists()
     kinds = [json.loads(x)["kind"] for x in (run_dir / "events.jsonl").read_text().splitlines()]
     assert kinds[-1] == "run_interrupted"
 

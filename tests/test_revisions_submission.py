@@ -83,7 +83,7 @@ def test_an_eligible_winner_is_submitted_with_full_evidence(tmp_path, url):
         "delta": pytest.approx(0.6), "case_count": 10, "objectives": {"cost_usd": pytest.approx(0.001)},
         "mlflow_run_id": None, "seed_artifact_id": result.seed_id}
     promotion = json.loads((tmp_path / "run" / "promotion.json").read_text())
-    assert promotion == {"experiment_id": result.experiment_id, "eligible": True,
+    assert promotion == {"experiment_id": result.experiment_id, "decision": 1, "eligible": True,
                          "reason": "holdout requirements satisfied", "submit": True,
                          "submission_reason": result.submission_reason, "revision_id": rev.id,
                          "revision_status": "pending_approval", "artifact_id": result.best_id,

@@ -73,7 +73,7 @@ class SearchConfig:
     component: Any = field(default_factory=_policy("RoundRobin"))
     acceptance: Any = field(default_factory=_policy("StrictImprovement"))
     frontier: Any = field(default_factory=_policy("Instance"))
-    merge: Any = None  # GEPA+Merge: search/merge=on
+    merge: Any = field(default_factory=dict)  # empty: off; GEPA+Merge: search/merge=on
     stop: Any = field(default_factory=dict)  # name -> stop condition, beyond the budgets
     # Skip reflecting on a parent that already scores 1.0 on every case of its minibatch (no child
     # could beat it under strict improvement); the skip is recorded and counted.

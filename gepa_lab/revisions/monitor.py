@@ -14,11 +14,12 @@ from typing import Any
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Evaluator
 from gepa_lab.core.errors import describe
+from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
 from gepa_lab.revisions.store import MonitoringResult, MonitoringRow, RevisionStore, utcnow
 from gepa_lab.runs.record import RecordedExperiment, load_experiment
-from gepa_lab.search.evaluation import CaseRunner, evaluator_fingerprint
+from gepa_lab.search.evaluation import CaseRunner
 
 MONITOR_ACTOR = "monitor"
 
@@ -91,7 +92,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
         experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
         cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
         delta=None if parent_mean is None else active_mean - parent_mean,
-        evaluator=evaluator_fingerprint(evaluator), actor=actor)
+        evaluator=fingerprint(evaluator), actor=actor)
     with store.transaction() as session:
         row = MonitoringRow(**row_data)
         session.add(row)

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gepa_lab.core.artifacts import Artifact, artifact_id, get_component, with_component
+from gepa_lab.core.artifacts import Artifact, artifact_id
 from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.events import Proposal, ScoredBatch
@@ -140,21 +140,6 @@ def validate(plan: Plan, steps: Steps) -> None:
     assert plan.child is not None and plan.child_id is not None
     plan.validation_evals = steps.evaluate(plan.child, plan.child_id, steps.validation, steps.validation_seed,
                                            "validation")
-
-
-def merged(ancestor: Candidate, a: Candidate, b: Candidate) -> Artifact | None:
-    """GEPA+Merge's child: per component, the descendant's value that differs from the common
-    ancestor's (both changed it: the one with the higher validation mean; ties: `a`). None when it
-    would equal either parent."""
-    child = ancestor.artifact
-    for component in ancestor.artifact.COMPONENTS:
-        base = get_component(ancestor.artifact, component)
-        va, vb = get_component(a.artifact, component), get_component(b.artifact, component)
-        if va != base and (vb == base or a.mean >= b.mean):
-            child = with_component(child, component, va)
-        elif vb != base:
-            child = with_component(child, component, vb)
-    return None if child in (a.artifact, b.artifact) else child
 
 
 def to_proposal(plan: Plan) -> Proposal:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_id
+from gepa_lab.core.artifacts import Artifact, artifact_id, get_component, with_component
 
 if TYPE_CHECKING:
     from gepa_lab.search.state import Candidate, Pool
@@ -24,6 +24,21 @@ def ancestors(pool: Pool, candidate: Candidate) -> set[str]:
             seen.add(cid)
             todo.extend(pool.get(cid).parents)
     return seen
+
+
+def merged(ancestor: Candidate, a: Candidate, b: Candidate) -> Artifact | None:
+    """GEPA+Merge's child: per component, the descendant's value that differs from the common
+    ancestor's (both changed it: the one with the higher validation mean; ties: `a`). None when it
+    would equal either parent."""
+    child = ancestor.artifact
+    for component in ancestor.artifact.COMPONENTS:
+        base = get_component(ancestor.artifact, component)
+        va, vb = get_component(a.artifact, component), get_component(b.artifact, component)
+        if va != base and (vb == base or a.mean >= b.mean):
+            child = with_component(child, component, va)
+        elif vb != base:
+            child = with_component(child, component, vb)
+    return None if child in (a.artifact, b.artifact) else child
 
 
 class Merge:
@@ -57,8 +72,6 @@ class Merge:
         return a, b, child
 
     def _eligible(self, pool: Pool) -> list[tuple[Candidate, Candidate, Candidate, Artifact]]:
-        from gepa_lab.search.proposal import merged
-
         order = {c.id: i for i, c in enumerate(pool.members)}
         holders = sorted(pool.survivors(), key=order.__getitem__)
         out = []
