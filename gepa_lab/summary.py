@@ -52,6 +52,14 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
                      + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
+    if result.decision_number > 1:
+        lines.append(f"  decided     again (decision {result.decision_number}): "
+                     f"{_plural(result.decision_paid_evaluations, 'new evaluation')} paid, the rest from the record")
+    if result.skipped_proposals:
+        lines.append(f"  skipped     {_plural(result.skipped_proposals, 'proposal')} from parents already perfect on "
+                     "their minibatch")
+    for warning in result.warnings:
+        lines.append(f"  warning     {warning}")
     for name, value in sorted(result.links.items()):
         lines.append(f"  {name:<11} {value}")
     if run_dir is not None:

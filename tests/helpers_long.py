@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 from gepa_lab import Case, Dataset, Evaluation, SkillSpec
 
@@ -14,11 +15,32 @@ def long_seed() -> SkillSpec:
     return SkillSpec("Toy Skill", "a toy workflow", "when testing", ["Do the task."])
 
 
-def long_dataset() -> Dataset:
+def long_dataset(feedback: int = 6, validation: int = 4, holdout: int = 4) -> Dataset:
     def cases(prefix: str, n: int) -> list[Case]:
         return [Case(f"{prefix}-{i}", f"task {prefix} {i}", critical=(prefix == "ho" and i == 0)) for i in range(n)]
 
-    return Dataset("toy", "v1", cases("fb", 6), cases("val", 4), cases("ho", 4))
+    return Dataset("toy", "v1", cases("fb", feedback), cases("val", validation), cases("ho", holdout))
+
+
+class FileSubmitter:
+    """A revision store in a JSON-lines file (tests): one line per revision; the same artifact from
+    the same run gets its existing revision back, as the real store does."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def submit(self, request: dict) -> dict:
+        row = {"source": request["source"], "artifact": request["artifact"]}
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                rows = [json.loads(line) for line in fh]
+        except FileNotFoundError:
+            rows = []
+        if row not in rows:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+            rows.append(row)
+        return {"revision_id": f"rev-{rows.index(row) + 1}", "status": "pending_approval"}
 
 
 def _unit(*parts: object) -> float:

@@ -3,7 +3,6 @@ dir, interrupts in the finish phase, money budgets, corrupt state, permissions, 
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
@@ -168,7 +167,7 @@ class Priced(HashEvaluator):
 
 
 def _priced_dataset(validation: int = 20) -> Dataset:
-    cases = lambda p, n: [Case(f"{p}-{i}", f"task {i}") for i in range(n)]  # noqa: E731
+    cases = lambda p, n: [Case(f"{p}-{i}", f"task {p} {i}") for i in range(n)]  # noqa: E731
     return Dataset("priced", "v1", cases("fb", 6), cases("val", validation), cases("ho", 10))
 
 

@@ -25,7 +25,7 @@ def evals(holdout, scores, objectives=None):
 
 def assess(baseline, candidate, *, best_is_seed=False, critical=(), min_improvement=0.0, policy=None,
            base_objectives=None, cand_objectives=None, validation=()):
-    holdout = [Case(id=f"h{i}", input="x", critical=f"h{i}" in critical) for i in range(1, len(baseline) + 1)]
+    holdout = [Case(id=f"h{i}", input=f"x{i}", critical=f"h{i}" in critical) for i in range(1, len(baseline) + 1)]
     policy = policy or replace(LENIENT, min_holdout_improvement=min_improvement)
     return assess_promotion(
         best_is_seed=best_is_seed,

@@ -7,15 +7,15 @@ import json
 import math
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize, select_parent
 from gepa_lab.core.artifacts import PromptArtifact, artifact_dict, artifact_from_dict, artifact_id
+from gepa_lab.core.redact import TRUNCATION_MARKER, cap_bytes, prepare_field
 from gepa_lab.search.pareto import instance_fronts, prune_dominated, selection_list
 from gepa_lab.search.planning import proposal_calls
 from gepa_lab.search.policies import Pareto
-from gepa_lab.search.redact import TRUNCATION_MARKER, cap_bytes, prepare_field
 from gepa_lab.search.state import Candidate, Pool, SearchState
 
 SCORES = st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])  # few values: plenty of exact ties
@@ -83,7 +83,7 @@ class AppendingReflector:
 
 
 def _cases(prefix: str, n: int) -> list[Case]:
-    return [Case(f"{prefix}{i}", f"task {i}") for i in range(n)]
+    return [Case(f"{prefix}{i}", f"task {prefix}{i}") for i in range(n)]
 
 
 @settings(max_examples=60, deadline=None)
@@ -146,7 +146,7 @@ def test_artifacts_round_trip_through_json_with_the_same_identity(name, descript
 def test_search_state_snapshots_round_trip_through_json(scores, seed, cursors):
     def build() -> SearchState:
         state = SearchState(random.Random(seed), 7, [8], Pool())
-        for i, (cid, row) in enumerate(scores.items()):
+        for cid, row in scores.items():
             evals = tuple(Evaluation(f"v{j}", s) for j, s in enumerate(row))
             state.pool.add(Candidate(cid, SkillSpec(cid, "d", "w", [f"step {cid}"]), (), (), None, 0, evals))
         return state

@@ -22,7 +22,6 @@ from helpers import (
 from gepa_lab import EvaluatorContractError, SearchConfig, optimize
 
 
-
 def _accepted_run(run_dir: Path, **evaluator_kwargs):
     ev, rf = attach(ToyEvaluator(**evaluator_kwargs), ImprovingReflector())
     ds = dataset(2, 2, 2)

@@ -318,7 +318,7 @@ def _best_time(fn, repeat):
 
 
 def test_redaction_cost_is_linear_in_a_long_token():
-    from gepa_lab.search.redact import prepare_field
+    from gepa_lab.core.redact import prepare_field
 
     words = "abcd " * 800  # 4,000 chars of short tokens: the fast path
     token = "QUJD" * 1000  # 4,000 chars, one token (e.g. base64)

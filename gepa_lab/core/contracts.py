@@ -89,6 +89,11 @@ def _flag(value: Any, case_id: Any) -> bool:
     raise ValueError(f"case {case_id!r}: critical must be true or false, got {value!r}")
 
 
+def content_key(case: Case) -> str:
+    """What a case asks, without its id: two cases with the same key are the same test."""
+    return canonical_json([" ".join(case.input.split()).casefold(), case.expected, dict(case.metadata)])
+
+
 def split_digest(cases: Sequence[Case]) -> str:
     """sha256 of the canonical JSON list of a split's cases (order matters)."""
     return sha256_hex(canonical_json([c.to_dict() for c in cases]))
@@ -131,6 +136,15 @@ class Dataset:
                         f"submission requires at least {MIN_SUBMISSION_CASES} {name} cases "
                         f"(got {len(self.split(name))})"
                     )
+        self._check_ids()
+        self._check_holdout_unseen()
+        if submit and len({content_key(c) for c in self.holdout}) < MIN_SUBMISSION_CASES:
+            raise ValueError(f"submission requires at least {MIN_SUBMISSION_CASES} distinct holdout cases (the "
+                             f"holdout split has {len(self.holdout)} cases but {self.distinct('holdout')} distinct "
+                             "inputs)")
+
+    def _check_ids(self) -> None:
+        """Case ids non-blank and unique across all splits."""
         seen: dict[str, str] = {}
         for name in SPLITS:
             for case in self.split(name):
@@ -144,6 +158,20 @@ class Dataset:
                         f"case id {case_id!r} appears in both {seen[case_id]} and {name} splits"
                     )
                 seen[case_id] = name
+
+    def _check_holdout_unseen(self) -> None:
+        """A holdout case that Feedback or Validation already holds under another id would let the
+        search see the data that judges it."""
+        seen = {content_key(c): (name, c.id) for name in ("feedback", "validation") for c in self.split(name)}
+        for case in self.holdout:
+            if content_key(case) in seen:
+                name, other = seen[content_key(case)]
+                raise ValueError(f"holdout case {case.id!r} has the same input as {name} case {other!r}; a holdout "
+                                 "must be unseen by the search: remove it from one of the splits")
+
+    def distinct(self, name: str) -> int:
+        """Distinct cases (by content) in a split."""
+        return len({content_key(c) for c in self.split(name)})
 
 
 class Objectives(dict[str, float]):

@@ -121,6 +121,8 @@ def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
 
 
 def describe(exc: BaseException) -> str:
-    """`Type: message` on one line."""
-    text = " ".join(str(exc).split())
+    """`Type: message` on one line, credentials redacted (a provider's error may echo the key)."""
+    from gepa_lab.core.redact import redact
+
+    text = redact(" ".join(str(exc).split()))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -82,6 +82,7 @@ class Result:
     skipped_proposals: int = 0  # parents already perfect on their minibatch (search.skip_perfect_parents)
     decision_number: int = 1  # a finished search decided again gets the next number
     decision_paid_evaluations: int = 0  # evaluator calls this decision paid for (the rest came from the record)
+    warnings: list[str] = field(default_factory=list)  # pre-flight: what weakens the evidence (duplicates, ...)
 
     @property
     def holdout_delta(self) -> float:

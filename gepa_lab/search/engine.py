@@ -17,17 +17,44 @@ import math
 import random
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict, artifact_id
-from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter
-from gepa_lab.core.errors import ReflectorError, ReflectorUnavailable, ResumeError, describe
-from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, ResumePoint, RunInfo, ScoredBatch, Tracker
+from gepa_lab.core.contracts import (
+    Case,
+    Dataset,
+    Evaluation,
+    Evaluator,
+    Reflector,
+    RevisionSubmitter,
+)
+from gepa_lab.core.errors import (
+    GepaLabError,
+    ReflectorError,
+    ReflectorUnavailable,
+    ResumeError,
+    describe,
+)
+from gepa_lab.core.events import (
+    CandidateInfo,
+    IterationStats,
+    Proposal,
+    ResumePoint,
+    RunInfo,
+    ScoredBatch,
+    Tracker,
+)
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.record import Recorded, RunRecord, now
 from gepa_lab.search.evaluation import CaseRunner, MemoryStore
@@ -39,6 +66,8 @@ from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.preflight import (
     check_protocols,
+    check_submitter,
+    data_warnings,
     declared_price,
     holdout_reserve,
     iterations_allowed,
@@ -109,6 +138,7 @@ class Run:
         self.elapsed_before = 0.0
         self.started = time.monotonic()
         self.searching = False
+        self.warnings: list[str] = []
 
     def close(self) -> None:
         self.scheduler.close()
@@ -119,7 +149,7 @@ class Run:
             self.record.close()
 
     # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
-    def evaluate(self, artifact: Artifact, candidate_id: str, cases: list[Case] | tuple[Case, ...], seed: int,
+    def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
                  phase: str, runner: CaseRunner | None = None) -> tuple[Evaluation, ...]:
         runner = runner or self.runner
         if self.ledger.max_cost_usd is None or self.request.config.parallel_proposals > 1:
@@ -151,7 +181,7 @@ class Run:
         self.trackers.evaluation(batch)
         return batch
 
-    def score(self, artifact: Artifact, candidate_id: str, cases: tuple[Case, ...], seed: int, phase: str,
+    def score(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int, phase: str,
               runner: CaseRunner | None = None) -> ScoredBatch:
         return self.emit(phase, candidate_id, seed, self.evaluate(artifact, candidate_id, cases, seed, phase, runner),
                          runner)
@@ -191,6 +221,9 @@ class Run:
         self.state = SearchState(rng, validation_seed, repeats, Pool(self.policies.frontier))
         seed_id = artifact_id(request.seed)
         batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
+        if all(ev.score == 0.0 for ev in batch.evaluations):
+            log.warning("the seed scores 0 on every validation case: check the evaluator's configuration (a "
+                        "misconfigured evaluator makes every candidate look alike)")
         self.state.pool.add(Candidate(seed_id, request.seed, (), (), None, 0, batch.evaluations, self.ledger.used))
         self.trackers.candidate(CandidateInfo(seed_id, request.seed, None, None, None, batch, self.ledger.used))
         self.round_end()
@@ -312,6 +345,10 @@ class Run:
                                         self.transfer_runner).evaluations
                              for artifact, cid, role in ((seed, seed_id, "baseline"),
                                                          (best.artifact, best.id, "candidate")))
+            if all(ev.score == 0.0 for ev in transfer[0]):
+                raise GepaLabError(
+                    f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
+                    "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
         paid = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0) - paid_before
         result = build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
                               policy=request.promotion, holdout_seeds=seeds,
@@ -320,7 +357,7 @@ class Run:
                               ledger=self.ledger, transfer_evaluator=(self.transfer_runner.name
                                                                       if self.transfer_runner else None),
                               transfer=transfer)  # type: ignore[arg-type]
-        result.decision_number, result.decision_paid_evaluations = number, paid
+        result.decision_number, result.decision_paid_evaluations, result.warnings = number, paid, self.warnings
         result.links = self.trackers.links()
         if self.record is not None:
             self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
@@ -425,6 +462,8 @@ def optimize(
     validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
                      transfer=transfer is not None)
     check_protocols(evaluator, reflector, submitter, transfer)
+    if submit:
+        check_submitter(submitter, seed)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
                       submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
     identity = run_identity(request.seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
@@ -451,7 +490,7 @@ def _open_record(request: Request, identity: dict[str, Any], resume: bool
                       "dataset": {"id": request.dataset.id, "version": request.dataset.version,
                                   "digests": identity["digests"],
                                   **{s: [c.to_dict() for c in request.dataset.split(s)] for s in identity["digests"]}}}
-        return RunRecord.create(request.run_dir, experiment), None, experiment["id"]
+        return RunRecord.create(request.run_dir, experiment), None, str(experiment["id"])
     record, recorded = RunRecord.reopen(request.run_dir)
     try:
         check_same_search(recorded.identity, identity, searched=recorded.search_end is not None)
@@ -471,7 +510,7 @@ def _next_stage(run: Run) -> str:
     last = recorded.decisions[-1]
     if last["settings"] != decision_settings(request.promotion, request.transfer):
         return "decision"
-    submitted = any(s["decision"] == last["number"] for s in recorded.submissions)
+    submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
     if request.submit and not submitted:
         if not last["result"]["promotion_eligible"]:
             raise ResumeError(f"cannot submit: the run's decision was NOT ELIGIBLE ({last['result']['promotion_reason']}"
@@ -492,7 +531,7 @@ def _stages(run: Run) -> Result:
     resume_point = None
     if recorded is not None:
         resume_point = ResumePoint(run.state.iteration if run.state else 0, run.batches)
-    _log_preflight(request)
+    run.warnings = _log_preflight(request)
     run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
                                request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
                                _full_config(request), request.submit,
@@ -534,8 +573,12 @@ def _full_config(request: Request) -> dict[str, Any]:
             "reflection": asdict(request.reflection), "promotion": asdict(request.promotion), **request.run_config}
 
 
-def _log_preflight(request: Request) -> None:
+def _log_preflight(request: Request) -> list[str]:
     config = request.config
+    warnings = data_warnings(request.dataset, config)
+    for warning in warnings:
+        log.warning("pre-flight: %s", warning)
     least, most = iterations_allowed(config, request.dataset, request.promotion, request.transfer is not None)
     log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
+    return warnings

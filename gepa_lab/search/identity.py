@@ -12,7 +12,12 @@ from gepa_lab.core.artifacts import Artifact, artifact_id
 from gepa_lab.core.contracts import Dataset, Evaluator, Reflector
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.fingerprint import fingerprint
-from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.

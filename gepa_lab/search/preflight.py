@@ -6,8 +6,8 @@ from __future__ import annotations
 import inspect
 
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.contracts import Dataset, Evaluator, Reflector, RevisionSubmitter
-from gepa_lab.core.errors import ProtocolError, declared_retryable
+from gepa_lab.core.contracts import SPLITS, Dataset, Evaluator, Reflector, RevisionSubmitter
+from gepa_lab.core.errors import GepaLabError, ProtocolError, declared_retryable, describe
 from gepa_lab.core.settings import PromotionPolicy, SearchConfig
 from gepa_lab.search.planning import proposal_calls
 
@@ -40,6 +40,35 @@ def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: Revis
         _check_method(submitter, "submitter", "submit", ("request",))
     declared_retryable(evaluator)
     declared_retryable(reflector)
+
+
+def check_submitter(submitter: RevisionSubmitter | None, seed: Artifact) -> None:
+    """With submit=true: a submitter that can check itself (`preflight(seed)`: store reachable,
+    required settings present) does so before anything is spent."""
+    check = getattr(submitter, "preflight", None)
+    if callable(check):
+        try:
+            check(seed)
+        except GepaLabError:
+            raise
+        except Exception as exc:
+            raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
+
+
+def data_warnings(dataset: Dataset, config: SearchConfig) -> list[str]:
+    """What would make a run's evidence weaker than it looks, said before anything is spent."""
+    found = []
+    if config.minibatch_size > len(dataset.feedback):
+        found.append(f"search.minibatch_size {config.minibatch_size} is larger than the feedback split "
+                     f"({len(dataset.feedback)} cases): every minibatch is the whole split")
+    for name in SPLITS:
+        size, distinct = len(dataset.split(name)), dataset.distinct(name)
+        if distinct < size:
+            found.append(f"the {name} split has {size} cases but only {distinct} distinct inputs"
+                         + (": the holdout decision counts each distinct case once" if name == "holdout" else ""))
+    if not dataset.holdout:
+        found.append("no holdout split: the run can never be promotion-eligible (promotion rule 2)")
+    return found
 
 
 def holdout_reserve(dataset: Dataset, policy: PromotionPolicy, transfer: bool = False) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.core.contracts import Case, Evaluation, content_key
 from gepa_lab.core.result import ELIGIBLE_REASON, PromotionDecision, RuleOutcome
 from gepa_lab.core.settings import PromotionPolicy
 
@@ -175,25 +175,47 @@ def assess_promotion(
         return _decide(rules, None, None)
     rules.append(_rule("holdout_configured", True, f"{len(holdout)} holdout cases"))
     base, cand = case_means(base_repeats), case_means(cand_repeats)
-    deltas = [c.score - b.score for b, c in zip(base, cand, strict=True)]
+    deltas = distinct_deltas(holdout, [c.score - b.score for b, c in zip(base, cand, strict=True)])
     delta, minimum = math.fsum(deltas) / len(deltas), policy.min_holdout_improvement
     ok = delta >= minimum - DELTA_TOLERANCE
-    rules.append(_rule("holdout_delta", ok, f"holdout delta {delta:.4f} is {'at least' if ok else 'below'} required "
-                       f"{minimum:.4f}", delta, minimum))
+    over = f" (over {len(deltas)} distinct of {len(holdout)} cases)" if len(deltas) < len(holdout) else ""
+    rules.append(_rule("holdout_delta", ok, f"holdout delta {fmt(delta)} is {'at least' if ok else 'below'} "
+                       f"required {minimum:.4f}{over}", delta, minimum))
     interval = paired_interval(deltas, policy.confidence, policy.bootstrap_resamples, bootstrap_seed)
     low, high = interval
     level = f"{policy.confidence * 100:g}%"
     if policy.require_interval:
         clears = low > minimum
-        rules.append(_rule("holdout_interval", clears, f"holdout delta {delta:+.4f} [{level} CI {low:+.4f}, "
-                           f"{high:+.4f}] {'clears' if clears else 'does not clear'} {minimum:.4f}", low, minimum))
+        rules.append(_rule("holdout_interval", clears, f"holdout delta {fmt(delta, True)} [{level} CI "
+                           f"{fmt(low, True)}, {fmt(high, True)}] {'clears' if clears else 'does not clear'} "
+                           f"{minimum:.4f}", low, minimum))
     else:
-        rules.append(_skipped("holdout_interval", f"not required ({level} CI {low:+.4f}, {high:+.4f})"))
+        rules.append(_skipped("holdout_interval", f"not required ({level} CI {fmt(low, True)}, {fmt(high, True)})"))
     rules.append(_critical(holdout, base, cand, policy, quality_objective))
     rules += _gates(base, cand, validation, policy)
     if transfer_evaluator is not None:
         rules.append(_transfer(transfer_evaluator, transfer, minimum))
     return _decide(rules, delta, interval)
+
+
+def distinct_deltas(holdout: Sequence[Case], deltas: Sequence[float]) -> list[float]:
+    """One delta per distinct holdout case (duplicates averaged), so copies of one case never
+    count as independent evidence."""
+    groups: dict[str, list[float]] = {}
+    for case, value in zip(holdout, deltas, strict=True):
+        groups.setdefault(content_key(case), []).append(value)
+    return [math.fsum(values) / len(values) for values in groups.values()]
+
+
+def fmt(value: float, sign: bool = False) -> str:
+    """4 decimals, unless that would hide a non-zero value (-0.00002 reads -2.00e-05, never
+    -0.0000, so "below required 0.0000" never contradicts the number beside it); float noise
+    within the tie tolerance is zero."""
+    value = 0.0 if abs(value) < DELTA_TOLERANCE else value
+    text = f"{value:+.4f}" if sign else f"{value:.4f}"
+    if value != 0 and float(text) == 0:
+        return f"{value:+.2e}" if sign else f"{value:.2e}"
+    return text.replace("-0.0000", "+0.0000" if sign else "0.0000") if value == 0 else text
 
 
 def transfer_delta(evidence: tuple[Sequence[Evaluation], Sequence[Evaluation]]) -> float:
@@ -207,7 +229,7 @@ def _transfer(name: str, evidence: tuple[Sequence[Evaluation], Sequence[Evaluati
         return _skipped("transfer_delta", f"no winner to check under {name}")
     delta = transfer_delta(evidence)
     ok = delta >= minimum - DELTA_TOLERANCE
-    return _rule("transfer_delta", ok, f"transfer holdout delta {delta:.4f} under {name} is "
+    return _rule("transfer_delta", ok, f"transfer holdout delta {fmt(delta)} under {name} is "
                  f"{'at least' if ok else 'below'} required {minimum:.4f}", delta, minimum)
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id
 from gepa_lab.core.contracts import Case, Evaluation
@@ -62,8 +62,7 @@ class Plan:
         return math.fsum(ev.score for ev in self.child_evals) - self.bar
 
 
-class Turns(Protocol):
-    def __call__(self, step: str) -> AbstractContextManager[None]: ...
+Turns = Callable[[str], AbstractContextManager[None]]  # `with turn(step):` waits for the earlier proposals
 
 
 @dataclass
@@ -71,7 +70,7 @@ class Steps:
     """What the steps need from the run: scoring and reflection (the engine's), the policies, the
     pool and the round's fresh children (read and written only in the `dedupe` turn)."""
 
-    evaluate: Callable[[Artifact, str, Sequence[Case], int, str], tuple[Evaluation, ...]]
+    evaluate: Callable[..., tuple[Evaluation, ...]]  # (artifact, candidate id, cases, seed, phase)
     reflect: Callable[[Artifact, str, list[dict[str, Any]]], Any]
     component: ComponentSelector
     acceptance: Acceptance

@@ -23,7 +23,7 @@ from gepa_lab.core.artifacts import (
 )
 from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
-from gepa_lab.search.redact import prepare_field
+from gepa_lab.core.redact import prepare_field
 
 FIELD_MAX_CHARS = 4000
 RECORD_KEYS = ("case_id", "input", "expected", "score", "output", "feedback", "trace")

@@ -12,9 +12,20 @@ order) saves it in the round-end snapshot through `state()` / `restore()`.
 from gepa_lab.search.policies.acceptance import Acceptance, AtLeast, ByMargin, StrictImprovement
 from gepa_lab.search.policies.batch import BatchSampler, EpochShuffled, PerIteration
 from gepa_lab.search.policies.build import Policies, build_policies
-from gepa_lab.search.policies.component import AllComponents, ComponentSelector, MostFailures, RoundRobin
+from gepa_lab.search.policies.component import (
+    AllComponents,
+    ComponentSelector,
+    MostFailures,
+    RoundRobin,
+)
 from gepa_lab.search.policies.frontier import Frontier, Hybrid, Instance, Objective
-from gepa_lab.search.policies.parent import CurrentBest, EpsilonGreedy, ParentSelector, Pareto, TopKPareto
+from gepa_lab.search.policies.parent import (
+    CurrentBest,
+    EpsilonGreedy,
+    ParentSelector,
+    Pareto,
+    TopKPareto,
+)
 from gepa_lab.search.policies.stop import NoImprovement, ScoreThreshold, StopCondition, StopFile
 
 __all__ = [
