@@ -19,6 +19,7 @@ from gepa_lab.search.policies.component import (
     RoundRobin,
 )
 from gepa_lab.search.policies.frontier import Frontier, Hybrid, Instance, Objective
+from gepa_lab.search.policies.merge import Merge
 from gepa_lab.search.policies.parent import (
     CurrentBest,
     EpsilonGreedy,
@@ -30,7 +31,7 @@ from gepa_lab.search.policies.stop import NoImprovement, ScoreThreshold, StopCon
 
 __all__ = [
     "Acceptance", "AllComponents", "AtLeast", "BatchSampler", "ByMargin", "ComponentSelector", "CurrentBest",
-    "EpochShuffled", "EpsilonGreedy", "Frontier", "Hybrid", "Instance", "MostFailures", "NoImprovement",
+    "EpochShuffled", "EpsilonGreedy", "Frontier", "Hybrid", "Instance", "Merge", "MostFailures", "NoImprovement",
     "Objective", "ParentSelector", "Pareto", "PerIteration", "Policies", "RoundRobin", "ScoreThreshold",
     "StopCondition", "StopFile", "StrictImprovement", "TopKPareto", "build_policies",
 ]

@@ -40,13 +40,13 @@ class EpochShuffled:
         taken: list[int] = []
         while len(taken) < size:
             if self._next >= len(self._order):
-                self._order = list(range(len(feedback)))
-                rng.shuffle(self._order)
+                order = list(range(len(feedback)))
+                rng.shuffle(order)
+                # Cases this batch already holds go last in the new epoch: still seen once in it.
+                self._order = [i for i in order if i not in taken] + [i for i in order if i in taken]
                 self._next = 0
-            index = self._order[self._next]
+            taken.append(self._order[self._next])
             self._next += 1
-            if index not in taken:
-                taken.append(index)
         return [feedback[i] for i in taken]
 
     def state(self) -> dict[str, Any]:

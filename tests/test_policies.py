@@ -1,0 +1,286 @@
+"""Search policies (gepa_lab.search.policies): each alternative does what it says, the defaults
+reproduce the classic loop, a resumed run is exact under every kind of policy, and a new policy
+is one class plus one YAML file."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, RunRecord, strip_volatile
+from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+
+from gepa_lab import Case, Evaluation, PromptArtifact, SearchConfig, SkillSpec, optimize
+from gepa_lab.search.policies import (
+    AllComponents,
+    AtLeast,
+    ByMargin,
+    CurrentBest,
+    EpochShuffled,
+    EpsilonGreedy,
+    Hybrid,
+    Instance,
+    Merge,
+    MostFailures,
+    NoImprovement,
+    Objective,
+    Pareto,
+    ScoreThreshold,
+    StopFile,
+    StrictImprovement,
+    TopKPareto,
+)
+from gepa_lab.search.policies.merge import merged
+from gepa_lab.search.policies.stop import SearchView
+from gepa_lab.search.state import Candidate, Pool
+
+P = "gepa_lab.search.policies."
+
+
+def _candidate(cid: str, scores: list[float], parents: tuple[str, ...] = (), artifact=None, **objectives) -> Candidate:
+    evals = tuple(Evaluation(f"v{i}", s, objectives={k: v[i] for k, v in objectives.items()})
+                  for i, s in enumerate(scores))
+    return Candidate(cid, artifact or PromptArtifact(cid), parents, (), None, 0, evals)
+
+
+def _pool(*candidates: Candidate, frontier=None) -> Pool:
+    pool = Pool(frontier)
+    for cand in candidates:
+        pool.add(cand)
+    return pool
+
+
+WORKED = (_candidate("A", [1, 1, 0.2]), _candidate("B", [0.2, 0.2, 1]), _candidate("C", [1, 1, 0]))
+
+
+# -- parent selection ------------------------------------------------------------------------------
+def test_pareto_draws_in_proportion_to_the_fronts_held():
+    counts = Counter(Pareto().select(_pool(*WORKED), random.Random(i)).id for i in range(3000))
+    assert counts["C"] == 0 and counts["A"] / 3000 == pytest.approx(2 / 3, abs=0.04)
+
+
+def test_current_best_makes_no_draw():
+    rng = random.Random(3)
+    state = rng.getstate()
+    assert CurrentBest().select(_pool(*WORKED), rng).id == "A" and rng.getstate() == state
+
+
+def test_epsilon_greedy_explores_with_probability_epsilon():
+    pool = _pool(*WORKED)
+    assert {EpsilonGreedy(0.0).select(pool, random.Random(i)).id for i in range(200)} == {"A"}
+    explored = Counter(EpsilonGreedy(1.0).select(pool, random.Random(i)).id for i in range(3000))
+    assert set(explored) == {"A", "B", "C"} and explored["C"] / 3000 == pytest.approx(1 / 3, abs=0.04)
+    with pytest.raises(ValueError, match="epsilon must be between 0 and 1"):
+        EpsilonGreedy(1.5)
+
+
+def test_top_k_pareto_keeps_only_the_best_frontier_holders():
+    pool = _pool(_candidate("A", [1, 0, 0]), _candidate("B", [0, 1, 0]), _candidate("D", [0.1, 0.1, 1]))
+    assert {TopKPareto(k=1).select(pool, random.Random(i)).id for i in range(200)} == {"D"}
+    assert {TopKPareto(k=3).select(pool, random.Random(i)).id for i in range(200)} == {"A", "B", "D"}
+
+
+# -- minibatches -----------------------------------------------------------------------------------
+def test_the_epoch_sampler_sees_every_case_once_per_epoch_and_never_twice_in_a_batch():
+    cases = [Case(f"c{i}", f"task {i}") for i in range(7)]
+    sampler, rng = EpochShuffled(), random.Random(1)
+    batches = [sampler.sample(cases, 3, rng) for _ in range(7)]  # 21 draws = 3 epochs
+    assert all(len({c.id for c in b}) == 3 for b in batches)
+    assert Counter(c.id for b in batches for c in b) == Counter({c.id: 3 for c in cases})
+    saved = sampler.state()
+    again = EpochShuffled()
+    again.restore(saved)
+    state = rng.getstate()
+    follow = sampler.sample(cases, 3, rng)
+    rng.setstate(state)
+    assert again.sample(cases, 3, rng) == follow
+
+
+# -- components ------------------------------------------------------------------------------------
+def _skill_candidate() -> Candidate:
+    return Candidate("s", SkillSpec("S", "d", "w", ["one"]), (), (), None, 0, ())
+
+
+def test_all_components_rewrites_every_component():
+    assert AllComponents().choose(_skill_candidate(), ()) == ("steps", "pitfalls", "when_to_use", "description")
+
+
+def test_most_failures_follows_the_feedback_and_falls_back_to_round_robin():
+    cand = _skill_candidate()
+    failing = [Evaluation("a", 0.2, feedback="the pitfalls miss pagination"),
+               Evaluation("b", 0.4, feedback="pitfalls: no retry; when to use is vague"),
+               Evaluation("c", 1.0, feedback="steps fine")]
+    assert MostFailures().choose(cand, failing) == ("pitfalls",)
+    assert cand.cursor == 0  # no round-robin move when the feedback decided
+    assert MostFailures().choose(cand, [Evaluation("a", 0.0, feedback="wrong")]) == ("steps",)
+    assert cand.cursor == 1
+
+
+# -- acceptance ------------------------------------------------------------------------------------
+def _evals(*scores: float, tokens: float = 10.0) -> list[Evaluation]:
+    return [Evaluation(f"c{i}", s, objectives={"tokens": tokens}) for i, s in enumerate(scores)]
+
+
+def test_acceptance_rules():
+    assert not StrictImprovement().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5))
+    assert AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=8.0))
+    assert not AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=12.0))
+    assert AtLeast(tie_break=None).accepts(_evals(0.5), _evals(0.5))
+    assert not ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.6, 0.5))
+    assert ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.8, 0.5))
+
+
+# -- stop conditions -------------------------------------------------------------------------------
+def test_stop_conditions(tmp_path):
+    seed, better = _candidate("seed", [0.5, 0.5]), _candidate("b", [0.9, 1.0])
+    better.joined_after = 4
+    pool = _pool(seed, better)
+    assert NoImprovement(10).reason(SearchView(pool, 13, None)) is None
+    assert NoImprovement(10).reason(SearchView(pool, 14, None)) == "no_improvement"
+    assert ScoreThreshold(0.95).reason(SearchView(pool, 0, None)) == "score_threshold"
+    assert ScoreThreshold(0.99).reason(SearchView(pool, 0, None)) is None
+    assert StopFile().reason(SearchView(pool, 0, tmp_path)) is None
+    (tmp_path / "STOP").touch()
+    assert StopFile().reason(SearchView(pool, 0, tmp_path)) == "stop_file"
+
+
+def test_a_stop_condition_ends_a_run_with_its_reason(tmp_path):
+    config = SearchConfig(max_metric_calls=400, minibatch_size=2, random_seed=5,
+                          stop={"no_improvement": {"_target_": P + "NoImprovement", "proposals": 3}})
+    result = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config)
+    assert result.stop_reason == "no_improvement" and result.baseline_holdout.cases == 4
+
+
+# -- frontiers -------------------------------------------------------------------------------------
+def test_objective_and_hybrid_frontiers():
+    cheap = _candidate("cheap", [0.5, 0.5], tokens=[10, 10])
+    good = _candidate("good", [0.9, 0.9], tokens=[50, 50])
+    instance = _pool(cheap, good, frontier=Instance())
+    assert instance.survivors() == {"good"}
+    objective = _pool(cheap, good, frontier=Objective({"score": "max", "tokens": "min"}))
+    assert objective.survivors() == {"cheap", "good"}
+    assert Hybrid({"tokens": "min"}).values(cheap.validation) == [0.5, 0.5, -10.0]
+    with pytest.raises(ValueError, match="must be 'max' or 'min'"):
+        Objective({"tokens": "least"})
+
+
+# -- merge -----------------------------------------------------------------------------------------
+def test_a_merge_takes_each_descendant_s_own_change_from_the_common_ancestor():
+    base = SkillSpec("S", "desc", "when", ["one"], ["p"])
+    ancestor = Candidate("anc", base, (), (), None, 0, (Evaluation("v1", 0.1), Evaluation("v2", 0.1)))
+    a = Candidate("a", SkillSpec("S", "desc", "when", ["one", "two"], ["p"]), ("anc",), (), 1, 0,
+                  (Evaluation("v1", 0.9), Evaluation("v2", 0.2)))  # each holds one front
+    b = Candidate("b", SkillSpec("S", "desc", "when", ["one"], ["p", "q"]), ("anc",), (), 2, 0,
+                  (Evaluation("v1", 0.2), Evaluation("v2", 0.8)))
+    child = merged(ancestor, a, b)
+    assert child == SkillSpec("S", "desc", "when", ["one", "two"], ["p", "q"])
+    assert merged(ancestor, a, a) is None  # nothing new from a second copy
+    pool = _pool(ancestor, a, b)
+    merge = Merge(max_merges=2)
+    assert merge.pick(pool, random.Random(0)) is None  # nothing due yet
+    merge.after_round(1)
+    picked = merge.pick(pool, random.Random(0))
+    assert picked is not None and picked[2] == child and merge.tried == 1
+    assert merge.pick(pool, random.Random(0)) is None  # one attempt per accepted child
+
+
+# -- whole runs ------------------------------------------------------------------------------------
+SKIP = SearchConfig(max_iterations=12, minibatch_size=2, random_seed=5, skip_perfect_parents=True)
+
+
+class _Perfect(HashEvaluator):
+    def evaluate(self, artifact, cases, seed):
+        return [Evaluation(ev.case_id, 1.0) for ev in super().evaluate(artifact, cases, seed)]
+
+
+class _CountingReflector(VaryingReflector):
+    calls = 0
+
+    def reflect(self, artifact, component, records):
+        self.calls += 1
+        return super().reflect(artifact, component, records)
+
+
+def test_a_parent_already_perfect_on_its_minibatch_is_skipped_and_counted():
+    reflector = _CountingReflector()
+    result = optimize(long_seed(), long_dataset(), _Perfect(), reflector, SKIP)
+    assert reflector.calls == 0 and result.skipped_proposals == result.proposals == 12
+    assert result.metric_calls == 4 + 12 * 2 + 4  # seed validation, parent minibatches, the seed on holdout
+
+
+EVERY_KIND = SearchConfig(
+    max_iterations=14, minibatch_size=2, random_seed=5, parallel_proposals=2,
+    parent={"_target_": P + "EpsilonGreedy", "epsilon": 0.3},
+    batch={"_target_": P + "EpochShuffled"},
+    component={"_target_": P + "MostFailures"},
+    acceptance={"_target_": P + "AtLeast", "tie_break": "cost_usd"},
+    frontier={"_target_": P + "Hybrid", "objectives": {"cost_usd": "min"}},
+    merge={"_target_": P + "Merge", "max_merges": 4},
+    stop={"threshold": {"_target_": P + "ScoreThreshold", "threshold": 0.999}},
+)
+
+
+class _Interrupting(VaryingReflector):
+    def __init__(self, at: int):
+        self.at, self.calls = at, 0
+
+    def reflect(self, artifact, component, records):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().reflect(artifact, component, records)
+
+
+@pytest.mark.parametrize("kill_at", [2, 5, 9])
+def test_a_resume_is_exact_under_non_default_policies_of_every_kind(tmp_path, kill_at):
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), EVERY_KIND,
+                     run_dir=tmp_path / "clean")
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(kill_at), EVERY_KIND,
+                 run_dir=tmp_path / "run")
+    resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), EVERY_KIND,
+                       run_dir=tmp_path / "run", resume=True)
+    assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
+    assert RunRecord(tmp_path / "run").comparable() == RunRecord(tmp_path / "clean").comparable()
+    assert any(p["kind"] == "merge" for p in RunRecord(tmp_path / "clean").proposals)
+
+
+PLUGIN = '''
+class Youngest:
+    """Always the newest pool member (a new parent selector: one class, one YAML file)."""
+
+    draws = "none"
+
+    def select(self, pool, rng):
+        return pool.members[-1]
+'''
+
+
+@pytest.mark.slow
+def test_a_new_policy_is_one_class_and_one_yaml_file(tmp_path):
+    (tmp_path / "my_policies.py").write_text(textwrap.dedent(PLUGIN))
+    conf = tmp_path / "conf" / "search" / "parent"
+    conf.mkdir(parents=True)
+    (conf / "youngest.yaml").write_text("_target_: my_policies.Youngest\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
+                           f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "search/parent=youngest",
+                           "search.max_iterations=6"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_dir = Path(next(x for x in done.stdout.splitlines() if x.strip().startswith("record")).split()[1])
+    record = RunRecord(run_dir)
+    assert record.json("experiment.json")["identity"]["search"]["parent"] == {"_target_": "my_policies.Youngest"}
+    accepted, parents = [], []
+    for p in record.proposals:  # every proposal's parent is the newest pool member at the time
+        parents.append(p["parent_id"])
+        assert p["parent_id"] == (accepted[-1] if accepted else record.candidates[0]["id"])
+        if p["status"] == "accepted":
+            accepted.append(p["candidate_id"])
+    assert accepted
