@@ -298,6 +298,13 @@ def sweep_job_state(run_dir: Path) -> str:
     return run_state(run_dir)
 
 
+def job_overrides() -> list[str]:
+    """The command-line overrides of this run (a sweep job's own values of the sweep's axes)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+
+
 def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
     decision = ""
     try:
@@ -371,6 +378,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         assert isinstance(container, dict)
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
+        run_config["overrides"] = job_overrides()  # a study pairs its runs by them (gepa_lab/study.py)
         if sweep is not None:
             run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]

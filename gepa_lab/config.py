@@ -79,7 +79,13 @@ def _hydra_subdir(resume: str | None) -> str:
     return f".hydra/resume-{datetime.now():%Y%m%d-%H%M%S-%f}" if resume else ".hydra"
 
 
+def _dirname(overrides: str) -> str:
+    # A config group override (search/parent=pareto) must not nest the sweep job's directory.
+    return overrides.replace("/", "-")
+
+
 def register_configs() -> None:
     ConfigStore.instance().store(name="base_config", node=Config)
     OmegaConf.register_new_resolver("gepa_lab.run_dir", _run_dir, replace=True)
+    OmegaConf.register_new_resolver("gepa_lab.dirname", _dirname, replace=True)
     OmegaConf.register_new_resolver("gepa_lab.hydra_subdir", _hydra_subdir, replace=True, use_cache=True)

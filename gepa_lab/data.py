@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
-from gepa_lab.core.contracts import SPLITS, Case, Dataset, canonical_json, split_digest
+from gepa_lab.core.contracts import SPLITS, Case, Dataset, canonical_json, content_key, split_digest
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.settings import from_mapping
 
@@ -85,8 +85,13 @@ def _json_lines(path: Path) -> list[int]:
     """Line numbers of the JSONL file's records; a line that is not a JSON object is an error that
     names it (HF's own parser reports 0-based rows, twice)."""
     numbers = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path.name} line {number}: not UTF-8 text (byte {raw[exc.start]:#04x} at column "
+                                 f"{exc.start + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
@@ -104,7 +109,19 @@ def _json_lines(path: Path) -> list[int]:
 def _manifest(root: Path, name: str | None) -> dict[str, Any]:
     """The dataset's manifest.json (id, version, split digests), or {} when there is none."""
     path = root / name if name else None
-    return json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else {}
+    if path is None or not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ValueError(f"dataset manifest {path} is damaged{where}; restore it (or delete it to load the split "
+                         "files unchecked)") from None
+    splits = meta.get("splits", {}) if isinstance(meta, dict) else None
+    if not isinstance(splits, dict) or not all(isinstance(v, dict) for v in splits.values()):
+        raise ValueError(f"dataset manifest {path} has the wrong shape: expected an object whose \"splits\" maps "
+                         "each split name to {\"sha256\": ...}; restore it")
+    return meta
 
 
 def _check_digest(meta: dict[str, Any], split: str, cases: list[Case]) -> None:
@@ -243,6 +260,8 @@ class DatasetSource:
     feedback: str = "feedback.jsonl"
     validation: str = "validation.jsonl"
     holdout: str | None = "holdout.jsonl"  # None: run without a holdout split
+    # Sealed: no run reads it; `report --confirm` opens it once per run (docs/research.md).
+    confirmation: str | None = "confirmation.jsonl"
     manifest: str | None = "manifest.json"  # digests to verify; None: skip
     seed_artifact: str = "seed_skill.json"  # relative to `path`, then the working directory
     # Set: `path` is a saved HF DatasetDict, read through this mapping (HFSplits or its fields as a
@@ -267,6 +286,28 @@ def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
                                    files={"feedback": source.feedback, "validation": source.validation,
                                           "holdout": source.holdout})
     return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
+
+
+def load_confirmation(source: DatasetSource, dataset: Dataset) -> list[Case]:
+    """The dataset's sealed confirmation split, checked against the manifest's digest and against
+    every case the run could see."""
+    root = resolve_path(source.path)
+    path = root / source.confirmation if source.confirmation and source.hf is None else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError(f"dataset {root} has no confirmation split ({source.confirmation or 'none set'}); add "
+                                "a confirmation.jsonl of unseen cases (and its digest to the manifest) to confirm a "
+                                "study's winner")
+    cases = load_split(path)
+    _check_digest(_manifest(root, source.manifest), "confirmation", cases)
+    seen = {content_key(c): c.id for name in SPLITS for c in dataset.split(name)}
+    ids = {c.id for name in SPLITS for c in dataset.split(name)}
+    for case in cases:
+        if content_key(case) in seen or case.id in ids:
+            raise ValueError(f"confirmation case {case.id!r} repeats case {seen.get(content_key(case), case.id)!r} of "
+                             "the run's splits; a confirmation split must be unseen data")
+    if not cases:
+        raise ValueError(f"the confirmation split {path} is empty")
+    return cases
 
 
 def load_artifact(path: str | Path, base: Path | None = None) -> Artifact:

@@ -2,6 +2,10 @@
 row per run (experiment x seed -> winner, holdout delta with its interval, eligible, metric calls,
 cost, stop reason), printed as a table and written as CSV, Markdown and a plot (docs/study.md).
 
+`--sweep DIR --compare KEY [--baseline VALUE]` compares the sweep's runs by one configuration key,
+paired by everything else the sweep varied (gepa_lab/study.py; docs/research.md); `--confirm
+RUN_DIR...` opens the dataset's sealed confirmation split once for each chosen run.
+
 It reads the parent runs the MLflow tracker logged (`tags.gepa.run_kind = 'parent'`) through
 MLflow's client API, so it works against a SQLite store and a shared `mlflow server` alike; a
 sweep is selected by its id (the tag `sweep_id`; `--sweep` also takes the sweep directory) and an
@@ -58,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", metavar="DIR", help="where report.csv, report.md and holdout_delta.png go "
                         "(default: reports/<sweep-ID | experiment-NAME | all>)")
     parser.add_argument("--no-plot", action="store_true", help="skip holdout_delta.png")
+    parser.add_argument("--compare", metavar="KEY", help="compare the sweep's runs by this config key or group "
+                        "(e.g. search/parent, search.minibatch_size), paired by the sweep's other axes")
+    parser.add_argument("--baseline", metavar="VALUE", help="with --compare: the value the others are held "
+                        "against (default: the first job's)")
+    parser.add_argument("--confirm", nargs="+", metavar="RUN_DIR", help="score these finished runs' seed and "
+                        "winner once on the dataset's sealed confirmation split")
     return parser
 
 
@@ -243,6 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.confirm:
+        return confirm_runs(args.confirm)
+    if args.compare:
+        return compare_sweep(args)
+    return report_runs(args)
+
+
+def report_runs(args: argparse.Namespace) -> int:
     from gepa_lab.tracking.mlflow_tracker import default_uri
 
     uri = args.tracking_uri or default_uri()
@@ -290,6 +308,95 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in summary_lines(frame):
         print(line)
     print("written: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def compare_sweep(args: argparse.Namespace) -> int:
+    """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV, Markdown, plot)."""
+    import pandas as pd
+
+    from gepa_lab.study import (
+        COMPARE_COLUMNS,
+        StudyError,
+        compare,
+        holdout_reuse,
+        load_study,
+        plot_compare,
+    )
+
+    if not args.sweep or not Path(args.sweep).is_dir():
+        return _fail("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)", 2)
+    try:
+        runs = load_study(args.sweep)
+        rows = compare(runs, args.compare, args.baseline)
+        frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+        slug = args.compare.replace("/", ".")
+        out = Path(args.out) if args.out else Path("reports") / f"sweep-{sweep_selector(args.sweep)}"
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / f"compare-{slug}.csv", index=False)
+        reuse = max(holdout_reuse(runs).values(), default=0)
+        notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
+                 "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
+                 f"95% percentile bootstrap of the paired differences ({10_000} resamples).",
+                 f"Holdout reuse: {reuse} decisions were taken on one holdout split; keeping the best of them tunes "
+                 "on it: confirm the chosen configuration with `--confirm` on the sealed confirmation split."]
+        if any(r.result and r.result.get("warnings") for r in runs):
+            notes.append("Some runs carry pre-flight warnings (see their result.json).")
+        if any(r.config.get("evaluator", {}).get("_target_", "").startswith("evaluators.skillcraft") for r in runs):
+            notes.append("SkillCraft-sim runs: these numbers calibrate the harness, not an LM.")
+        table = frame.round(4)
+        (out / f"compare-{slug}.md").write_text(markdown(table, f"{args.compare}: paired comparison", notes),
+                                                encoding="utf-8")
+        written = [out / f"compare-{slug}.csv", out / f"compare-{slug}.md"]
+        if not args.no_plot:
+            plot_compare(runs, args.compare, args.baseline, out / f"compare-{slug}.png")
+            written.append(out / f"compare-{slug}.png")
+    except StudyError as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        return _fail(f"cannot write the report: {exc}", 1)
+    print(table.to_string(index=False))
+    print()
+    for note in notes:
+        print(note)
+    print("written: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def confirm_run(run_dir: Path) -> dict[str, Any]:
+    """Rebuild the run's evaluator and dataset from its record, then open the confirmation split."""
+    from omegaconf import OmegaConf
+
+    from gepa_lab.cli import build
+    from gepa_lab.core.settings import EvaluationSettings, from_mapping
+    from gepa_lab.data import DatasetSource, load_confirmation
+    from gepa_lab.runs.record import load_experiment
+    from gepa_lab.search.engine import confirm
+
+    experiment = load_experiment(run_dir)
+    config = experiment.config
+    if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
+        raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line runs "
+                          "do); it cannot be confirmed from here")
+    source = from_mapping(DatasetSource, config["dataset"], "dataset")
+    cases = load_confirmation(source, experiment.dataset)
+    evaluator = build("evaluator", OmegaConf.create(config["evaluator"]))
+    settings = from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation")
+    return confirm(run_dir, evaluator, cases, settings)
+
+
+def confirm_runs(run_dirs: Sequence[str]) -> int:
+    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split."""
+    from gepa_lab.core.errors import GepaLabError
+
+    try:
+        for run_dir in run_dirs:
+            data = confirm_run(Path(run_dir))
+            print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
+                  f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
+                  f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")
+    except (GepaLabError, ReportError, ValueError, OSError) as exc:
+        return _fail(str(exc), 1)
     return 0
 
 

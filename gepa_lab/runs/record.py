@@ -11,7 +11,8 @@ Files in the run directory (all owned here; nobody else parses them):
                       proposals, round ends (the search state to resume from), the end of the
                       search, decisions and submissions; and lifecycle notes (resumed,
                       interrupted, failed).
-- `result.json`, `promotion.json`  views of the latest decision (and its submission).
+- `result.json`, `promotion.json`  views of the latest decision (and its submission);
+  `confirmation.json` the one opening of the dataset's sealed confirmation split, if any.
 
 Resuming reads experiment.json, loads evaluations.jsonl and cuts events.jsonl back to its last
 durable event (a round end, the search's end, a decision or a submission), keeping lifecycle
@@ -36,12 +37,13 @@ from gepa_lab.core.events import Proposal, ScoredBatch
 from gepa_lab.runs.files import FILE_MODE, JsonLines, read_json, write_json_atomic
 
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
+CONFIRMATION_FILE = "confirmation.json"
 EVALUATIONS_FILE, EVENTS_FILE = "evaluations.jsonl", "events.jsonl"
 RECORD_FILES = (EXPERIMENT_FILE, EVALUATIONS_FILE, EVENTS_FILE)
 # Files of the record format before this one: a run dir holding them cannot be resumed here.
 EARLIER_FORMAT = ("checkpoint.json", "pool.jsonl", "candidates.jsonl", "cache.sqlite")
 FORMAT = 3
-DURABLE = frozenset({"round_end", "search_end", "decision", "submission", "run_finished"})
+DURABLE = frozenset({"round_end", "search_end", "decision", "submission", "run_finished", "confirmation"})
 PROPOSAL_KINDS = frozenset({"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected",
                             "proposal_skipped"})
 LIFECYCLE = frozenset({"run_resumed", "run_interrupted", "run_failed"})
@@ -94,6 +96,7 @@ class Recorded:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     submissions: list[dict[str, Any]] = field(default_factory=list)
     finished: bool = False  # the latest decision (or submission) reached every tracker
+    confirmation: dict[str, Any] | None = None
 
     def latest_result(self) -> dict[str, Any]:
         """The latest decision's result, with its submission's outcome when there is one."""
@@ -185,6 +188,8 @@ class RunRecord:
             recorded.finished = False
         elif kind == "run_finished":
             recorded.finished = True
+        elif kind == "confirmation":
+            recorded.confirmation = data
 
     # -- the evaluation cache ---------------------------------------------------------------
     def lookup(self, key: str) -> Evaluation | None:
@@ -237,6 +242,10 @@ class RunRecord:
                                   "revision": result.get("revision")})
         write_json_atomic(self.dir / RESULT_FILE, result)
         write_json_atomic(self.dir / PROMOTION_FILE, outcome)
+
+    def confirmation(self, data: dict[str, Any]) -> None:
+        self.event("confirmation", data)
+        write_json_atomic(self.dir / CONFIRMATION_FILE, data)
 
     def close(self) -> None:
         with self._lock:
@@ -312,6 +321,17 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     data = recorded.experiment
     return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
                               dict(data["seed"]), dataset, digests)
+
+
+def read_result(run_dir: Path | str) -> dict[str, Any] | None:
+    """The latest decision's result (None before the first decision)."""
+    path = Path(run_dir) / RESULT_FILE
+    return dict(read_json(path, "run result")) if path.is_file() else None
+
+
+def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
+    path = Path(run_dir) / CONFIRMATION_FILE
+    return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
 def read_history(run_dir: Path | str) -> Recorded:

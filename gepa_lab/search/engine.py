@@ -582,3 +582,38 @@ def _log_preflight(request: Request) -> list[str]:
     log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     return warnings
+
+
+# -- the confirmation (a sealed split, opened once) ----------------------------------------------------
+def confirm(run_dir: str | Path, evaluator: Evaluator, cases: Sequence[Case],
+            evaluation: EvaluationSettings | None = None) -> dict[str, Any]:
+    """Score a finished run's seed and winner once on the dataset's sealed confirmation split (a
+    third stage of evidence after the search and the holdout decision), record it, and return it.
+    A run is confirmed once: a second opening is refused."""
+    path = Path(run_dir)
+    with RunLock(path):
+        record, recorded = RunRecord.reopen(path)
+        try:
+            if not recorded.finished:
+                raise ResumeError(f"cannot confirm {path}: the run has not finished (resume it first)")
+            if recorded.confirmation is not None:
+                raise ResumeError(f"{path} was already confirmed (confirmation delta "
+                                  f"{recorded.confirmation['delta']:+.4f}); a sealed split is opened once per run")
+            result = recorded.latest_result()
+            seed, best = recorded.seed(), artifact_from_dict(result["best"])
+            seed_value = draw_seed(random.Random(f"confirmation/{result['seeds']['random_seed']}"))
+            runner = CaseRunner(evaluator, evaluation, record)
+            try:
+                base = runner.run(seed, result["seed_id"], cases, seed_value)
+                cand = base if result["best_id"] == result["seed_id"] else runner.run(best, result["best_id"], cases,
+                                                                                     seed_value)
+            finally:
+                runner.close()
+            mean = [math.fsum(ev.score for ev in evals) / len(evals) for evals in (base, cand)]
+            data = {"decision": result["decision_number"], "cases": len(cases), "seed": seed_value,
+                    "baseline": mean[0], "candidate": mean[1], "delta": mean[1] - mean[0],
+                    "promoted": bool(result["promotion_eligible"]), "paid_evaluations": runner.paid}
+            record.confirmation(data)
+            return data
+        finally:
+            record.close()
