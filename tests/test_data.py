@@ -130,3 +130,41 @@ def test_seed_artifact_files(tmp_path):
     (tmp_path / "kind.json").write_text(json.dumps({"kind": "poem", "text": "x"}))
     with pytest.raises(ValueError, match="unknown artifact kind 'poem'"):
         load_artifact(tmp_path / "kind.json")
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"id": "toy", "splits": ', r"dataset manifest .*manifest.json is damaged \(Expecting value at line 1\); restore"),
+    ('["a", "b"]', r"dataset manifest .*manifest.json has the wrong shape: expected an object whose \"splits\""),
+    ('{"splits": {"holdout": "abc"}}', r"has the wrong shape"),
+])
+def test_a_damaged_manifest_is_one_line_naming_it(tmp_path, text, message):
+    make_dir(tmp_path)
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        load_dataset_dir(tmp_path, id="d", version="1")
+    assert "\n" not in str(info.value)
+
+
+def test_bytes_that_are_not_utf8_are_named_with_their_line(tmp_path):
+    make_dir(tmp_path)
+    lines = (tmp_path / "validation.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1][:5] + b"\xff" + lines[1][5:]
+    (tmp_path / "validation.jsonl").write_bytes(b"".join(lines))
+    with pytest.raises(ValueError, match=r"validation.jsonl line 2: not UTF-8 text \(byte 0xff at column 6\); save "):
+        load_dataset_dir(tmp_path, id="d", version="1")
+
+
+def test_the_confirmation_split_is_sealed_unseen_and_digested(tmp_path):
+    from gepa_lab.data import DatasetSource, load_confirmation
+
+    make_dir(tmp_path)
+    dataset = load_dataset_dir(tmp_path, id="d", version="1")
+    source = DatasetSource(path=str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="has no confirmation split"):
+        load_confirmation(source, dataset)
+    write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": "a task nobody saw"}])
+    assert [c.id for c in load_confirmation(source, dataset)] == ["c-1"]
+    assert len(load_dataset_dir(tmp_path, id="d", version="1").holdout) == len(dataset.holdout)  # never loaded
+    write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": dataset.feedback[0].input}])
+    with pytest.raises(ValueError, match="confirmation case 'c-1' repeats case .* must be unseen data"):
+        load_confirmation(source, dataset)
