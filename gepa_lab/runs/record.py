@@ -122,12 +122,13 @@ class Recorded:
 
 class RunRecord:
     """Writes (and, on resume, reads back) one run directory's record. Thread-safe: a round's
-    concurrent proposals store evaluations through it."""
+    concurrent proposals store evaluations through it. Without a directory (`RunRecord(None)`)
+    it keeps the evaluation cache in memory and writes nothing."""
 
-    def __init__(self, run_dir: Path | str):
-        self.dir = Path(run_dir)
-        self._evaluations = JsonLines(self.dir / EVALUATIONS_FILE)
-        self._events = JsonLines(self.dir / EVENTS_FILE)
+    def __init__(self, run_dir: Path | str | None):
+        self.dir = Path(run_dir) if run_dir is not None else None
+        self._evaluations = JsonLines(self.dir / EVALUATIONS_FILE) if self.dir else None
+        self._events = JsonLines(self.dir / EVENTS_FILE) if self.dir else None
         self._cache: dict[str, Evaluation] = {}
         self._lock = threading.Lock()
 
@@ -136,30 +137,30 @@ class RunRecord:
     def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
         """A new run: the directory must hold no record (a run dir is never appended to)."""
         record = cls(run_dir)
-        refuse_used_dir(record.dir)
-        write_json_atomic(record.dir / EXPERIMENT_FILE, {"format": FORMAT, **experiment})
+        refuse_used_dir(Path(run_dir))
+        record._view(EXPERIMENT_FILE, {"format": FORMAT, **experiment})
         return record
 
     @classmethod
     def reopen(cls, run_dir: Path | str) -> tuple[RunRecord, Recorded]:
         """An existing run: its record read back, events cut to the last durable one."""
-        record = cls(run_dir)
-        recorded = Recorded(read_experiment(record.dir))
-        record._load_cache()
-        kept = record._rewind()
+        record, root = cls(run_dir), Path(run_dir)
+        recorded = Recorded(read_experiment(root))
+        record._load_cache(root)
+        kept = record._rewind(root)
         for row in kept:
             record._replay(row, recorded)
         return record, recorded
 
-    def _load_cache(self) -> None:
-        path = self.dir / EVALUATIONS_FILE
+    def _load_cache(self, root: Path) -> None:
+        path = root / EVALUATIONS_FILE
         for number, line in _lines(path):
             row = _parse(path, number, line)
             self._cache[str(row["key"])] = _evaluation(row)
         _drop_torn_tail(path)
 
-    def _rewind(self) -> list[dict[str, Any]]:
-        path = self.dir / EVENTS_FILE
+    def _rewind(self, root: Path) -> list[dict[str, Any]]:
+        path = root / EVENTS_FILE
         rows = [_parse(path, number, line) for number, line in _lines(path)]
         last = max((i for i, row in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
         kept = rows[:last + 1] + [row for row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
@@ -200,12 +201,18 @@ class RunRecord:
         with self._lock:
             for key, ev in items:
                 self._cache[key] = ev
-                self._evaluations.append({"key": key, **ev.to_dict()})
+                if self._evaluations is not None:
+                    self._evaluations.append({"key": key, **ev.to_dict()})
 
     # -- history ----------------------------------------------------------------------------
     def event(self, kind: str, data: dict[str, Any]) -> None:
-        with self._lock:
-            self._events.append({"at": now(), "kind": kind, "data": data})
+        if self._events is not None:
+            with self._lock:
+                self._events.append({"at": now(), "kind": kind, "data": data})
+
+    def _view(self, name: str, value: dict[str, Any]) -> None:
+        if self.dir is not None:
+            write_json_atomic(self.dir / name, value)
 
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
         # A reply that failed transiently was never cached: it is kept inline.
@@ -234,23 +241,24 @@ class RunRecord:
     def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
                  outcome: dict[str, Any]) -> None:
         self.event("decision", {"number": number, "settings": settings, "result": result})
-        write_json_atomic(self.dir / RESULT_FILE, result)
-        write_json_atomic(self.dir / PROMOTION_FILE, outcome)
+        self._view(RESULT_FILE, result)
+        self._view(PROMOTION_FILE, outcome)
 
     def submission(self, decision: int, result: dict[str, Any], outcome: dict[str, Any]) -> None:
         self.event("submission", {"decision": decision, "submission_reason": result.get("submission_reason"),
                                   "revision": result.get("revision")})
-        write_json_atomic(self.dir / RESULT_FILE, result)
-        write_json_atomic(self.dir / PROMOTION_FILE, outcome)
+        self._view(RESULT_FILE, result)
+        self._view(PROMOTION_FILE, outcome)
 
     def confirmation(self, data: dict[str, Any]) -> None:
         self.event("confirmation", data)
-        write_json_atomic(self.dir / CONFIRMATION_FILE, data)
+        self._view(CONFIRMATION_FILE, data)
 
     def close(self) -> None:
         with self._lock:
-            self._evaluations.close()
-            self._events.close()
+            for lines in (self._evaluations, self._events):
+                if lines is not None:
+                    lines.close()
 
 
 # -- reading a run directory (the CLI, reports, revision monitoring) ----------------------------

@@ -57,7 +57,7 @@ from gepa_lab.core.settings import (
 )
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.record import Recorded, RunRecord, now
-from gepa_lab.search.evaluation import CaseRunner, MemoryStore
+from gepa_lab.search.evaluation import CaseRunner
 from gepa_lab.search.identity import check_same_search, decision_settings, run_identity
 from gepa_lab.search.ledger import CostCapReached, Ledger
 from gepa_lab.search.outcome import ALGORITHM, build_result, promotion_outcome
@@ -114,7 +114,7 @@ class Request:
 class Run:
     """One run's context: the record, the ledger, the state, the runners, the trackers."""
 
-    def __init__(self, request: Request, trackers: Trackers, policies: Policies, record: RunRecord | None,
+    def __init__(self, request: Request, trackers: Trackers, policies: Policies, record: RunRecord,
                  recorded: Recorded | None, experiment_id: str):
         self.request = request
         self.trackers = trackers
@@ -123,9 +123,8 @@ class Run:
         self.recorded = recorded
         self.experiment_id = experiment_id
         config, dataset = request.config, request.dataset
-        store = record if record is not None else MemoryStore()
-        self.runner = CaseRunner(request.evaluator, request.evaluation, store)
-        self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, store, role="transfer")
+        self.runner = CaseRunner(request.evaluator, request.evaluation, record)
+        self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
                                 if request.transfer else None)
         self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion,
                                                                        request.transfer is not None),
@@ -145,8 +144,7 @@ class Run:
         self.runner.close()
         if self.transfer_runner is not None:
             self.transfer_runner.close()
-        if self.record is not None:
-            self.record.close()
+        self.record.close()
 
     # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
     def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
@@ -175,9 +173,8 @@ class Run:
         self.ledger.add_task_cost(evaluations)
         batch = ScoredBatch(self.batches, phase, candidate_id, seed, evaluations)
         self.batches += 1
-        if self.record is not None:
-            keys = [(runner or self.runner).key(candidate_id, ev.case_id, seed) for ev in evaluations]
-            self.record.batch(batch, keys)
+        keys = [(runner or self.runner).key(candidate_id, ev.case_id, seed) for ev in evaluations]
+        self.record.batch(batch, keys)
         self.trackers.evaluation(batch)
         return batch
 
@@ -209,8 +206,7 @@ class Run:
                 "elapsed_s": self.elapsed(), "policies": {k: p.state() for k, p in self.policies.stateful().items()}}
 
     def round_end(self) -> None:
-        if self.record is not None:
-            self.record.round_end(self.snapshot())
+        self.record.round_end(self.snapshot())
         self.trackers.round_end()
 
     def score_seed(self) -> None:
@@ -269,8 +265,7 @@ class Run:
                                                     for p in proposals))
             self.round_end()
         self.searching = False
-        if self.record is not None:
-            self.record.search_end(str(state.stop_reason), self.snapshot())
+        self.record.search_end(str(state.stop_reason), self.snapshot())
 
     def run_round(self, k: int) -> list[Proposal] | None:
         """One round; None when a budget or the reflector's outage ended the search mid-round."""
@@ -294,8 +289,7 @@ class Run:
             # A provider that stays down ends the search cleanly; the holdout still runs.
             log.error("stopping the search: %s", exc)
             self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
-            if self.record is not None:
-                self.record.event("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
+            self.record.event("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
             state.stop_reason = "reflector_error"
         finally:
             usage_after = _usage(reflector)
@@ -313,8 +307,7 @@ class Run:
             self.trackers.candidate(CandidateInfo(joined.id, joined.artifact, joined.parent_id, joined.component,
                                                   joined.iteration, proposal.validation_batch, joined.metric_calls,
                                                   joined.rationale))
-        if self.record is not None:
-            self.record.proposal(proposal, self.ledger.used)
+        self.record.proposal(proposal, self.ledger.used)
         self.trackers.proposal(proposal)
         if self.trackers.wants("iteration"):
             best = state.pool.best()
@@ -359,8 +352,7 @@ class Run:
                               transfer=transfer)  # type: ignore[arg-type]
         result.decision_number, result.decision_paid_evaluations, result.warnings = number, paid, self.warnings
         result.links = self.trackers.links()
-        if self.record is not None:
-            self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
+        self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
                                  promotion_outcome(result, request.submit))
         return result
 
@@ -372,8 +364,7 @@ class Run:
             submit_winner(result, self.request.dataset, self.request.submitter)
         except Exception as exc:  # the decision stands: its result (and why submission failed) is kept
             failure = exc
-        if self.record is not None:
-            self.record.submission(result.decision_number, result.to_dict(), promotion_outcome(result, True))
+        self.record.submission(result.decision_number, result.to_dict(), promotion_outcome(result, True))
         return failure
 
     # -- resuming --------------------------------------------------------------------------------
@@ -480,9 +471,9 @@ def optimize(
 
 
 def _open_record(request: Request, identity: dict[str, Any], resume: bool
-                 ) -> tuple[RunRecord | None, Recorded | None, str]:
+                 ) -> tuple[RunRecord, Recorded | None, str]:
     if request.run_dir is None:
-        return None, None, str(uuid.uuid4())
+        return RunRecord(None), None, str(uuid.uuid4())
     if not resume:
         experiment = {"id": str(uuid.uuid4()), "name": request.name, "algorithm": ALGORITHM, "started_at": now(),
                       "identity": identity, "config": _full_config(request),
@@ -537,7 +528,7 @@ def _stages(run: Run) -> Result:
                                _full_config(request), request.submit,
                                str(request.run_dir) if request.run_dir else None, resume_point,
                                simulated=getattr(request.evaluator, "simulated", False) is True))
-    if recorded is not None and run.record is not None:
+    if recorded is not None:
         run.record.event("run_resumed", {"stage": stage, "iteration": resume_point.iteration if resume_point else 0,
                                          "batches": run.batches})
     try:
@@ -554,13 +545,11 @@ def _stages(run: Run) -> Result:
         if request.submit and stage != "report":
             failure = run.submit(result)
         run.trackers.finish(result)
-        if run.record is not None:
-            run.record.event("run_finished", {"decision": result.decision_number})
+        run.record.event("run_finished", {"decision": result.decision_number})
     except BaseException as exc:
         run.trackers.fail(exc)
-        if run.record is not None:
-            kind = "run_interrupted" if isinstance(exc, KeyboardInterrupt) else "run_failed"
-            run.record.event(kind, {"error": describe(exc)})
+        kind = "run_interrupted" if isinstance(exc, KeyboardInterrupt) else "run_failed"
+        run.record.event(kind, {"error": describe(exc)})
         raise
     if failure is not None:
         failure.add_note(f"the run's result was recorded; submission_reason: {result.submission_reason}")

@@ -28,30 +28,18 @@ from gepa_lab.core.contracts import Case, Evaluation, Evaluator
 from gepa_lab.core.errors import EvaluatorContractError, EvaluatorError, RunAborted, describe
 from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.core.settings import EvaluationSettings
+from gepa_lab.runs.record import RunRecord
 from gepa_lab.search.retry import RetryPolicy
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EvaluationStore(Protocol):
-    """Where paid evaluations are kept by cache key (the run record; memory without a run dir)."""
+    """Where paid evaluations are kept by cache key: the run record (in memory without a run dir)."""
 
     def lookup(self, key: str) -> Evaluation | None: ...
 
     def store(self, items: Iterable[tuple[str, Evaluation]]) -> None: ...
-
-
-class MemoryStore:
-    def __init__(self) -> None:
-        self._items: dict[str, Evaluation] = {}
-        self._lock = threading.Lock()
-
-    def lookup(self, key: str) -> Evaluation | None:
-        return self._items.get(key)
-
-    def store(self, items: Iterable[tuple[str, Evaluation]]) -> None:
-        with self._lock:
-            self._items.update(items)
 
 
 @lru_cache(maxsize=4096)  # looked up, then stored: computed once per case
@@ -125,7 +113,7 @@ class CaseRunner:
         evaluator, even one configured like the run's)."""
         self.evaluator = evaluator
         self.settings = settings or EvaluationSettings()
-        self.store = store or MemoryStore()
+        self.store = store if store is not None else RunRecord(None)
         self.name = type(evaluator).__name__
         self.fingerprint = f"{role}:{fingerprint(evaluator)}" if role else fingerprint(evaluator)
         self.batched = getattr(evaluator, "evaluates_batches", False) is True
