@@ -20,6 +20,8 @@ from gepa_lab.core.contracts import (
     Reflector,
     RevisionSubmitter,
     Summary,
+    canonical_json,
+    split_digest,
 )
 from gepa_lab.core.errors import (
     ConfigError,
@@ -36,6 +38,7 @@ from gepa_lab.core.settings import (
     PromotionPolicy,
     ReflectionSettings,
     SearchConfig,
+    from_mapping,
 )
 from gepa_lab.data import (
     DatasetSource,
@@ -44,6 +47,7 @@ from gepa_lab.data import (
     load_dataset,
     load_dataset_dir,
     load_hf_saved,
+    resolve_path,
 )
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
@@ -77,10 +81,14 @@ __all__ = [
     "TextsArtifact",
     "ToolDescription",
     "Tracker",
+    "canonical_json",
+    "from_mapping",
     "load_artifact",
     "load_dataset",
     "load_dataset_dir",
     "load_hf_saved",
     "optimize",
+    "resolve_path",
     "select_parent",
+    "split_digest",
 ]

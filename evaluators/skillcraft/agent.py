@@ -1,6 +1,7 @@
 """Family-agnostic machinery of the simulated agent: behaviour probabilities, tool-call
-bookkeeping, token / latency accounting, the tool-call limit, and the moves every family's agent
-shares (retrying a transient error, repeating a call in a loop, writing the artifact).
+bookkeeping, token / latency accounting, the tool-call limit, the moves every family's agent
+shares (retrying a transient error, repeating a call in a loop, writing the artifact) and one
+episode from start to finish (`simulate`; the family's hooks solve the task and validate).
 
 Tokens follow how a tool-using LM agent is billed: every turn re-sends the system prompt, the
 task, the loaded skill and everything the tools returned so far. So tokens grow with the skill
@@ -11,24 +12,38 @@ See docs/skillcraft_sim.md §4.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from evaluators.skillcraft.family import Behaviour, Episode, Task, ToolCall
+from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile
 from evaluators.skillcraft.tools import ToolReply, claim_done, write_file
+from gepa_lab import ConfigError
 
 
 @dataclass(frozen=True)
 class AgentConfig:
+    """The simulated agent's limits and costs (`evaluator.agent_config`), checked on construction:
+    a nonsense value would score every case 0 instead of failing."""
+
     max_tool_calls: int = 80  # like the SkillCraft runs' 80 tool iterations
     system_tokens: int = 1400  # system prompt + tool schemas
     unloaded_skill_tokens: int = 40  # a skill that is only listed, not loaded
     turn_output_tokens: int = 90
     turn_latency_ms: float = 650.0
     ms_per_1k_context_tokens: float = 30.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value, least = getattr(self, f.name), 1 if f.name == "max_tool_calls" else 0
+            kinds = (int,) if f.type == "int" else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < least:
+                kind = "an integer" if f.type == "int" else "a finite number"
+                raise ConfigError(f"agent_config.{f.name} must be {kind} >= {least}, got {value!r}; fix "
+                                  f"evaluator.agent_config.{f.name} or leave it out (default {f.default})")
 
 
 SLIP_RIGHT = 0.5  # a missing habit still goes right on one occurrence with this probability
@@ -99,6 +114,13 @@ class AgentRun:
                   task_tokens=task.task_tokens, config=config)
         run.turn()  # planning
         return run
+
+    def notes(self, lost: str, waste_note: str) -> list[str]:
+        """Feedback lines: transient errors (what a skipped one lost) and unneeded calls."""
+        notes = rate_limit_note(self.counts, lost)
+        if self.counts.get("wasted"):
+            notes.append(waste_note.format(n=self.counts["wasted"]))
+        return notes
 
     def right(self, behaviour: str, key: str = "") -> bool:
         """Is the behaviour done right here? A per-run habit drawn with P = self.p[behaviour];
@@ -197,6 +219,22 @@ class AgentRun:
                        tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
                        agent_error=error, notes=notes,
                        missing_hint=f"the agent {error} before writing {output_file}")
+
+
+def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    """One episode: the family's agent solves the task with its tools (`hooks.solve`), checks its
+    draft if it validates (`hooks.validate`), writes it and claims done."""
+    tools = spec.hooks.Tools(world, draws, task.fault_rate)
+    run = AgentRun.start(spec.behaviours, spec.topic, task, profile, draws, config)
+    try:
+        draft = spec.hooks.solve(run, tools, task)
+        if run.right("validate_before_finishing"):
+            run.turn()  # re-reading the draft
+            spec.hooks.validate(run, draft, task)
+        return run.finish(task.output_file, draft, lambda: run.notes(spec.lost, spec.waste_note))
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file, run.notes(spec.lost, spec.waste_note))
 
 
 def rate_limit_note(counts: dict[str, int], lost: str) -> list[str]:

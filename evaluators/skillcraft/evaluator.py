@@ -1,7 +1,8 @@
 """SkillCraftEvaluator: scores an artifact on SkillCraft-sim cases of one family.
 
-Family-agnostic: the family (from the registry) supplies the world, the task parser, the
-simulated agent and the rubric; scoring (`grading.py`) and feedback (`feedback.py`) are shared.
+Family-agnostic: the family (`family.get_family`) supplies the world, the task parser, the
+agent's moves and the rubric; the episode (`agent.simulate`), scoring (`grading.py`) and
+feedback (`feedback.py`) are shared.
 Same (artifact, case, seed) ⇒ the same Evaluation: all randomness is keyed by (seed, case id,
 purpose), never by the artifact, so paired comparisons share their luck.
 See docs/skillcraft_sim.md §5 (grading) and §7 (common random numbers).
@@ -18,15 +19,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig
-from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.agent import AgentConfig, simulate
+from evaluators.skillcraft.family import Episode, get_family
 from evaluators.skillcraft.feedback import render_feedback, render_trace
 from evaluators.skillcraft.grading import score_of
-from evaluators.skillcraft.registry import get_family
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
-from gepa_lab.core.contracts import Case, Evaluation
-from gepa_lab.core.settings import from_mapping
+from gepa_lab import Case, Evaluation, from_mapping, resolve_path
 
 DEFAULT_TOKEN_BUDGET = 200_000
 DEFAULT_USD_PER_1K_TOKENS = 0.002
@@ -37,8 +36,6 @@ _TASK_CACHE_SIZE = 4096
 
 def default_data_dir(family: str) -> Path:
     """The checkout's datasets/skillcraft/<family>, or the wheel's bundled copy."""
-    from gepa_lab.data import resolve_path
-
     checkout = REPO_ROOT / "datasets" / "skillcraft" / family
     return checkout if checkout.is_dir() else resolve_path(Path("datasets", "skillcraft", family))
 
@@ -83,7 +80,7 @@ class SkillCraftEvaluator:
             agent_config = from_mapping(AgentConfig, agent_config, "agent_config")
         self.agent_config = agent_config or AgentConfig()
         self.world = self.spec.load_world(self.data_dir)
-        self._entities = self.spec.entity_names(self.world)
+        self._entities = self.spec.hooks.entity_names(self.world)
         self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
         self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
@@ -134,7 +131,7 @@ class SkillCraftEvaluator:
 
     def run_episode(self, artifact: Any, case: Case, seed: int) -> tuple[Any, Episode]:
         task = self.task(case)
-        episode = self.spec.simulate(self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
+        episode = simulate(self.spec, self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
         return task, episode
 
     def evaluate(self, artifact: Any, cases: list[Case], seed: int) -> list[Evaluation]:
@@ -142,7 +139,7 @@ class SkillCraftEvaluator:
         tasks = [self.task(c) for c in cases]  # configuration errors surface before any work
         out = []
         for case, task in zip(cases, tasks, strict=True):
-            episode = self.spec.simulate(self.world, task, profile, Draws(seed, case.id), self.agent_config)
+            episode = simulate(self.spec, self.world, task, profile, Draws(seed, case.id), self.agent_config)
             out.append(self._evaluation(case, task, profile, episode))
         return out
 

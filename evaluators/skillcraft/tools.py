@@ -12,8 +12,6 @@ order — so a parent and a child scored with one seed meet the same faults (doc
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.rng import Draws
@@ -48,14 +46,3 @@ def write_file(path: str, content: str) -> ToolReply:
 def claim_done() -> ToolReply:
     return {"ok": True}, "ok", 10
 
-
-def load_fixtures(data_dir: Path, family: str) -> dict[str, Any]:
-    """The family's fixtures.json, or a FileNotFoundError saying how to generate it."""
-    path = Path(data_dir) / "fixtures.json"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"SkillCraft-sim fixtures not found: {path} "
-            f"(run python -m evaluators.skillcraft.generate --family {family})"
-        )
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data

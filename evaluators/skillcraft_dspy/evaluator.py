@@ -39,8 +39,7 @@ class SkillCraftDspyEvaluator:
     def __init__(self, family: str = "recipe", lm: LMSettings | Mapping[str, Any] | None = None,
                  data_dir: str | None = None, max_iters: int = 40, token_budget: int = DEFAULT_TOKEN_BUDGET):
         from evaluators.skillcraft.evaluator import default_data_dir
-        from evaluators.skillcraft.registry import get_family
-        from evaluators.skillcraft_dspy.toolsets import TOOLSETS
+        from evaluators.skillcraft.family import get_family
 
         if isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1:
             raise ValueError(f"max_iters must be a positive integer, got {max_iters!r}")
@@ -48,8 +47,6 @@ class SkillCraftDspyEvaluator:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
         self.family = family
         self.spec = get_family(family)
-        if family not in TOOLSETS:
-            raise ValueError(f"no dspy toolset for family {family!r} yet (known: {', '.join(sorted(TOOLSETS))})")
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.world = self.spec.load_world(self.data_dir)
         self.max_iters, self.token_budget = max_iters, token_budget

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
 
 BASE_URL = "https://catfact.ninja/facts?page="
 
@@ -53,10 +52,6 @@ class CatFactsWorld:
             })
             world.page_tokens.append(30 + sum(8 + len(f["fact"]) // 4 for f in world.pages[-1]["data"]))
         return world
-
-    @classmethod
-    def load(cls, data_dir: Path) -> CatFactsWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "catfacts"))
 
     def listed(self, fact: dict[str, Any]) -> dict[str, Any]:
         """How the listing shows a fact: long ones cut at `truncate_at` characters."""

@@ -17,11 +17,10 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
 
 
 def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +53,9 @@ class PokemonWorld:
             types={t["name"]: t for t in data["types"]},
         )
 
-    @classmethod
-    def load(cls, data_dir: Path) -> PokemonWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "pokemon"))
+    def display_name(self, species: str) -> str:
+        found = self.species.get(species)
+        return str(found["display_name"]) if found else species.replace("-", " ").title()
 
     def default_pokemon(self, species: str) -> dict[str, Any]:
         name = next(v["pokemon"]["name"] for v in self.species[species]["varieties"] if v["is_default"])

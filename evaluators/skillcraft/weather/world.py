@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
 
 METRIC_UNITS = {"temperature_2m_max": "°C", "temperature_2m_min": "°C", "precipitation_sum": "mm",
                 "wind_speed_10m_max": "km/h"}
@@ -94,10 +93,6 @@ class WeatherWorld:
                      "hottest_day": s["hottest_day"]}
             world.horizon[cid] = {"period": f"{world.dates[0]}/{world.dates[-1]}", **s}
         return world
-
-    @classmethod
-    def load(cls, data_dir: Path) -> WeatherWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "weather"))
 
     def place(self, city_id: int) -> dict[str, Any]:
         c = self.cities[city_id]

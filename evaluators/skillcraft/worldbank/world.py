@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
 
 ROW_TOKENS = 20
 
@@ -74,10 +73,6 @@ class WorldBankWorld:
         world.all_order = [c["id"] for c in sorted(entries.values(),
                                                    key=lambda c: (c["id"] not in world.aggregates, c["name"]))]
         return world
-
-    @classmethod
-    def load(cls, data_dir: Path) -> WorldBankWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "worldbank"))
 
     def countries(self) -> list[str]:
         """iso3 codes of the real countries (no aggregates), in name order."""
