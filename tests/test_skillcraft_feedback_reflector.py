@@ -28,7 +28,7 @@ REFLECTOR_MODULES = ("evaluators.skillcraft.reflectors.feedback",)
 FORBIDDEN = {f"evaluators.skillcraft.{f}" for f in family_names()} | {
     "evaluators.skillcraft.concepts", "evaluators.skillcraft.skill",
     "evaluators.skillcraft.agent", "evaluators.skillcraft.evaluator", "evaluators.skillcraft.family",
-    "evaluators.skillcraft.tools", "evaluators.skillcraft.feedback", "evaluators.skillcraft.reflectors.tuned",
+    "evaluators.skillcraft.tools", "evaluators.skillcraft.grading", "evaluators.skillcraft.reflectors.tuned",
     "evaluators.skillcraft.reflectors.vocabulary"}
 COMPONENTS = ("steps", "pitfalls", "when_to_use", "description")
 

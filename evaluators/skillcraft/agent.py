@@ -76,50 +76,31 @@ def behaviour_probability(
 class AgentRun:
     """State of one simulated run: decisions, calls, tokens, latency."""
 
-    def __init__(
-        self,
-        behaviours: tuple[Behaviour, ...],
-        profile: SkillProfile,
-        draws: Draws,
-        *,
-        level: int,
-        entities: frozenset[str],
-        load_probability: float,
-        task_tokens: int,
-        config: AgentConfig,
-    ) -> None:
+    def __init__(self, spec: FamilySpec, task: Task, profile: SkillProfile, draws: Draws,
+                 config: AgentConfig) -> None:
+        """A run of one task: the skill is loaded or not, then the agent plans (one turn)."""
+        self.spec = spec
         self.draws = draws
         self.config = config
         self.profile = profile
-        self.loaded = draws.below("load", load_probability)
-        pos, anti = profile.guidance(entities) if self.loaded else (frozenset(), frozenset())
-        self.p = {
-            b.name: behaviour_probability(b, level, self.loaded, pos, anti, profile.adherence)
-            for b in behaviours
-        }
+        self.loaded = draws.below("load", profile.load_probability(spec.topic, task.task_words))
+        pos, anti = profile.guidance(task.entities) if self.loaded else (frozenset(), frozenset())
+        self.p = {b.name: behaviour_probability(b, task.level, self.loaded, pos, anti, profile.adherence)
+                  for b in spec.behaviours}
         skill_tokens = profile.skill_tokens if self.loaded else config.unloaded_skill_tokens
-        self.base_tokens = config.system_tokens + task_tokens + skill_tokens
+        self.base_tokens = config.system_tokens + task.task_tokens + skill_tokens
         self.context_tokens = 0  # tool results accumulated in the conversation
         self.tokens = 0
         self.latency_ms = 0.0
         self.calls: list[ToolCall] = []
         self.counts: dict[str, int] = {}  # free-form counters for feedback notes
+        self.turn()  # planning
 
-    @classmethod
-    def start(cls, behaviours: tuple[Behaviour, ...], topic: frozenset[str], task: Task,
-              profile: SkillProfile, draws: Draws, config: AgentConfig) -> AgentRun:
-        """A run for one task: loads the skill or not, then plans (one turn)."""
-        run = cls(behaviours, profile, draws, level=task.level, entities=task.entities,
-                  load_probability=profile.load_probability(topic, task.task_words),
-                  task_tokens=task.task_tokens, config=config)
-        run.turn()  # planning
-        return run
-
-    def notes(self, lost: str, waste_note: str) -> list[str]:
+    def notes(self) -> list[str]:
         """Feedback lines: transient errors (what a skipped one lost) and unneeded calls."""
-        notes = rate_limit_note(self.counts, lost)
+        notes = rate_limit_note(self.counts, self.spec.lost)
         if self.counts.get("wasted"):
-            notes.append(waste_note.format(n=self.counts["wasted"]))
+            notes.append(self.spec.waste_note.format(n=self.counts["wasted"]))
         return notes
 
     def right(self, behaviour: str, key: str = "") -> bool:
@@ -200,15 +181,15 @@ class AgentRun:
         return None, "", (f"the agent returned the JSON in its final message instead of writing "
                           f"{output_file} with write_file")
 
-    def finish(self, output_file: str, draft: dict[str, Any], notes: Callable[[], list[str]]) -> Episode:
+    def finish(self, output_file: str, draft: dict[str, Any]) -> Episode:
         """Write the artifact, call claim_done, and package the episode."""
         artifact, text, missing = self.write_artifact(output_file, draft)
         try:
             self.call("claim_done", {}, claim_done)
         except OutOfToolCalls:  # the limit struck at the very last call: the file may exist
-            return self.out_of_calls(output_file, notes(), artifact, text)
+            return self.out_of_calls(output_file, self.notes(), artifact, text)
         return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
-                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=notes(),
+                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=self.notes(),
                        missing_hint=missing)
 
     def out_of_calls(self, output_file: str, notes: list[str], artifact: dict[str, Any] | None = None,
@@ -226,15 +207,15 @@ def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, dra
     """One episode: the family's agent solves the task with its tools (`hooks.solve`), checks its
     draft if it validates (`hooks.validate`), writes it and claims done."""
     tools = spec.hooks.Tools(world, draws, task.fault_rate)
-    run = AgentRun.start(spec.behaviours, spec.topic, task, profile, draws, config)
+    run = AgentRun(spec, task, profile, draws, config)
     try:
         draft = spec.hooks.solve(run, tools, task)
         if run.right("validate_before_finishing"):
             run.turn()  # re-reading the draft
             spec.hooks.validate(run, draft, task)
-        return run.finish(task.output_file, draft, lambda: run.notes(spec.lost, spec.waste_note))
+        return run.finish(task.output_file, draft)
     except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, run.notes(spec.lost, spec.waste_note))
+        return run.out_of_calls(task.output_file, run.notes())
 
 
 def rate_limit_note(counts: dict[str, int], lost: str) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import yaml
 
@@ -86,26 +86,27 @@ class Episode:
     missing_hint: str = ""  # why no artifact exists, when none does
 
 
-class Task(Protocol):
-    """What the generic machinery reads from a family's parsed task."""
+@dataclass(frozen=True)
+class Task:
+    """What every family's task has, and all the generic machinery reads; a family's task
+    subclasses it with its own fields (`common` fills these from the case)."""
 
-    @property
-    def level(self) -> int: ...  # 0 (e1) … 5 (h1)
+    scale: str
+    level: int  # 0 (e1) … 5 (h1)
+    fault_rate: float
+    output_file: str
+    expected: dict[str, Any]  # the artifact a flawless agent writes
+    task_tokens: int
+    entities: frozenset[str]  # lower-case names the task involves (scope)
+    task_words: frozenset[str]  # stems a relevant description should contain
 
-    @property
-    def entities(self) -> frozenset[str]: ...  # lower-case names the task involves (scope)
 
-    @property
-    def task_words(self) -> frozenset[str]: ...  # stems a relevant description should contain
-
-    @property
-    def task_tokens(self) -> int: ...
-
-    @property
-    def output_file(self) -> str: ...
-
-    @property
-    def fault_rate(self) -> float: ...
+def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
+    """The `Task` fields that come straight from a case whose scale `scale_level` has checked."""
+    scale = case.metadata["scale"]
+    return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
+            "output_file": str(params.get("output_file", default_output)), "expected": expected,
+            "task_tokens": len(case.input) // 4}
 
 
 class Hooks(Protocol):
@@ -142,8 +143,10 @@ class FamilySpec:
     tools: tuple[ToolSpec, ...]  # the real (dspy) agent's view of the family's tools
     lost: str  # what a skipped rate-limited call loses (feedback note)
     waste_note: str  # the feedback note on unneeded calls, "{n} … call(s) …"
-    default_output: str
-    hooks: Any = field(repr=False, compare=False)
+    hooks: Hooks = field(repr=False, compare=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a process worker loads the family itself
+        return get_family, (self.name,)
 
     def behaviour(self, name: str) -> Behaviour:
         return next(b for b in self.behaviours if b.name == name)
@@ -197,7 +200,7 @@ def get_family(name: str) -> FamilySpec:
 def _load(name: str) -> FamilySpec:
     path = HERE / name / "family.yaml"
     try:
-        return _spec(name, _yaml(path), import_module(f"evaluators.skillcraft.{name}"))
+        return _spec(name, _yaml(path), cast(Hooks, import_module(f"evaluators.skillcraft.{name}")))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
 
@@ -230,7 +233,7 @@ def _behaviour(row: dict[str, Any], shared: dict[str, Any]) -> Behaviour:
     return Behaviour(_text(row["name"], "name"), _text(row["summary"], "summary"), base, slope, top, concept)
 
 
-def _spec(name: str, data: dict[str, Any], hooks: Any) -> FamilySpec:
+def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
     shared = _shared_behaviours()
     rows = [dict(shared[r]) if isinstance(r, str) else r for r in data["behaviours"]]
     behaviours = tuple(_behaviour(r, shared) for r in rows)
@@ -242,7 +245,7 @@ def _spec(name: str, data: dict[str, Any], hooks: Any) -> FamilySpec:
     return FamilySpec(name=name, behaviours=behaviours, topic=words(_text(data["topic"], "topic")),
                       cap_nouns=tuple(data.get("cap_nouns", ())), reference_skill=dict(data["reference_skill"]),
                       tools=tools, lost=_text(data["lost"], "lost"), waste_note=_text(data["waste_note"], "waste_note"),
-                      default_output=_text(data["default_output"], "default_output"), hooks=hooks)
+                      hooks=hooks)
 
 
 @cache

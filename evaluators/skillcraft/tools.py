@@ -12,12 +12,13 @@ order — so a parent and a child scored with one seed meet the same faults (doc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from evaluators.skillcraft.rng import Draws
 
 ToolReply = tuple[dict[str, Any], str, int]
 RETRY_AFTER_MS = 800.0
+W = TypeVar("W")
 
 
 class Faults:
@@ -33,6 +34,16 @@ class Faults:
         attempt = self.attempts.get(signature, 0)
         self.attempts[signature] = attempt + 1
         return self.rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.rate)
+
+
+class Api(Generic[W]):
+    """One agent run's view of a family's API (its `Tools`): the world, the run's draws and its
+    seeded faults with their attempt counters."""
+
+    def __init__(self, world: W, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.draws = draws
+        self.faults = Faults(draws, fault_rate)
 
 
 def rate_limited() -> ToolReply:

@@ -73,8 +73,7 @@ class SkillCraftDspyEvaluator:
 
     def _one(self, artifact: Artifact, case: Case, task: Any, seed: int) -> Evaluation:
         from evaluators.skillcraft.family import Episode
-        from evaluators.skillcraft.feedback import render_feedback
-        from evaluators.skillcraft.grading import score_of
+        from evaluators.skillcraft.grading import grade_episode
         from evaluators.skillcraft.rng import Draws
 
         toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
@@ -87,13 +86,9 @@ class SkillCraftDspyEvaluator:
         episode = Episode(artifact=written, artifact_text=text, calls=toolset.calls, tokens=run.usage.tokens,
                           latency_ms=run.latency_ms, loaded=True, claim_done=toolset.claimed, agent_error=error,
                           notes=_notes(toolset), missing_hint=missing)
-        checks = self.spec.grade(task, written)
-        if not checks:  # a family bug, not a task failure
-            raise RuntimeError(f"family {self.family!r} graded case {case.id!r} with no checks")
-        score, quality, passed = score_of(checks, written is not None, run.usage.tokens, self.token_budget)
+        score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
         return Evaluation(
-            case_id=case.id, score=score, output=text,
-            feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
+            case_id=case.id, score=score, output=text, feedback=feedback,
             trace=_trace(episode, artifact, task.output_file, run, steps),
             objectives={**run.objectives(), "agent_tokens": float(run.usage.tokens), "official_quality": quality,
                         "passed": 1.0 if passed else 0.0, "tool_calls": float(len(toolset.calls)),
@@ -134,7 +129,7 @@ def _notes(toolset: Toolset) -> list[str]:
 
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
            steps: list[tuple[str, str, Any]]) -> str:
-    from evaluators.skillcraft.feedback import render_trace
+    from evaluators.skillcraft.grading import render_trace
 
     trace = json.loads(render_trace(episode, str(getattr(artifact, "name", artifact.kind)), output_file))
     trace["provider_seed"] = run.provider_seed

@@ -16,7 +16,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
-from evaluators.skillcraft.catfacts.task import CatFactsTask, Filter, mentions
+from evaluators.skillcraft.catfacts.task import CatFactsTask, passes
 from evaluators.skillcraft.catfacts.world import CatFactsTools
 
 WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
@@ -32,14 +32,6 @@ def _key(text: str) -> str:
 @lru_cache(maxsize=8192)
 def _plain(text: str) -> str:
     return html.unescape(text)
-
-
-def _passes(f: Filter, text: str, length: int, whole_words: bool) -> bool:
-    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
-        return False
-    if f.min_length is not None and length < f.min_length:
-        return False
-    return f.max_length is None or length <= f.max_length
 
 
 def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:
@@ -76,7 +68,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
                 seen.add(k)
             if measure:
                 length = len(shown)
-            if _passes(f, shown, length, whole_words):
+            if passes(shown, length, f, whole_words):
                 out.append({"fact": shown, "length": length})
         if len(out) >= task.n:
             if not run.right("skip_unneeded_calls"):

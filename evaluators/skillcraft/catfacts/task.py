@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -35,18 +35,10 @@ class Filter:
 
 
 @dataclass(frozen=True)
-class CatFactsTask:
-    scale: str
-    level: int
+class CatFactsTask(Task):
     filter: Filter
     n: int
     average: bool
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
 
 
 @lru_cache(maxsize=8192)
@@ -66,13 +58,13 @@ def mentions(text: str, keyword: str) -> bool:
     return keyword in found or keyword + "s" in found
 
 
-def passes(text: str, length: int, f: Filter) -> bool:
-    if f.keyword and not mentions(text, f.keyword):
+def passes(text: str, length: int, f: Filter, whole_words: bool = True) -> bool:
+    """Does a fact pass the filter? (`whole_words=False`: the keyword as a case-sensitive substring.)"""
+    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
         return False
     if f.min_length is not None and length < f.min_length:
         return False
     return f.max_length is None or length <= f.max_length
-
 
 
 def _filter(params: dict[str, Any]) -> Filter:
@@ -103,10 +95,8 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-
-
 def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
-    scale, level = scale_level(case, "catfacts")
+    scale_level(case, "catfacts")
     with reading_task(case, "catfacts") as params:
         f, n = _filter(params), int(params["n"])
     if n < 1:
@@ -119,10 +109,9 @@ def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
     return CatFactsTask(
-        scale=scale, level=level, filter=f, n=n, average=bool(params.get("average")),
-        fault_rate=float(params.get("fault_rate", 0.0)), output_file=str(params.get("output_file", "facts.json")),
-        expected=expected, entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
-        task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "facts.json"),
+        filter=f, n=n, average=bool(params.get("average")),
+        entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
     )
 
 

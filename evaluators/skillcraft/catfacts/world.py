@@ -18,8 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 BASE_URL = "https://catfact.ninja/facts?page="
 
@@ -66,14 +65,10 @@ class CatFactsWorld:
         return found
 
 
-class CatFactsTools:
+class CatFactsTools(Api[CatFactsWorld]):
     """One agent run's view of the API (seeded faults, attempt counters, random draws)."""
 
-    def __init__(self, world: CatFactsWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.draws = draws
-        self.faults = Faults(draws, fault_rate)
-        self.random_calls = 0
+    random_calls = 0  # get_random_fact draws anew on every call
 
     def get_facts(self, page: int = 1) -> ToolReply:
         if self.faults.hit(f"facts:{page}"):

@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.pokemon.task import PokemonTask, strongest
-from evaluators.skillcraft.pokemon.world import PokemonTools, types_of
+from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
 from evaluators.skillcraft.rng import Draws
 
 
@@ -49,22 +49,6 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
         return None
     return run.call_with_retry("get_pokemon", {"name": default}, partial(tools.get_pokemon, default),
                                f"pokemon:{default}")
-
-
-def _multiplier(rel: dict[str, Any], types: list[str], attacking: bool, immune: bool) -> float:
-    side = "to" if attacking else "from"  # "from": what those types do to the move type
-    double = {x["name"] for x in rel[f"double_damage_{side}"]}
-    half = {x["name"] for x in rel[f"half_damage_{side}"]}
-    none = {x["name"] for x in rel[f"no_damage_{side}"]}
-    m = 1.0
-    for t in types:
-        if t in none and immune:
-            m *= 0.0
-        elif t in double:
-            m *= 2.0
-        elif t in half:
-            m *= 0.5
-    return m
 
 
 def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
@@ -113,7 +97,7 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
         immune = run.right("apply_immunities", move)
         for e in entries:
             types = e["types"] if run.right("multiply_dual_types", e["species"]) else e["types"][:1]
-            e["multipliers"][move] = _multiplier(rel, types, attacking, immune)
+            e["multipliers"][move] = effectiveness(rel, types, "to" if attacking else "from", immune)
 
 
 def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | None:

@@ -15,23 +15,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, expected_of, reading_task, scale_level
-from evaluators.skillcraft.pokemon.world import PokemonWorld, base_stat_total, members, types_of
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.pokemon.world import (
+    PokemonWorld,
+    base_stat_total,
+    effectiveness,
+    members,
+    types_of,
+)
 from gepa_lab import Case
 
 
 @dataclass(frozen=True)
-class PokemonTask:
-    scale: str
-    level: int
+class PokemonTask(Task):
     species: str
     moves: tuple[str, ...]
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
     world: PokemonWorld = field(repr=False, compare=False)  # the rubric reads the type chart and past stats
 
 
@@ -43,7 +41,6 @@ def strongest(entries: list[dict[str, Any]]) -> str | None:
         if isinstance(total, int) and (best is None or total > best[0]):
             best = (total, str(e.get("species")))
     return best[1] if best else None
-
 
 
 def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -60,9 +57,8 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
     return {"chain_id": chain_id, "members": entries, "strongest": strongest(entries)}
 
 
-
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
-    scale, level = scale_level(case, "pokemon")
+    scale_level(case, "pokemon")
     with reading_task(case, "pokemon") as params:
         species = str(params["species"])
         moves = tuple(str(m) for m in params["moves"])
@@ -76,10 +72,9 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")
     return PokemonTask(
-        scale=scale, level=level, species=species, moves=moves, fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "chain.json")), expected=expected,
-        entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
-        task_tokens=len(case.input) // 4, world=world,
+        **common(case, params, expected, "chain.json"),
+        species=species, moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
+        world=world,
     )
 
 
@@ -95,24 +90,12 @@ def _num(x: Any) -> bool:
 def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
     """Which known slip produces the reported multiplier (a grader's reading of the number)."""
     rel = world.types[move]["damage_relations"]
-
-    def value(side: str, ts: list[str], immune: bool = True) -> float:
-        m = 1.0
-        for t in ts:
-            if immune and any(x["name"] == t for x in rel[f"no_damage_{side}"]):
-                m *= 0.0
-            elif any(x["name"] == t for x in rel[f"double_damage_{side}"]):
-                m *= 2.0
-            elif any(x["name"] == t for x in rel[f"half_damage_{side}"]):
-                m *= 0.5
-        return m
-
-    if len(types) > 1 and got == value("to", types[:1]):
+    if len(types) > 1 and got == effectiveness(rel, types[:1]):
         return f"; its second type ({types[1]}) was not counted"
-    if got in (value("from", types), value("from", types[:1])):
+    if got in (effectiveness(rel, types, "from"), effectiveness(rel, types[:1], "from")):
         return (f"; the multiplier was read the wrong way round (the damage its types deal to {move}, not the "
                 f"damage {move} deals)")
-    if got in (value("to", types, immune=False), value("to", types[:1], immune=False)):
+    if got in (effectiveness(rel, types, immune=False), effectiveness(rel, types[:1], immune=False)):
         return f"; the immunity was not applied (a {move} move has no effect on it)"
     return ""
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 
 def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
@@ -63,16 +62,21 @@ class PokemonWorld:
 
     def multiplier(self, move: str, types: list[str]) -> float:
         """Damage multiplier of a move type against a Pokémon of these types."""
-        rel = self.types[move]["damage_relations"]
-        m = 1.0
-        for t in types:
-            if any(x["name"] == t for x in rel["no_damage_to"]):
-                m *= 0.0
-            elif any(x["name"] == t for x in rel["double_damage_to"]):
-                m *= 2.0
-            elif any(x["name"] == t for x in rel["half_damage_to"]):
-                m *= 0.5
-        return m
+        return effectiveness(self.types[move]["damage_relations"], types)
+
+def effectiveness(rel: dict[str, Any], types: list[str], side: str = "to", immune: bool = True) -> float:
+    """The product of a type's damage relations over `types`: "to" is what a move of the type
+    deals to them, "from" what they deal to it (the chart read the wrong way round); without
+    `immune`, no_damage counts as no relation (an immunity ignored)."""
+    m = 1.0
+    for t in types:
+        if immune and any(x["name"] == t for x in rel[f"no_damage_{side}"]):
+            m *= 0.0
+        elif any(x["name"] == t for x in rel[f"double_damage_{side}"]):
+            m *= 2.0
+        elif any(x["name"] == t for x in rel[f"half_damage_{side}"]):
+            m *= 0.5
+    return m
 
 
 def base_stat_total(pokemon: dict[str, Any]) -> int:
@@ -83,12 +87,8 @@ def types_of(pokemon: dict[str, Any]) -> list[str]:
     return [t["type"]["name"] for t in sorted(pokemon["types"], key=lambda t: t["slot"])]
 
 
-class PokemonTools:
+class PokemonTools(Api[PokemonWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: PokemonWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def get_pokemon(self, name: str) -> ToolReply:
         if self.faults.hit(f"pokemon:{name}"):

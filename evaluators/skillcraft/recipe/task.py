@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -23,18 +23,9 @@ REQUIRED_RECIPE_FIELDS = ("id", "name", "category", "cuisine", "ingredients")
 
 
 @dataclass(frozen=True)
-class RecipeTask:
-    scale: str
-    level: int
+class RecipeTask(Task):
     lists: tuple[tuple[str, str], ...]  # (by, value), by in SECTIONS
     details: tuple[tuple[str, str], ...]  # (category, cuisine): full recipes for the intersection
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]  # stems a relevant description names (categories, cuisines, ...)
-    task_tokens: int
-
 
 
 def ground_truth(world: RecipeWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -76,9 +67,8 @@ def recipe_entry(world: RecipeWorld, rec: dict[str, Any], metric: bool = True,
     return entry
 
 
-
 def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
-    scale, level = scale_level(case, "recipe")
+    scale_level(case, "recipe")
     with reading_task(case, "recipe") as params:
         lists = tuple((str(b), str(v)) for b, v in params["lists"])
         details = tuple((str(c), str(u)) for c, u in params.get("details", []))
@@ -97,10 +87,9 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
         wanted.append("metric")
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
     return RecipeTask(
-        scale=scale, level=level, lists=lists, details=details,
-        fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "cookbook.json")), expected=expected,
-        entities=frozenset(entities), task_words=words(" ".join(wanted)), task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "cookbook.json"),
+        lists=lists, details=details,
+        entities=frozenset(entities), task_words=words(" ".join(wanted)),
     )
 
 

@@ -14,8 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 
 def listing_members(recipes: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -96,12 +95,8 @@ class RecipeWorld:
         return round(quantity * factor, 1), metric
 
 
-class RecipeTools:
+class RecipeTools(Api[RecipeWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: RecipeWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def search_recipes(self, by: str, value: str, page: int) -> ToolReply:
         """(result, status, result_tokens)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.weather.world import WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -38,18 +38,10 @@ class Place:
 
 
 @dataclass(frozen=True)
-class WeatherTask:
-    scale: str
-    level: int
+class WeatherTask(Task):
     places: tuple[Place, ...]
     dates: tuple[str, ...]
     variables: tuple[str, ...]
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
 
 
 def label(world: WeatherWorld, name: str, admin1: str, country: str) -> str:
@@ -57,7 +49,6 @@ def label(world: WeatherWorld, name: str, admin1: str, country: str) -> str:
     cid = world.find(name, admin1, country)
     shared = cid is not None and len(world.index.get(world.cities[cid]["ascii_name"].lower(), [])) > 1
     return f"{name}, {admin1}, {country}" if shared else f"{name}, {country}"
-
 
 
 def _dates(world: WeatherWorld, start: str, end: str) -> list[str]:
@@ -94,9 +85,8 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-
 def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
-    scale, level = scale_level(case, "weather")
+    scale_level(case, "weather")
     with reading_task(case, "weather") as params:
         raw = [(str(n), str(a), str(c)) for n, a, c in params["places"]]
         start, end = str(params["start_date"]), str(params["end_date"])
@@ -118,11 +108,9 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
     expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
     return WeatherTask(
-        scale=scale, level=level, places=tuple(places), dates=tuple(_dates(world, start, end)),
-        variables=variables, fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "forecast.json")), expected=expected,
-        entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
-        task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "forecast.json"),
+        places=tuple(places), dates=tuple(_dates(world, start, end)),
+        variables=variables, entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
     )
 
 

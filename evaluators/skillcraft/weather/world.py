@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 METRIC_UNITS = {"temperature_2m_max": "°C", "temperature_2m_min": "°C", "precipitation_sum": "mm",
                 "wind_speed_10m_max": "km/h"}
@@ -106,12 +105,8 @@ class WeatherWorld:
         return None
 
 
-class WeatherTools:
+class WeatherTools(Api[WeatherWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: WeatherWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def geocode(self, name: str) -> ToolReply:
         if self.faults.hit(f"geocode:{name}"):

@@ -17,7 +17,14 @@ from typing import Any
 from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.worldbank.task import UNITS, WorldBankTask, largest
+from evaluators.skillcraft.worldbank.task import (
+    UNITS,
+    WorldBankTask,
+    change,
+    largest,
+    scaled,
+    top_entries,
+)
 from evaluators.skillcraft.worldbank.world import WorldBankTools, WorldBankWorld
 
 
@@ -53,13 +60,6 @@ def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, d
         page += 1
 
 
-def _value(indicator: str, raw: float | None, scale: bool) -> float | None:
-    if raw is None or not scale:
-        return raw
-    _, divisor, decimals, _, _ = UNITS[indicator]
-    return round(raw / divisor, decimals)
-
-
 def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: list[dict[str, Any]],
            key: str) -> dict[str, Any]:
     in_range = [r for r in rows if task.start_year <= int(r["date"]) <= task.end_year]
@@ -72,15 +72,9 @@ def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: 
                 "change": None, "percent_change": None}
     scale = run.right("scale_units", indicator)
     first, last = in_range[0], in_range[-1]
-    s, e = _value(indicator, first["value"], scale), _value(indicator, last["value"], scale)
+    s, e = (scaled(indicator, r["value"]) if scale else r["value"] for r in (first, last))
     return {"iso3": code, "start_year": int(first["date"]), "start_value": s, "end_year": int(last["date"]),
-            "end_value": e, **_change(indicator, s, e)}
-
-
-def _change(indicator: str, s: float | None, e: float | None) -> dict[str, float | None]:
-    if s is None or e is None:
-        return {"change": None, "percent_change": None}
-    return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
+            "end_value": e, **change(indicator, s, e)}
 
 
 def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
@@ -94,11 +88,8 @@ def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: Worl
         if listing is not None:  # a skipped listing: it cannot tell aggregates apart
             aggregates = {c["id"] for c in listing["countries"] if c["region"]["value"] == "Aggregates"}
             pairs = [p for p in pairs if p[0] not in aggregates]
-    pairs.sort(key=lambda p: (-p[1], world.entries[p[0]]["name"]))
-    scale = run.right("scale_units", top.indicator)
     return {"indicator": top.indicator, "year": top.year,
-            "countries": [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": _value(top.indicator, v, scale)}
-                          for iso3, v in pairs[:top.n]]}
+            "countries": top_entries(world, top.indicator, pairs, top.n, run.right("scale_units", top.indicator))}
 
 
 def _unit(world: WorldBankWorld, indicator: str, scale: bool) -> str:
@@ -172,8 +163,8 @@ def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
                 entry["start_value"], entry["end_value"] = entry["end_value"], entry["start_value"]
             if rescale and raw and divisor > 1:
                 for k in ("start_value", "end_value"):
-                    entry[k] = _value(indicator, entry[k], True)
-            entry.update(_change(indicator, entry.get("start_value"), entry.get("end_value")))
+                    entry[k] = scaled(indicator, entry[k])
+            entry.update(change(indicator, entry.get("start_value"), entry.get("end_value")))
         if rescale and raw:
             block["unit"] = UNITS[indicator][0]
         if "largest_percent_change" in block and run.draws.below(f"fix:largest:{indicator}", 0.7):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -41,21 +41,13 @@ class Top:
 
 
 @dataclass(frozen=True)
-class WorldBankTask:
-    scale: str
-    level: int
+class WorldBankTask(Task):
     countries: tuple[str, ...]  # World Bank names, as the task writes them
     codes: tuple[str, ...]  # their iso3 codes (ground truth; the agent must find them)
     indicators: tuple[str, ...]
     start_year: int
     end_year: int
     top: Top | None
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
     names: Mapping[str, str]  # iso3 -> name of every country and aggregate (for rubric messages)
     aggregates: frozenset[str]
     world: WorldBankWorld = field(repr=False, compare=False)  # the rubric checks values against the data
@@ -69,15 +61,18 @@ def scaled(indicator: str, value: float | None) -> float | None:
     return round(value / divisor, decimals)
 
 
+def change(indicator: str, s: float | None, e: float | None) -> dict[str, float | None]:
+    """change and percent_change from a start and an end value (None where they cannot be computed)."""
+    if s is None or e is None:
+        return {"change": None, "percent_change": None}
+    return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
+
+
 def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | None]]) -> dict[str, Any]:
     """start / end / change of (year, raw value) points already chosen as (start, end)."""
     (sy, sv), (ey, ev) = points[0], points[-1]
     s, e = scaled(indicator, sv), scaled(indicator, ev)
-    decimals = UNITS[indicator][2]
-    change = round(e - s, decimals) if s is not None and e is not None else None
-    pct = round(100.0 * (e - s) / s, 2) if s is not None and e is not None and s != 0 else None
-    return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e,
-            "change": change, "percent_change": pct}
+    return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e, **change(indicator, s, e)}
 
 
 def largest(countries: dict[str, dict[str, Any]]) -> str | None:
@@ -90,13 +85,14 @@ def largest(countries: dict[str, dict[str, Any]]) -> str | None:
     return best[1] if best else None
 
 
-def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int) -> list[dict[str, Any]]:
-    """The n highest (iso3, raw value) rows, highest first (nulls left out; name breaks ties)."""
+def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int,
+                scale: bool = True) -> list[dict[str, Any]]:
+    """The n highest (iso3, raw value) rows, highest first (nulls left out; name breaks ties), their
+    values in the task's unit (`scale`) or raw."""
     valued = [(iso3, v) for iso3, v in rows if v is not None]
     valued.sort(key=lambda x: (-x[1], world.entries[x[0]]["name"]))
-    return [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": scaled(indicator, v)}
+    return [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": scaled(indicator, v) if scale else v}
             for iso3, v in valued[:n]]
-
 
 
 def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -122,9 +118,8 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
     return out
 
 
-
 def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
-    scale, level = scale_level(case, "worldbank")
+    scale_level(case, "worldbank")
     with reading_task(case, "worldbank") as params:
         countries = tuple(str(c) for c in params["countries"])
         indicators = tuple(str(i) for i in params["indicators"])
@@ -145,11 +140,11 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     expected = expected_of(case, lambda: ground_truth(world, params), (ValueError, IndexError))
     wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
     return WorldBankTask(
-        scale=scale, level=level, countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
+        **common(case, params, expected, "indicators.json"),
+        countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
         indicators=indicators, start_year=start, end_year=end, top=top,
-        fault_rate=float(params.get("fault_rate", 0.0)), output_file=str(params.get("output_file", "indicators.json")),
-        expected=expected, entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
-        task_tokens=len(case.input) // 4, names=world.names, aggregates=world.aggregates, world=world,
+        entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
+        names=world.names, aggregates=world.aggregates, world=world,
     )
 
 

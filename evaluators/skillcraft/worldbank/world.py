@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 ROW_TOKENS = 20
 
@@ -102,12 +101,8 @@ class WorldBankWorld:
         return first, last
 
 
-class WorldBankTools:
+class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: WorldBankWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
         if self.faults.hit(f"countries:{query}:{region}"):
