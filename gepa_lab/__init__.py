@@ -6,6 +6,7 @@ The names below are the stable library surface; submodules may move.
 """
 
 from gepa_lab.core.artifacts import (
+    Artifact,
     PromptArtifact,
     RoutingPolicy,
     SkillSpec,
@@ -49,12 +50,17 @@ from gepa_lab.data import (
     load_hf_saved,
     resolve_path,
 )
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.usage import Usage, UsageMeter
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Artifact",
     "Case",
     "ConfigError",
     "Dataset",
@@ -66,6 +72,8 @@ __all__ = [
     "EvaluatorError",
     "GepaLabError",
     "HFSplits",
+    "LMSettings",
+    "Metered",
     "PromotionPolicy",
     "PromptArtifact",
     "ReflectionSettings",
@@ -81,14 +89,21 @@ __all__ = [
     "TextsArtifact",
     "ToolDescription",
     "Tracker",
+    "Usage",
+    "UsageMeter",
+    "as_settings",
+    "build_lm",
+    "case_seed",
     "canonical_json",
     "from_mapping",
     "load_artifact",
     "load_dataset",
     "load_dataset_dir",
     "load_hf_saved",
+    "metered",
     "optimize",
     "resolve_path",
     "select_parent",
     "split_digest",
+    "transient_errors",
 ]

@@ -98,8 +98,11 @@ class AgentRun:
 
     def notes(self) -> list[str]:
         """Feedback lines: transient errors (what a skipped one lost) and unneeded calls."""
-        notes = rate_limit_note(self.counts, self.spec.lost)
-        if self.counts.get("wasted"):
+        c, notes = self.counts, []
+        if c.get("rate_limited"):
+            notes.append(f"Tool errors: {c['rate_limited']} rate_limited response(s); {c.get('retried', 0)} retried, "
+                         f"{c.get('not_retried', 0)} not retried ({self.spec.lost}).")
+        if c.get("wasted"):
             notes.append(self.spec.waste_note.format(n=self.counts["wasted"]))
         return notes
 
@@ -160,7 +163,6 @@ class AgentRun:
                              key: str) -> None:
         """The loop: re-send the identical call until the agent notices (or the call limit ends
         the run with OutOfToolCalls)."""
-        self.bump("loops")
         k = 0
         while not self.draws.below(f"notice:{key}:{k}", NOTICE_LOOP_P):
             self.call(tool, args, fn)
@@ -187,18 +189,17 @@ class AgentRun:
         try:
             self.call("claim_done", {}, claim_done)
         except OutOfToolCalls:  # the limit struck at the very last call: the file may exist
-            return self.out_of_calls(output_file, self.notes(), artifact, text)
+            return self.out_of_calls(output_file, artifact, text)
         return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
                        latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=self.notes(),
                        missing_hint=missing)
 
-    def out_of_calls(self, output_file: str, notes: list[str], artifact: dict[str, Any] | None = None,
-                     text: str = "") -> Episode:
+    def out_of_calls(self, output_file: str, artifact: dict[str, Any] | None = None, text: str = "") -> Episode:
         """The episode of a run that hit the tool-call limit."""
         error = f"stopped at the {self.config.max_tool_calls} tool-call limit"
         return Episode(artifact=artifact, artifact_text=text if artifact is not None else "", calls=self.calls,
                        tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
-                       agent_error=error, notes=notes,
+                       agent_error=error, notes=self.notes(),
                        missing_hint=f"the agent {error} before writing {output_file}")
 
 
@@ -215,12 +216,5 @@ def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, dra
             spec.hooks.validate(run, draft, task)
         return run.finish(task.output_file, draft)
     except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, run.notes())
+        return run.out_of_calls(task.output_file)
 
-
-def rate_limit_note(counts: dict[str, int], lost: str) -> list[str]:
-    """The feedback line about transient errors (what was lost when one was not retried)."""
-    if not counts.get("rate_limited"):
-        return []
-    return [f"Tool errors: {counts['rate_limited']} rate_limited response(s); {counts.get('retried', 0)} retried, "
-            f"{counts.get('not_retried', 0)} not retried ({lost})."]

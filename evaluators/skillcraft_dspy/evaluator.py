@@ -19,12 +19,20 @@ from typing import Any
 
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
-from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.contracts import Case, Evaluation
-from gepa_lab.lm.client import build_lm, transient_errors
-from gepa_lab.lm.config import LMSettings, as_settings
-from gepa_lab.lm.metered import Metered, case_seed, metered
-from gepa_lab.lm.usage import Usage, UsageMeter
+from gepa_lab import (
+    Artifact,
+    Case,
+    Evaluation,
+    LMSettings,
+    Metered,
+    Usage,
+    UsageMeter,
+    as_settings,
+    build_lm,
+    case_seed,
+    metered,
+    transient_errors,
+)
 
 DEFAULT_TOKEN_BUDGET = 200_000
 MAX_THOUGHTS = 12  # agent thoughts kept in the trace
@@ -47,6 +55,9 @@ class SkillCraftDspyEvaluator:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
         self.family = family
         self.spec = get_family(family)
+        if not self.spec.tools:
+            raise ValueError(f"no dspy toolset for SkillCraft-sim family {family!r}: describe its tools under "
+                             f"`tools` in evaluators/skillcraft/{family}/family.yaml")
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.world = self.spec.load_world(self.data_dir)
         self.max_iters, self.token_budget = max_iters, token_budget

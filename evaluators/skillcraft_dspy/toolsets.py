@@ -86,9 +86,6 @@ def tool_function(spec: ToolSpec, serve: Callable[..., ToolReply], toolset: Tool
 def build_toolset(family: str, world: Any, task: Any, draws: Draws) -> Toolset:
     """The family's tools and the generic ones, for one agent run on `task`."""
     spec = get_family(family)
-    if not spec.tools:
-        raise ValueError(f"no dspy toolset for SkillCraft-sim family {spec.name!r}: describe its tools under "
-                         f"`tools` in evaluators/skillcraft/{spec.name}/family.yaml")
     api = spec.hooks.Tools(world, draws, float(getattr(task, "fault_rate", 0.0)))
     toolset = Toolset()
     toolset.functions = [tool_function(t, getattr(api, t.name), toolset) for t in spec.tools]
