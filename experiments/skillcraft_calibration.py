@@ -3,7 +3,7 @@ results reported as headroom closed.
 
     python experiments/skillcraft_calibration.py                 # all families, feedback + tuned, 10 runs
     python experiments/skillcraft_calibration.py --families weather --runs 20
-    python experiments/skillcraft_calibration.py --quick --out /tmp/cal.md   # seconds; a smoke test
+    python experiments/skillcraft_calibration.py --quick       # seconds; a smoke test (report in a temp folder)
 
 Per family: the seed and the hand-written reference skill on every split (mean, pass rate,
 tokens, loops), µs per case evaluation, paired vs unpaired variance of a one-edit comparison,
@@ -29,6 +29,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -41,8 +42,9 @@ sys.path.insert(0, str(REPO))
 
 from evaluators.skillcraft import FeedbackReflector, SkillCraftEvaluator, TunedReflector  # noqa: E402
 from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, DEFAULT_USD_PER_1K_TOKENS  # noqa: E402
+from evaluators.skillcraft.family import family_names, get_family  # noqa: E402
 from evaluators.skillcraft.grading import efficiency_part  # noqa: E402
-from evaluators.skillcraft.registry import family_names, get_family  # noqa: E402
+from evaluators.skillcraft.reflectors.vocabulary import load_vocabulary, vocabulary_names  # noqa: E402
 from evaluators.skillcraft.rng import derived_rng  # noqa: E402
 from gepa_lab import SearchConfig, optimize  # noqa: E402
 from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict  # noqa: E402
@@ -353,7 +355,7 @@ def family_section(family: str, settings: Settings, w: Callable[[str], None]) ->
                     best[c] = (sc[c] - base[c], item)
             w(f"| {item[:70]}{'…' if len(item) > 70 else ''} | {len(up)} | {len(down)} |")
         w(f"\nDistinct per-case best items: {len({v[1] for v in best.values()})}.\n")
-        bloat = spec.tuned.bloat if spec.tuned else ()
+        bloat = load_vocabulary(family).bloat if family in vocabulary_names() else ()
         probes = {"seed without its pitfalls (looks free on easy scales)": (skill(spec.seed_skill, pitfalls=[]), seed_art)}
         if bloat:
             probes["reference + 8 verbose paragraphs (vs reference)"] = (
@@ -376,8 +378,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stat-seeds", type=int, default=20, help="evaluation seeds per skill statistic")
     ap.add_argument("--pair-seeds", type=int, default=10, help="holdout seeds for paired vs unpaired variance")
     ap.add_argument("--quick", action="store_true", help="2 runs, budget 150, 2 seeds, no extras (a smoke test)")
-    ap.add_argument("--out", type=Path, default=REPO / "experiments" / "reports" / "skillcraft_calibration.md")
+    ap.add_argument("--out", type=Path, default=None, help="the report (default experiments/reports/"
+                    "skillcraft_calibration.md; with --quick a file in a new temporary folder)")
     args = ap.parse_args(argv)
+    if args.out is None:  # a smoke test never overwrites the committed report
+        args.out = (Path(tempfile.mkdtemp(prefix="skillcraft_calibration_")) if args.quick
+                    else REPO / "experiments" / "reports") / "skillcraft_calibration.md"
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     for f in families:
         get_family(f)  # unknown family: a clear error before any work
@@ -408,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped = []
     for family in families:
         for reflector in reflectors:
-            if reflector == "tuned" and get_family(family).tuned is None:
+            if reflector == "tuned" and family not in vocabulary_names():
                 skipped.append(family)  # the tuned reflector needs the family's own vocabulary
                 continue
             for rs in range(1, settings.runs + 1):
@@ -430,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         w("")
         lines.extend(criterion_lines(runs))
     if skipped:
-        w(f"\nNo `tuned` rows for {', '.join(skipped)}: the family has no tuned vocabulary (`FamilySpec.tuned`).")
+        w(f"\nNo `tuned` rows for {', '.join(skipped)}: the family has no tuned vocabulary "
+          "(evaluators/skillcraft/reflectors/vocabularies/).")
     w("\n`tuned` is co-designed with the simulator (its remedies are worded for the behaviours' concepts and its "
       "diagnoses match each grader's messages): an upper reference, not evidence. `feedback` knows no family.\n")
     w("### Runs\n")
@@ -448,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    print(f"report: {args.out}", file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,7 @@ The names below are the stable library surface; submodules may move.
 """
 
 from gepa_lab.core.artifacts import (
+    Artifact,
     PromptArtifact,
     RoutingPolicy,
     SkillSpec,
@@ -20,6 +21,8 @@ from gepa_lab.core.contracts import (
     Reflector,
     RevisionSubmitter,
     Summary,
+    canonical_json,
+    split_digest,
 )
 from gepa_lab.core.errors import (
     ConfigError,
@@ -36,6 +39,7 @@ from gepa_lab.core.settings import (
     PromotionPolicy,
     ReflectionSettings,
     SearchConfig,
+    from_mapping,
 )
 from gepa_lab.data import (
     DatasetSource,
@@ -44,13 +48,19 @@ from gepa_lab.data import (
     load_dataset,
     load_dataset_dir,
     load_hf_saved,
+    resolve_path,
 )
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.usage import Usage, UsageMeter
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Artifact",
     "Case",
     "ConfigError",
     "Dataset",
@@ -62,6 +72,8 @@ __all__ = [
     "EvaluatorError",
     "GepaLabError",
     "HFSplits",
+    "LMSettings",
+    "Metered",
     "PromotionPolicy",
     "PromptArtifact",
     "ReflectionSettings",
@@ -77,10 +89,21 @@ __all__ = [
     "TextsArtifact",
     "ToolDescription",
     "Tracker",
+    "Usage",
+    "UsageMeter",
+    "as_settings",
+    "build_lm",
+    "case_seed",
+    "canonical_json",
+    "from_mapping",
     "load_artifact",
     "load_dataset",
     "load_dataset_dir",
     "load_hf_saved",
+    "metered",
     "optimize",
+    "resolve_path",
     "select_parent",
+    "split_digest",
+    "transient_errors",
 ]

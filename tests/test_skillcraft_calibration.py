@@ -5,13 +5,15 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from helpers_skillcraft import ROOT
 
 
 @pytest.mark.slow
-def test_quick_calibration_reports_headroom_and_every_statistic(tmp_path, capsys):
+def test_quick_calibration_reports_headroom_and_every_statistic(tmp_path, capsys, monkeypatch):
     spec = importlib.util.spec_from_file_location("skillcraft_calibration",
                                                   ROOT / "experiments" / "skillcraft_calibration.py")
     assert spec and spec.loader
@@ -21,9 +23,12 @@ def test_quick_calibration_reports_headroom_and_every_statistic(tmp_path, capsys
         spec.loader.exec_module(study)
     finally:
         sys.modules.pop("skillcraft_calibration", None)
-    out = tmp_path / "cal.md"
-    assert study.main(["--quick", "--families", "weather", "--reflectors", "feedback,tuned", "--out", str(out)]) == 0
-    capsys.readouterr()
+    committed = ROOT / "experiments" / "reports" / "skillcraft_calibration.md"
+    before = committed.read_bytes()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # --quick writes into a new temporary folder
+    assert study.main(["--quick", "--families", "weather", "--reflectors", "feedback,tuned"]) == 0
+    out = Path(capsys.readouterr().err.split("report: ")[-1].strip())
+    assert out.parent.parent == tmp_path and committed.read_bytes() == before
     text = out.read_text()
     assert "not measurements of an LM" in text
     headroom, rest = text.split("### Runs")

@@ -11,6 +11,7 @@ from helpers_skillcraft import load, skill
 
 from evaluators.skillcraft import SkillCraftEvaluator, get_family
 from evaluators.skillcraft.concepts import Concept, contradicts, polarity, stem
+from evaluators.skillcraft.reflectors.vocabulary import load_vocabulary
 from evaluators.skillcraft.skill import read_item
 
 RECIPE = get_family("recipe")
@@ -28,10 +29,10 @@ def _known_texts() -> str:
     for spec in (RECIPE, WEATHER):
         for sk in (spec.seed_skill, spec.reference_skill):
             parts += list(sk["steps"]) + list(sk["pitfalls"])
-        assert spec.tuned is not None
-        for table in (spec.tuned.steps, spec.tuned.pitfalls):
+        tuned = load_vocabulary(spec.name)
+        for table in (tuned.steps, tuned.pitfalls):
             parts += [t for texts in table.values() for t in texts]
-        parts += [r for r, _ in spec.tuned.overgeneral]
+        parts += [r for r, _ in tuned.overgeneral]
     return "\n".join(parts)
 
 

@@ -15,7 +15,7 @@ import pytest
 from helpers_skillcraft import ROOT, data_dir, load, skill
 
 from evaluators.skillcraft import FeedbackReflector, SkillCraftEvaluator, get_family
-from evaluators.skillcraft.registry import family_names
+from evaluators.skillcraft.family import family_names
 from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.artifacts import PromptArtifact, artifact_from_dict
 from gepa_lab.core.errors import ReflectionRejected
@@ -24,11 +24,11 @@ from gepa_lab.search.reflection import apply_reply, build_records
 
 PKG = ROOT / "evaluators" / "skillcraft"
 REFLECTOR_MODULES = ("evaluators.skillcraft.reflectors.feedback",)
-# What the reflector may not reach: family subpackages, the registry and the simulator's internals.
+# What the reflector may not reach: family subpackages, the family registry and the simulator's internals.
 FORBIDDEN = {f"evaluators.skillcraft.{f}" for f in family_names()} | {
-    "evaluators.skillcraft.registry", "evaluators.skillcraft.concepts", "evaluators.skillcraft.skill",
+    "evaluators.skillcraft.concepts", "evaluators.skillcraft.skill",
     "evaluators.skillcraft.agent", "evaluators.skillcraft.evaluator", "evaluators.skillcraft.family",
-    "evaluators.skillcraft.tools", "evaluators.skillcraft.feedback", "evaluators.skillcraft.reflectors.tuned",
+    "evaluators.skillcraft.tools", "evaluators.skillcraft.grading", "evaluators.skillcraft.reflectors.tuned",
     "evaluators.skillcraft.reflectors.vocabulary"}
 COMPONENTS = ("steps", "pitfalls", "when_to_use", "description")
 

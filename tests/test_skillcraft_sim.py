@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 from helpers_skillcraft import DATA, load, mean_score, per_case, skill
 
-from evaluators.skillcraft import FAMILIES, SkillCraftEvaluator
+from evaluators.skillcraft import SkillCraftEvaluator, get_family
 from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET
 from evaluators.skillcraft.family import Check
-from evaluators.skillcraft.generate import render_files
 from evaluators.skillcraft.grading import score_of
-from evaluators.skillcraft.recipe.skills import REFERENCE_SKILL, SEED_SKILL
-from evaluators.skillcraft.recipe.tuned import BLOAT
+from evaluators.skillcraft.reflectors.vocabulary import load_vocabulary
 from evaluators.skillcraft.rng import Draws
+from gepa_lab import ConfigError
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import Case, split_digest
 
 REPO = Path(__file__).resolve().parents[1]
+RECIPE = get_family("recipe")
+SEED_SKILL, REFERENCE_SKILL = RECIPE.seed_skill, RECIPE.reference_skill
+BLOAT = load_vocabulary("recipe").bloat
 OBJECTIVES = {"official_quality", "passed", "agent_tokens", "tool_calls", "skill_loaded", "latency_ms", "cost_usd"}
 SEEDS = range(12)
 
@@ -42,12 +44,7 @@ SEED = skill(SEED_SKILL)
 GOOD = skill(REFERENCE_SKILL)
 
 
-# --- data and generator ---------------------------------------------------------------------
-
-def test_dataset_files_are_regenerated_bit_exactly_by_the_generator():
-    for name, text in render_files("recipe").items():
-        assert (DATA / name).read_text(encoding="utf-8") == text, f"{name} is stale: run the generator"
-
+# --- data ---------------------------------------------------------------------------------------
 
 def test_dataset_shape_manifest_and_digests(splits):
     manifest = json.loads((DATA / "manifest.json").read_text())
@@ -135,7 +132,21 @@ def test_configuration_errors_raise_value_error(ev, splits):
         SkillCraftEvaluator(token_budget=0)
     with pytest.raises(ValueError, match="belongs to family 'weather'"):
         ev.evaluate(SEED, [replace(case, metadata={**case.metadata, "family": "weather"})], 1)
-    assert "recipe" in FAMILIES
+    with pytest.raises(ValueError, match="unknown SkillCraft-sim family"):
+        SkillCraftEvaluator(family=["recipe"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("key, value", [("max_tool_calls", -5), ("max_tool_calls", 0), ("system_tokens", -1),
+                                        ("turn_output_tokens", 2.5), ("turn_latency_ms", float("nan")),
+                                        ("ms_per_1k_context_tokens", -0.1), ("unloaded_skill_tokens", True),
+                                        ("turn_latency_ms", "fast")])
+def test_nonsense_agent_settings_are_refused_when_the_evaluator_is_built(key, value):
+    with pytest.raises(ConfigError, match=rf"^agent_config\.{key} must be (an integer|a finite number) >= [01], "
+                                          rf"got .*; fix evaluator\.agent_config\.{key} or leave it out") as info:
+        SkillCraftEvaluator(agent_config={key: value})
+    assert "\n" not in str(info.value)
+    assert SkillCraftEvaluator(agent_config={"max_tool_calls": 1, "system_tokens": 0,
+                                             "turn_latency_ms": 0}).agent_config.max_tool_calls == 1
 
 
 def test_explicit_data_dir_and_price(splits, tmp_path):
@@ -152,18 +163,18 @@ def test_grading_compares_artifact_with_ground_truth(ev, splits):
     case = next(c for c in splits["validation"] if "recipes" in json.loads(c.expected))
     task = ev.task(case)
     truth = json.loads(case.expected)
-    assert all(c.passed for c in FAMILIES["recipe"].grade(task, truth))
+    assert all(c.passed for c in RECIPE.grade(task, truth))
     broken = json.loads(case.expected)
     section = next(iter(k for k in broken if k.endswith("_dishes")))
     name = next(iter(broken[section]))
     broken[section][name]["dish_ids"] += broken[section][name]["dish_ids"][:1]  # a duplicate
     broken["recipes"][0]["ingredients"][0]["unit"] = "cup"
     del broken["recipes"][0]["cuisine"]
-    failed = {c.name: c for c in FAMILIES["recipe"].grade(task, broken) if not c.passed}
+    failed = {c.name: c for c in RECIPE.grade(task, broken) if not c.passed}
     assert f"{section}.{name}.unique" in failed and not failed[f"{section}.{name}.unique"].critical
     rid = broken["recipes"][0]["id"]
     assert failed[f"recipes.{rid}.units"].critical and failed[f"recipes.{rid}.fields"].critical
-    assert FAMILIES["recipe"].grade(task, None)[0].critical
+    assert RECIPE.grade(task, None)[0].critical
 
 
 def test_feedback_and_trace_describe_failures(ev, splits):

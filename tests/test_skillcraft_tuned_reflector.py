@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from helpers_skillcraft import DATA, load, skill
 
-from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator, TunedReflector
-from evaluators.skillcraft.recipe.skills import SEED_SKILL
-from evaluators.skillcraft.weather.skills import SEED_SKILL as WEATHER_SEED
+from evaluators.skillcraft import (
+    HeuristicReflector,
+    SkillCraftEvaluator,
+    TunedReflector,
+    get_family,
+)
 from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
 from gepa_lab.core.contracts import Case
@@ -22,6 +27,7 @@ from gepa_lab.search.reflection import apply_reply, build_records
 
 REPO = Path(__file__).resolve().parents[1]
 COMPONENTS = ("steps", "pitfalls", "when_to_use", "description")
+SEED_SKILL, WEATHER_SEED = get_family("recipe").seed_skill, get_family("weather").seed_skill
 SEED = artifact_from_dict({k: v for k, v in SEED_SKILL.items() if k != "kind"})
 
 
@@ -74,13 +80,17 @@ def test_deterministic_for_same_inputs_and_varies_with_seed(ev, feedback):
 
 
 def test_reads_only_artifact_records_and_its_family_vocabulary():
-    """No simulator internals (agent, skill reading, concepts, evaluator): its knowledge is the
-    family's tuned vocabulary, reached through the registry."""
+    """No simulator internals (agent, skill reading, concepts, evaluator) and no family package:
+    its knowledge is the family's tuned vocabulary (reflectors/vocabularies/<family>.yaml)."""
     src = (REPO / "evaluators" / "skillcraft" / "reflectors" / "tuned.py").read_text()
     mods = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)}
     forbidden = {"evaluators.skillcraft.agent", "evaluators.skillcraft.skill", "evaluators.skillcraft.concepts",
                  "evaluators.skillcraft.evaluator", "evaluators.skillcraft.tools"}
     assert not (mods & forbidden) and not any(m and ".recipe" in m or m and ".weather" in m for m in mods)
+    code = ("import sys; from evaluators.skillcraft import TunedReflector as T; T(family='pokemon'); "
+            "print(sorted(m for m in sys.modules if m.startswith('evaluators.skillcraft.')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert "evaluators.skillcraft.pokemon" not in done.stdout and "evaluators.skillcraft.agent" not in done.stdout
     # Works with nothing but a spec and plain records.
     reply = HeuristicReflector().reflect(SEED, "pitfalls", [record("- [critical] recipes.1: non-metric unit cup")])
     assert reply["pitfalls"]

@@ -3,12 +3,12 @@
     SkillCraftEvaluator(family="recipe")   seeded simulated agent + rubric grading
     FeedbackReflector(seed=0)              family-agnostic offline reflector (the default)
     TunedReflector(seed=0, family=...)     reflector co-designed with the simulator (a reference)
-    get_family(name), family_names()       the plain family registry (registry.py)
+    get_family(name), family_names()       the families (family.py), each loaded when first asked for
 
-Layout: the generic simulator (concepts, skill, agent, tools, grading, feedback, evaluator,
-generate) lives here; each family lives in its own subpackage (`recipe/`, `weather/`);
-reflectors live in `reflectors/`. Names are exported lazily (PEP 562), so importing one
-submodule — the feedback reflector, say — never loads the families.
+Layout: the generic simulator (concepts, skill, agent, tools, grading, feedback, evaluator) lives
+here; each family in its own subpackage (`recipe/`, `weather/`, …) with its tables in
+family.yaml; reflectors in `reflectors/`. Names are exported lazily (PEP 562), so importing one
+submodule — the feedback reflector, say — loads no family.
 
 It is a simulation and documented as one: docs/skillcraft_sim.md; numbers in
 experiments/reports/skillcraft_calibration.md (`python experiments/skillcraft_calibration.py`).
@@ -26,9 +26,8 @@ _EXPORTS = {
     "FeedbackReflector": "evaluators.skillcraft.reflectors.feedback",
     "TunedReflector": "evaluators.skillcraft.reflectors.tuned",
     "HeuristicReflector": "evaluators.skillcraft.reflectors.tuned",
-    "FAMILIES": "evaluators.skillcraft.registry",
-    "get_family": "evaluators.skillcraft.registry",
-    "family_names": "evaluators.skillcraft.registry",
+    "get_family": "evaluators.skillcraft.family",
+    "family_names": "evaluators.skillcraft.family",
     "Behaviour": "evaluators.skillcraft.family",
     "FamilySpec": "evaluators.skillcraft.family",
 }

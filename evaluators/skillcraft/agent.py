@@ -1,6 +1,7 @@
 """Family-agnostic machinery of the simulated agent: behaviour probabilities, tool-call
-bookkeeping, token / latency accounting, the tool-call limit, and the moves every family's agent
-shares (retrying a transient error, repeating a call in a loop, writing the artifact).
+bookkeeping, token / latency accounting, the tool-call limit, the moves every family's agent
+shares (retrying a transient error, repeating a call in a loop, writing the artifact) and one
+episode from start to finish (`simulate`; the family's hooks solve the task and validate).
 
 Tokens follow how a tool-using LM agent is billed: every turn re-sends the system prompt, the
 task, the loaded skill and everything the tools returned so far. So tokens grow with the skill
@@ -11,24 +12,38 @@ See docs/skillcraft_sim.md §4.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from evaluators.skillcraft.family import Behaviour, Episode, Task, ToolCall
+from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile
 from evaluators.skillcraft.tools import ToolReply, claim_done, write_file
+from gepa_lab import ConfigError
 
 
 @dataclass(frozen=True)
 class AgentConfig:
+    """The simulated agent's limits and costs (`evaluator.agent_config`), checked on construction:
+    a nonsense value would score every case 0 instead of failing."""
+
     max_tool_calls: int = 80  # like the SkillCraft runs' 80 tool iterations
     system_tokens: int = 1400  # system prompt + tool schemas
     unloaded_skill_tokens: int = 40  # a skill that is only listed, not loaded
     turn_output_tokens: int = 90
     turn_latency_ms: float = 650.0
     ms_per_1k_context_tokens: float = 30.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value, least = getattr(self, f.name), 1 if f.name == "max_tool_calls" else 0
+            kinds = (int,) if f.type == "int" else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < least:
+                kind = "an integer" if f.type == "int" else "a finite number"
+                raise ConfigError(f"agent_config.{f.name} must be {kind} >= {least}, got {value!r}; fix "
+                                  f"evaluator.agent_config.{f.name} or leave it out (default {f.default})")
 
 
 SLIP_RIGHT = 0.5  # a missing habit still goes right on one occurrence with this probability
@@ -61,44 +76,35 @@ def behaviour_probability(
 class AgentRun:
     """State of one simulated run: decisions, calls, tokens, latency."""
 
-    def __init__(
-        self,
-        behaviours: tuple[Behaviour, ...],
-        profile: SkillProfile,
-        draws: Draws,
-        *,
-        level: int,
-        entities: frozenset[str],
-        load_probability: float,
-        task_tokens: int,
-        config: AgentConfig,
-    ) -> None:
+    def __init__(self, spec: FamilySpec, task: Task, profile: SkillProfile, draws: Draws,
+                 config: AgentConfig) -> None:
+        """A run of one task: the skill is loaded or not, then the agent plans (one turn)."""
+        self.spec = spec
         self.draws = draws
         self.config = config
         self.profile = profile
-        self.loaded = draws.below("load", load_probability)
-        pos, anti = profile.guidance(entities) if self.loaded else (frozenset(), frozenset())
-        self.p = {
-            b.name: behaviour_probability(b, level, self.loaded, pos, anti, profile.adherence)
-            for b in behaviours
-        }
+        self.loaded = draws.below("load", profile.load_probability(spec.topic, task.task_words))
+        pos, anti = profile.guidance(task.entities) if self.loaded else (frozenset(), frozenset())
+        self.p = {b.name: behaviour_probability(b, task.level, self.loaded, pos, anti, profile.adherence)
+                  for b in spec.behaviours}
         skill_tokens = profile.skill_tokens if self.loaded else config.unloaded_skill_tokens
-        self.base_tokens = config.system_tokens + task_tokens + skill_tokens
+        self.base_tokens = config.system_tokens + task.task_tokens + skill_tokens
         self.context_tokens = 0  # tool results accumulated in the conversation
         self.tokens = 0
         self.latency_ms = 0.0
         self.calls: list[ToolCall] = []
         self.counts: dict[str, int] = {}  # free-form counters for feedback notes
+        self.turn()  # planning
 
-    @classmethod
-    def start(cls, behaviours: tuple[Behaviour, ...], topic: frozenset[str], task: Task,
-              profile: SkillProfile, draws: Draws, config: AgentConfig) -> AgentRun:
-        """A run for one task: loads the skill or not, then plans (one turn)."""
-        run = cls(behaviours, profile, draws, level=task.level, entities=task.entities,
-                  load_probability=profile.load_probability(topic, task.task_words),
-                  task_tokens=task.task_tokens, config=config)
-        run.turn()  # planning
-        return run
+    def notes(self) -> list[str]:
+        """Feedback lines: transient errors (what a skipped one lost) and unneeded calls."""
+        c, notes = self.counts, []
+        if c.get("rate_limited"):
+            notes.append(f"Tool errors: {c['rate_limited']} rate_limited response(s); {c.get('retried', 0)} retried, "
+                         f"{c.get('not_retried', 0)} not retried ({self.spec.lost}).")
+        if c.get("wasted"):
+            notes.append(self.spec.waste_note.format(n=self.counts["wasted"]))
+        return notes
 
     def right(self, behaviour: str, key: str = "") -> bool:
         """Is the behaviour done right here? A per-run habit drawn with P = self.p[behaviour];
@@ -157,7 +163,6 @@ class AgentRun:
                              key: str) -> None:
         """The loop: re-send the identical call until the agent notices (or the call limit ends
         the run with OutOfToolCalls)."""
-        self.bump("loops")
         k = 0
         while not self.draws.below(f"notice:{key}:{k}", NOTICE_LOOP_P):
             self.call(tool, args, fn)
@@ -178,30 +183,38 @@ class AgentRun:
         return None, "", (f"the agent returned the JSON in its final message instead of writing "
                           f"{output_file} with write_file")
 
-    def finish(self, output_file: str, draft: dict[str, Any], notes: Callable[[], list[str]]) -> Episode:
+    def finish(self, output_file: str, draft: dict[str, Any]) -> Episode:
         """Write the artifact, call claim_done, and package the episode."""
         artifact, text, missing = self.write_artifact(output_file, draft)
         try:
             self.call("claim_done", {}, claim_done)
         except OutOfToolCalls:  # the limit struck at the very last call: the file may exist
-            return self.out_of_calls(output_file, notes(), artifact, text)
+            return self.out_of_calls(output_file, artifact, text)
         return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
-                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=notes(),
+                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=self.notes(),
                        missing_hint=missing)
 
-    def out_of_calls(self, output_file: str, notes: list[str], artifact: dict[str, Any] | None = None,
-                     text: str = "") -> Episode:
+    def out_of_calls(self, output_file: str, artifact: dict[str, Any] | None = None, text: str = "") -> Episode:
         """The episode of a run that hit the tool-call limit."""
         error = f"stopped at the {self.config.max_tool_calls} tool-call limit"
         return Episode(artifact=artifact, artifact_text=text if artifact is not None else "", calls=self.calls,
                        tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
-                       agent_error=error, notes=notes,
+                       agent_error=error, notes=self.notes(),
                        missing_hint=f"the agent {error} before writing {output_file}")
 
 
-def rate_limit_note(counts: dict[str, int], lost: str) -> list[str]:
-    """The feedback line about transient errors (what was lost when one was not retried)."""
-    if not counts.get("rate_limited"):
-        return []
-    return [f"Tool errors: {counts['rate_limited']} rate_limited response(s); {counts.get('retried', 0)} retried, "
-            f"{counts.get('not_retried', 0)} not retried ({lost})."]
+def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, draws: Draws,
+             config: AgentConfig) -> Episode:
+    """One episode: the family's agent solves the task with its tools (`hooks.solve`), checks its
+    draft if it validates (`hooks.validate`), writes it and claims done."""
+    tools = spec.hooks.Tools(world, draws, task.fault_rate)
+    run = AgentRun(spec, task, profile, draws, config)
+    try:
+        draft = spec.hooks.solve(run, tools, task)
+        if run.right("validate_before_finishing"):
+            run.turn()  # re-reading the draft
+            spec.hooks.validate(run, draft, task)
+        return run.finish(task.output_file, draft)
+    except OutOfToolCalls:
+        return run.out_of_calls(task.output_file)
+

@@ -1,7 +1,8 @@
 """SkillCraftEvaluator: scores an artifact on SkillCraft-sim cases of one family.
 
-Family-agnostic: the family (from the registry) supplies the world, the task parser, the
-simulated agent and the rubric; scoring (`grading.py`) and feedback (`feedback.py`) are shared.
+Family-agnostic: the family (`family.get_family`) supplies the world, the task parser, the
+agent's moves and the rubric; the episode (`agent.simulate`), the score and the feedback
+(`grading.py`) are shared.
 Same (artifact, case, seed) ⇒ the same Evaluation: all randomness is keyed by (seed, case id,
 purpose), never by the artifact, so paired comparisons share their luck.
 See docs/skillcraft_sim.md §5 (grading) and §7 (common random numbers).
@@ -13,20 +14,17 @@ import hashlib
 import json
 import math
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig
-from evaluators.skillcraft.family import Episode
-from evaluators.skillcraft.feedback import render_feedback, render_trace
-from evaluators.skillcraft.grading import score_of
-from evaluators.skillcraft.registry import get_family
+from evaluators.skillcraft.agent import AgentConfig, simulate
+from evaluators.skillcraft.family import Episode, get_family, known_family
+from evaluators.skillcraft.grading import grade_episode, render_trace
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
-from gepa_lab.core.contracts import Case, Evaluation
-from gepa_lab.core.settings import from_mapping
+from gepa_lab import Case, Evaluation, from_mapping, resolve_path
 
 DEFAULT_TOKEN_BUDGET = 200_000
 DEFAULT_USD_PER_1K_TOKENS = 0.002
@@ -37,8 +35,6 @@ _TASK_CACHE_SIZE = 4096
 
 def default_data_dir(family: str) -> Path:
     """The checkout's datasets/skillcraft/<family>, or the wheel's bundled copy."""
-    from gepa_lab.data import resolve_path
-
     checkout = REPO_ROOT / "datasets" / "skillcraft" / family
     return checkout if checkout.is_dir() else resolve_path(Path("datasets", "skillcraft", family))
 
@@ -52,6 +48,15 @@ def skill_fields(artifact: Any) -> dict[str, Any]:
     text = "\n".join(str(v) for k, v in data.items() if isinstance(v, str) and k != "name")
     return {"name": data.get("name") or kind, "description": text, "when_to_use": text,
             "steps": [line for line in text.splitlines() if line.strip()], "pitfalls": []}
+
+
+def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
+    """`cache[key]`, made on a miss; the oldest entry leaves beyond `size` entries."""
+    if key not in cache:
+        cache[key] = make()
+        if len(cache) > size:
+            cache.popitem(last=False)
+    return cache[key]
 
 
 class SkillCraftEvaluator:
@@ -83,7 +88,7 @@ class SkillCraftEvaluator:
             agent_config = from_mapping(AgentConfig, agent_config, "agent_config")
         self.agent_config = agent_config or AgentConfig()
         self.world = self.spec.load_world(self.data_dir)
-        self._entities = self.spec.entity_names(self.world)
+        self._entities = self.spec.hooks.entity_names(self.world)
         self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
         self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
@@ -110,31 +115,20 @@ class SkillCraftEvaluator:
     def profile(self, artifact: Any) -> SkillProfile:
         fields = skill_fields(artifact)
         key = json.dumps(fields, sort_keys=True, ensure_ascii=False)
-        prof = self._profiles.get(key)
-        if prof is None:
-            prof = analyse(fields, self.spec.behaviours, self._entities, self.spec.cap_nouns)
-            self._profiles[key] = prof
-            if len(self._profiles) > _PROFILE_CACHE_SIZE:
-                self._profiles.popitem(last=False)
-        return prof
+        return _cached(self._profiles, key, _PROFILE_CACHE_SIZE,
+                       lambda: analyse(fields, self.spec.behaviours, self._entities, self.spec.cap_nouns))
 
     def task(self, case: Case) -> Any:
         family = case.metadata.get("family", self.family)
         if family != self.family:
-            get_family(family)  # unknown family: ValueError names the known ones
+            known_family(family)  # unknown family: ValueError names the known ones
             raise ValueError(f"case {case.id!r} belongs to family {family!r}, evaluator is {self.family!r}")
         key = (case.id, case.input, case.expected, tuple(sorted(case.metadata.items())))
-        task = self._tasks.get(key)
-        if task is None:
-            task = self.spec.parse_task(self.world, case)
-            self._tasks[key] = task
-            if len(self._tasks) > _TASK_CACHE_SIZE:
-                self._tasks.popitem(last=False)
-        return task
+        return _cached(self._tasks, key, _TASK_CACHE_SIZE, lambda: self.spec.parse_task(self.world, case))
 
     def run_episode(self, artifact: Any, case: Case, seed: int) -> tuple[Any, Episode]:
         task = self.task(case)
-        episode = self.spec.simulate(self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
+        episode = simulate(self.spec, self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
         return task, episode
 
     def evaluate(self, artifact: Any, cases: list[Case], seed: int) -> list[Evaluation]:
@@ -142,20 +136,17 @@ class SkillCraftEvaluator:
         tasks = [self.task(c) for c in cases]  # configuration errors surface before any work
         out = []
         for case, task in zip(cases, tasks, strict=True):
-            episode = self.spec.simulate(self.world, task, profile, Draws(seed, case.id), self.agent_config)
+            episode = simulate(self.spec, self.world, task, profile, Draws(seed, case.id), self.agent_config)
             out.append(self._evaluation(case, task, profile, episode))
         return out
 
     def _evaluation(self, case: Case, task: Any, profile: SkillProfile, episode: Episode) -> Evaluation:
-        checks = self.spec.grade(task, episode.artifact)
-        if not checks:  # a family bug, not a task failure
-            raise RuntimeError(f"family {self.family!r} graded case {case.id!r} with no checks")
-        score, quality, passed = score_of(checks, episode.artifact is not None, episode.tokens, self.token_budget)
+        score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
         return Evaluation(
             case_id=case.id,
             score=score,
             output=episode.artifact_text,
-            feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
+            feedback=feedback,
             trace=render_trace(episode, profile.name, task.output_file),
             objectives={
                 "official_quality": quality,

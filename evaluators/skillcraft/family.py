@@ -1,13 +1,12 @@
-"""The family contract: what every SkillCraft-sim task family provides, and the value types the
-generic simulator, grading and feedback share with it.
+"""The family contract and the family registry.
 
-A family is one subpackage `evaluators/skillcraft/<family>/` whose `__init__.py` builds one
-`FamilySpec` named `FAMILY` (`family_spec`); `registry.py` lists it. The generic parts (skill
-reading, behaviour probabilities, tool-call accounting, scoring, feedback, the evaluator, the
-dataset generator) never import a family. What every family shares lives here too: the behaviours
-the generic agent moves use (`shared_behaviours`), reading a case's task (`reading_task`,
-`expected_of`) and the closing instruction of a task statement (`finish_instruction`); building
-cases and fixture text is `casebook.py`. How to add one: docs/skillcraft_sim.md §2.
+A family is a subpackage `evaluators/skillcraft/<name>/`: code for what is specific to it (its
+world and tools, task, agent moves and rubric: the `Hooks` below) and `family.yaml` for its
+tables (behaviours, topic words, count nouns, the reference skill, the real agent's tool
+descriptions, feedback notes), validated on load. Its seed skill and cases are its dataset
+(datasets/skillcraft/<name>/). `get_family(name)` imports only that family, once. What every
+family shares lives here: the value types, the scales, reading a case's task, and the shared
+behaviours (behaviours.yaml). How to add a family: docs/skillcraft_sim.md §2.
 """
 
 from __future__ import annotations
@@ -16,26 +15,23 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import import_module
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, cast
+
+import yaml
 
 from evaluators.skillcraft.concepts import Concept, words
-from gepa_lab.core.contracts import Case
+from gepa_lab import Case
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evaluators.skillcraft.agent import AgentConfig
-    from evaluators.skillcraft.reflectors.vocabulary import TunedVocabulary
-    from evaluators.skillcraft.rng import Draws
-    from evaluators.skillcraft.skill import SkillProfile
-
-# Difficulty scales and the fixed split layout every family follows (docs/skillcraft_sim.md §3).
+FAMILY_NAMES = ("catfacts", "pokemon", "recipe", "weather", "worldbank")
+HERE = Path(__file__).resolve().parent
+# Difficulty scales and the split layout every family follows (docs/skillcraft_sim.md §3).
 SCALES = ("e1", "e2", "e3", "m1", "m2", "h1")
 SCALE_LEVELS = {s: i for i, s in enumerate(SCALES)}
 SPLIT_SCALES = {"feedback": ("e1", "e2"), "validation": ("e3", "m1"), "holdout": ("m2", "h1")}
 CASES_PER_SCALE = 10
-CRITICAL_CASES = {"m2": (2, 5, 8), "h1": (2, 5, 8)}  # case numbers rNN marked critical
-GENERATOR_VERSION = "sim-v1"  # the dataset version: manifest, case metadata, case draws
 
 
 @dataclass(frozen=True)
@@ -57,39 +53,6 @@ class Behaviour:
         return min(0.999, max(0.01, self.base - self.slope * level))
 
 
-# The behaviours every family has. The generic moves use two by name (`AgentRun.call_with_retry`:
-# retry_transient_errors; `AgentRun.finish`: write_artifact) and every agent validates its draft.
-RETRY_TRANSIENT_ERRORS = Behaviour(
-    "retry_transient_errors", "retry rate-limited calls instead of skipping them", 0.55, 0.02, 0.997, Concept.of(
-        "retry retries transient backoff",
-        "rate limited limit wait again error errors fail failed attempt back off",
-        acts="retry wait", lapses="skip ignore"))
-VALIDATE_BEFORE_FINISHING = Behaviour(
-    "validate_before_finishing", "check the artifact against the task before finishing", 0.3, 0.02, 0.95, Concept.of(
-        "validate validation verify verification sanity reread",
-        "check double review before finishing finish compare cross against",
-        acts="validate verify check"))
-WRITE_ARTIFACT = Behaviour(
-    "write_artifact", "write the JSON to the required file with write_file", 0.97, 0.012, 0.999, Concept.of(
-        "artifact persist",
-        "write json output file save result",
-        acts="write save"))
-
-
-def skip_unneeded(name: str, summary: str, support: str, acts: str = "", base: float = 0.6) -> Behaviour:
-    """A family's "no unneeded calls" behaviour: flat over the scales (it costs tokens, not
-    checks), at most 0.97 even when instructed, addressed by "unneeded" / "unnecessary" or two of
-    the family's own `support` words."""
-    return Behaviour(name, summary, base, 0.0, 0.97, Concept.of("unneeded unnecessary", support, acts=acts))
-
-
-def shared_behaviours(unneeded: Behaviour, *, then: tuple[Behaviour, ...] = ()) -> tuple[Behaviour, ...]:
-    """The tail of every family's behaviour table, in its fixed order: retry, the family's
-    unneeded-call behaviour (`skip_unneeded`), any behaviour of its own that goes `then`, validate,
-    write. The order is part of the evaluator fingerprint (a hash of the table)."""
-    return (RETRY_TRANSIENT_ERRORS, unneeded, *then, VALIDATE_BEFORE_FINISHING, WRITE_ARTIFACT)
-
-
 @dataclass(frozen=True)
 class Check:
     """One rubric check of the written artifact against the ground truth."""
@@ -109,7 +72,7 @@ class ToolCall:
 
 @dataclass
 class Episode:
-    """What one simulated agent run produced (before grading)."""
+    """What one agent run produced (before grading)."""
 
     artifact: dict[str, Any] | None
     artifact_text: str
@@ -123,94 +86,171 @@ class Episode:
     missing_hint: str = ""  # why no artifact exists, when none does
 
 
-class Task(Protocol):
-    """What the generic machinery reads from a family's parsed task."""
+@dataclass(frozen=True)
+class Task:
+    """What every family's task has, and all the generic machinery reads; a family's task
+    subclasses it with its own fields (`common` fills these from the case)."""
 
-    @property
-    def level(self) -> int: ...  # 0 (e1) … 5 (h1)
+    scale: str
+    level: int  # 0 (e1) … 5 (h1)
+    fault_rate: float
+    output_file: str
+    expected: dict[str, Any]  # the artifact a flawless agent writes
+    task_tokens: int
+    entities: frozenset[str]  # lower-case names the task involves (scope)
+    task_words: frozenset[str]  # stems a relevant description should contain
 
-    @property
-    def entities(self) -> frozenset[str]: ...  # lower-case names the task involves (scope)
 
-    @property
-    def task_words(self) -> frozenset[str]: ...  # stems a relevant description should contain
+def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
+    """The `Task` fields that come straight from a case whose scale `scale_level` has checked."""
+    scale = case.metadata["scale"]
+    return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
+            "output_file": str(params.get("output_file", default_output)), "expected": expected,
+            "task_tokens": len(case.input) // 4}
 
-    @property
-    def task_tokens(self) -> int: ...
 
-    @property
-    def output_file(self) -> str: ...
+class Hooks(Protocol):
+    """The code of a family: what its package `evaluators/skillcraft/<name>/` defines."""
+
+    def World(self, fixtures: dict[str, Any]) -> Any: ...  # noqa: N802 (a class)
+    def Tools(self, world: Any, draws: Any, fault_rate: float) -> Any: ...  # noqa: N802 (a class)
+    def parse_task(self, world: Any, case: Case) -> Any: ...  # a malformed case: ValueError naming it
+    def entity_names(self, world: Any) -> frozenset[str]: ...  # names that scope a skill item
+    def solve(self, run: Any, tools: Any, task: Any) -> dict[str, Any]: ...  # the agent's draft
+    def validate(self, run: Any, draft: dict[str, Any], task: Any) -> None: ...  # a validating agent's fixes
+    def grade(self, task: Any, artifact: dict[str, Any]) -> list[Check]: ...  # at least one critical
 
 
 @dataclass(frozen=True)
-class DatasetFiles:
-    """What a family's generator produces; `generate.py` adds the manifest and the seed skill."""
+class ToolSpec:
+    """One tool as a real agent sees it: its name, typed parameters, defaults and description."""
 
-    fixtures_text: str  # the family's fixtures.json, byte-exact
-    splits: dict[str, list[dict[str, Any]]]  # split -> case rows (Case.from_dict form)
-    note: str  # one line for the manifest
-    version: str = GENERATOR_VERSION  # the dataset version (manifest and case metadata)
-
-
-def topic(text: str) -> frozenset[str]:
-    """A family's topic words (stemmed), as written in its behaviours module."""
-    return words(text)
+    name: str
+    params: tuple[tuple[str, str], ...]  # (name, "str" | "int" | "float"), in call order
+    defaults: dict[str, Any]
+    doc: str
 
 
 @dataclass(frozen=True)
 class FamilySpec:
-    """Everything the generic simulator needs from one family."""
+    """Everything the generic simulator needs from one family: its tables and its hooks."""
 
     name: str
     behaviours: tuple[Behaviour, ...]
-    # Stems whose presence in description / when_to_use makes a skill look relevant (§4.2).
-    topic: frozenset[str]
-    load_world: Callable[[Path], Any]
-    # (world, case) -> task; raises ValueError naming the case for a malformed one.
-    parse_task: Callable[[Any, Case], Task]
-    # (world, task, profile, draws, config) -> Episode
-    simulate: Callable[[Any, Any, SkillProfile, Draws, AgentConfig], Episode]
-    # (task, artifact or None) -> checks
-    grade: Callable[[Any, dict[str, Any] | None], list[Check]]
-    # Lower-case names that make a skill item task-specific (categories, cities, ...).
-    entity_names: Callable[[Any], frozenset[str]]
-    seed_skill: dict[str, Any]
+    topic: frozenset[str]  # stems whose presence in description / when_to_use make a skill look relevant
+    cap_nouns: tuple[str, ...]  # nouns a copied count may cap ("collect exactly 17 dishes")
     reference_skill: dict[str, Any]  # hand-written, instructs every behaviour; calibration only
-    build_dataset: Callable[[], DatasetFiles]
-    # Nouns a copied count may cap ("collect exactly 17 dishes"); empty: no count caps.
-    cap_nouns: tuple[str, ...] = ()
-    # The tuned reflector's vocabulary for this family (co-designed with it; optional).
-    tuned: TunedVocabulary | None = None
+    tools: tuple[ToolSpec, ...]  # the real (dspy) agent's view of the family's tools
+    lost: str  # what a skipped rate-limited call loses (feedback note)
+    waste_note: str  # the feedback note on unneeded calls, "{n} … call(s) …"
+    hooks: Hooks = field(repr=False, compare=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a process worker loads the family itself
+        return get_family, (self.name,)
 
     def behaviour(self, name: str) -> Behaviour:
-        for b in self.behaviours:
-            if b.name == name:
-                return b
-        raise KeyError(name)
+        return next(b for b in self.behaviours if b.name == name)
+
+    @property
+    def seed_skill(self) -> dict[str, Any]:
+        from evaluators.skillcraft.evaluator import default_data_dir
+
+        data: dict[str, Any] = json.loads((default_data_dir(self.name) / "seed_skill.json").read_text("utf-8"))
+        return data
+
+    def load_world(self, data_dir: Path) -> Any:
+        """The world of `data_dir`/fixtures.json, or a one-line error naming the file."""
+        path = Path(data_dir) / "fixtures.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"SkillCraft-sim fixtures not found: {path} (set data_dir to a folder holding "
+                                    f"{self.name}'s fixtures.json, or null for datasets/skillcraft/{self.name})")
+        try:
+            return self.hooks.World(json.loads(path.read_text(encoding="utf-8")))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise ValueError(f"{path} is not a {self.name} fixtures file ({type(exc).__name__}: {exc}); "
+                             f"restore it from datasets/skillcraft/{self.name}/") from exc
+
+    def parse_task(self, world: Any, case: Case) -> Any:
+        return self.hooks.parse_task(world, case)
+
+    def grade(self, task: Any, artifact: dict[str, Any] | None) -> list[Check]:
+        if artifact is None:
+            return [Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
+        checks: list[Check] = self.hooks.grade(task, artifact)
+        return checks
 
 
-def family_spec(name: str, load_world: Callable[[Path], Any], *, behaviours: ModuleType, task: ModuleType,
-                agent: ModuleType, grade: ModuleType, skills: ModuleType, cases: ModuleType,
-                tuned: ModuleType | None = None) -> FamilySpec:
-    """A family's spec from its modules, by the names every family uses (docs/skillcraft_sim.md
-    §2.3): behaviours.BEHAVIOURS, .TOPIC and optionally .CAP_NOUNS; task.parse_task and
-    .entity_names; agent.simulate; grade.grade; skills.SEED_SKILL and .REFERENCE_SKILL;
-    cases.build_dataset; tuned.VOCABULARY (optional)."""
-    return FamilySpec(
-        name=name,
-        behaviours=behaviours.BEHAVIOURS,
-        topic=behaviours.TOPIC,
-        load_world=load_world,
-        parse_task=task.parse_task,
-        simulate=agent.simulate,
-        grade=grade.grade,
-        entity_names=task.entity_names,
-        seed_skill=skills.SEED_SKILL,
-        reference_skill=skills.REFERENCE_SKILL,
-        build_dataset=cases.build_dataset,
-        cap_nouns=getattr(behaviours, "CAP_NOUNS", ()),
-        tuned=None if tuned is None else tuned.VOCABULARY,
-    )
+def family_names() -> tuple[str, ...]:
+    return FAMILY_NAMES
+
+
+def known_family(name: str) -> str:
+    """`name`, or a ValueError naming the known families."""
+    if name not in FAMILY_NAMES:
+        raise ValueError(f"unknown SkillCraft-sim family {name!r}; known: {', '.join(FAMILY_NAMES)}")
+    return name
+
+
+def get_family(name: str) -> FamilySpec:
+    """The family's spec (its package imported now, once), or a ValueError naming the known ones."""
+    return _load(known_family(name))
+
+
+@cache
+def _load(name: str) -> FamilySpec:
+    path = HERE / name / "family.yaml"
+    try:
+        return _spec(name, _yaml(path), cast(Hooks, import_module(f"evaluators.skillcraft.{name}")))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a mapping")
+    return data
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be text, got {value!r}")
+    return value
+
+
+def _behaviour(row: dict[str, Any], shared: dict[str, Any]) -> Behaviour:
+    """A behaviour row: name, summary, p = [base, slope, top], key / support / acts / lapses (text);
+    `unneeded: <name>` fills the rest from the shared unneeded template (behaviours.yaml)."""
+    if "unneeded" in row:
+        row = {**shared["unneeded"], **row, "name": row["unneeded"]}
+    extra = set(row) - {"name", "summary", "p", "key", "support", "acts", "lapses", "unneeded"}
+    if extra:
+        raise KeyError(f"behaviour {row.get('name')!r} has unknown key(s) {sorted(extra)}")
+    base, slope, top = (float(x) for x in row["p"])
+    if not all(0.0 <= x <= 1.0 for x in (base, slope, top)):
+        raise ValueError(f"behaviour {row['name']!r}: p = [base, slope, top] must lie in [0, 1]")
+    concept = Concept.of(*(_text(row.get(k, ""), f"{row['name']}.{k}") for k in ("key", "support", "acts", "lapses")))
+    return Behaviour(_text(row["name"], "name"), _text(row["summary"], "summary"), base, slope, top, concept)
+
+
+def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
+    shared = _shared_behaviours()
+    rows = [dict(shared[r]) if isinstance(r, str) else r for r in data["behaviours"]]
+    behaviours = tuple(_behaviour(r, shared) for r in rows)
+    if len({b.name for b in behaviours}) != len(behaviours):
+        raise ValueError("behaviour names must be unique")
+    tools = tuple(ToolSpec(t["name"], tuple((p[0], p[1]) for p in t["params"]),
+                           {p[0]: p[2] for p in t["params"] if len(p) > 2},
+                           " ".join(_text(t["doc"], f"{t['name']}.doc").split())) for t in data.get("tools", ()))
+    return FamilySpec(name=name, behaviours=behaviours, topic=words(_text(data["topic"], "topic")),
+                      cap_nouns=tuple(data.get("cap_nouns", ())), reference_skill=dict(data["reference_skill"]),
+                      tools=tools, lost=_text(data["lost"], "lost"), waste_note=_text(data["waste_note"], "waste_note"),
+                      hooks=hooks)
+
+
+@cache
+def _shared_behaviours() -> dict[str, Any]:
+    return _yaml(HERE / "behaviours.yaml")
 
 
 def scale_level(case: Case, family: str) -> tuple[str, int]:
@@ -240,8 +280,3 @@ def expected_of(case: Case, truth: Callable[[], Any],
         return json.loads(case.expected) if case.expected else truth()
     except errors as exc:
         raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
-
-
-def finish_instruction(output_file: str) -> str:
-    """The last line of every task statement (the shared tools write_file and claim_done)."""
-    return f"Write the JSON to {output_file} with write_file, check it, then call claim_done."

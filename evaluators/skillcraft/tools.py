@@ -12,14 +12,13 @@ order — so a parent and a child scored with one seed meet the same faults (doc
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from evaluators.skillcraft.rng import Draws
 
 ToolReply = tuple[dict[str, Any], str, int]
 RETRY_AFTER_MS = 800.0
+W = TypeVar("W")
 
 
 class Faults:
@@ -37,6 +36,16 @@ class Faults:
         return self.rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.rate)
 
 
+class Api(Generic[W]):
+    """One agent run's view of a family's API (its `Tools`): the world, the run's draws and its
+    seeded faults with their attempt counters."""
+
+    def __init__(self, world: W, draws: Draws, fault_rate: float) -> None:
+        self.world = world
+        self.draws = draws
+        self.faults = Faults(draws, fault_rate)
+
+
 def rate_limited() -> ToolReply:
     return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
 
@@ -48,14 +57,3 @@ def write_file(path: str, content: str) -> ToolReply:
 def claim_done() -> ToolReply:
     return {"ok": True}, "ok", 10
 
-
-def load_fixtures(data_dir: Path, family: str) -> dict[str, Any]:
-    """The family's fixtures.json, or a FileNotFoundError saying how to generate it."""
-    path = Path(data_dir) / "fixtures.json"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"SkillCraft-sim fixtures not found: {path} "
-            f"(run python -m evaluators.skillcraft.generate --family {family})"
-        )
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data

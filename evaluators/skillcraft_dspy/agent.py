@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact
+from gepa_lab import Artifact
 
 PREAMBLE = ("You complete tasks by calling the tools. The skill below is your guide for this kind of task: "
             "follow it.")

@@ -19,12 +19,20 @@ from typing import Any
 
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
-from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.contracts import Case, Evaluation
-from gepa_lab.lm.client import build_lm, transient_errors
-from gepa_lab.lm.config import LMSettings, as_settings
-from gepa_lab.lm.metered import Metered, case_seed, metered
-from gepa_lab.lm.usage import Usage, UsageMeter
+from gepa_lab import (
+    Artifact,
+    Case,
+    Evaluation,
+    LMSettings,
+    Metered,
+    Usage,
+    UsageMeter,
+    as_settings,
+    build_lm,
+    case_seed,
+    metered,
+    transient_errors,
+)
 
 DEFAULT_TOKEN_BUDGET = 200_000
 MAX_THOUGHTS = 12  # agent thoughts kept in the trace
@@ -39,8 +47,7 @@ class SkillCraftDspyEvaluator:
     def __init__(self, family: str = "recipe", lm: LMSettings | Mapping[str, Any] | None = None,
                  data_dir: str | None = None, max_iters: int = 40, token_budget: int = DEFAULT_TOKEN_BUDGET):
         from evaluators.skillcraft.evaluator import default_data_dir
-        from evaluators.skillcraft.registry import get_family
-        from evaluators.skillcraft_dspy.toolsets import TOOLSETS
+        from evaluators.skillcraft.family import get_family
 
         if isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1:
             raise ValueError(f"max_iters must be a positive integer, got {max_iters!r}")
@@ -48,8 +55,9 @@ class SkillCraftDspyEvaluator:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
         self.family = family
         self.spec = get_family(family)
-        if family not in TOOLSETS:
-            raise ValueError(f"no dspy toolset for family {family!r} yet (known: {', '.join(sorted(TOOLSETS))})")
+        if not self.spec.tools:
+            raise ValueError(f"no dspy toolset for SkillCraft-sim family {family!r}: describe its tools under "
+                             f"`tools` in evaluators/skillcraft/{family}/family.yaml")
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.world = self.spec.load_world(self.data_dir)
         self.max_iters, self.token_budget = max_iters, token_budget
@@ -76,8 +84,7 @@ class SkillCraftDspyEvaluator:
 
     def _one(self, artifact: Artifact, case: Case, task: Any, seed: int) -> Evaluation:
         from evaluators.skillcraft.family import Episode
-        from evaluators.skillcraft.feedback import render_feedback
-        from evaluators.skillcraft.grading import score_of
+        from evaluators.skillcraft.grading import grade_episode
         from evaluators.skillcraft.rng import Draws
 
         toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
@@ -90,13 +97,9 @@ class SkillCraftDspyEvaluator:
         episode = Episode(artifact=written, artifact_text=text, calls=toolset.calls, tokens=run.usage.tokens,
                           latency_ms=run.latency_ms, loaded=True, claim_done=toolset.claimed, agent_error=error,
                           notes=_notes(toolset), missing_hint=missing)
-        checks = self.spec.grade(task, written)
-        if not checks:  # a family bug, not a task failure
-            raise RuntimeError(f"family {self.family!r} graded case {case.id!r} with no checks")
-        score, quality, passed = score_of(checks, written is not None, run.usage.tokens, self.token_budget)
+        score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
         return Evaluation(
-            case_id=case.id, score=score, output=text,
-            feedback=render_feedback(episode, checks, quality, passed, self.token_budget),
+            case_id=case.id, score=score, output=text, feedback=feedback,
             trace=_trace(episode, artifact, task.output_file, run, steps),
             objectives={**run.objectives(), "agent_tokens": float(run.usage.tokens), "official_quality": quality,
                         "passed": 1.0 if passed else 0.0, "tool_calls": float(len(toolset.calls)),
@@ -137,7 +140,7 @@ def _notes(toolset: Toolset) -> list[str]:
 
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
            steps: list[tuple[str, str, Any]]) -> str:
-    from evaluators.skillcraft.feedback import render_trace
+    from evaluators.skillcraft.grading import render_trace
 
     trace = json.loads(render_trace(episode, str(getattr(artifact, "name", artifact.kind)), output_file))
     trace["provider_seed"] = run.provider_seed

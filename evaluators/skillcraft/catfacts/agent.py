@@ -15,13 +15,9 @@ import re
 from functools import lru_cache, partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
-from evaluators.skillcraft.catfacts.behaviours import BEHAVIOURS, TOPIC
-from evaluators.skillcraft.catfacts.task import CatFactsTask, Filter, mentions
-from evaluators.skillcraft.catfacts.world import CatFactsTools, CatFactsWorld
-from evaluators.skillcraft.family import Episode
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.skill import SkillProfile
+from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.catfacts.task import CatFactsTask, passes
+from evaluators.skillcraft.catfacts.world import CatFactsTools
 
 WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
 _SPACE = re.compile(r"\s+")
@@ -38,15 +34,7 @@ def _plain(text: str) -> str:
     return html.unescape(text)
 
 
-def _passes(f: Filter, text: str, length: int, whole_words: bool) -> bool:
-    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
-        return False
-    if f.min_length is not None and length < f.min_length:
-        return False
-    return f.max_length is None or length <= f.max_length
-
-
-def _collect(run: AgentRun, tools: CatFactsTools, world: CatFactsWorld, task: CatFactsTask) -> list[dict[str, Any]]:
+def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:
     f = task.filter
     dedupe = run.right("dedupe_facts")
     whole_words = run.right("match_whole_words")
@@ -54,7 +42,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, world: CatFactsWorld, task: Ca
     decode = run.right("decode_entities")
     paginate = run.right("paginate_until_enough")
     # A cut fact can qualify only when the filter allows facts longer than the cut.
-    cut_matters = f.max_length is None or f.max_length > world.truncate_at
+    cut_matters = f.max_length is None or f.max_length > tools.world.truncate_at
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     page = 1
@@ -80,13 +68,13 @@ def _collect(run: AgentRun, tools: CatFactsTools, world: CatFactsWorld, task: Ca
                 seen.add(k)
             if measure:
                 length = len(shown)
-            if _passes(f, shown, length, whole_words):
+            if passes(shown, length, f, whole_words):
                 out.append({"fact": shown, "length": length})
         if len(out) >= task.n:
             if not run.right("skip_unneeded_calls"):
                 for extra in range(p + 1, p + 1 + WASTED_PAGES):
                     run.call_with_retry("get_facts", {"page": extra}, partial(tools.get_facts, extra), f"page:{extra}")
-                    run.bump("wasted_pages")
+                    run.bump("wasted")
             break
         if not paginate or res["next_page_url"] is None:
             break
@@ -101,31 +89,22 @@ def _summary(draft: dict[str, Any], task: CatFactsTask) -> None:
         draft["average_length"] = round(sum(lengths) / len(lengths), 1) if lengths else None
 
 
-def simulate(world: CatFactsWorld, task: CatFactsTask, profile: SkillProfile, draws: Draws,
-             config: AgentConfig) -> Episode:
-    tools = CatFactsTools(world, draws, task.fault_rate)
-    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
-    try:
-        f = task.filter
-        if f.keyword is None and f.max_length is not None and not run.right("use_fact_listing"):
-            # The loop: the random endpoint takes max_length, so it looks like the tool for the job;
-            # the same call is sent again and again until the agent notices the facts come in no
-            # order and with repeats, and turns to the listing.
-            args = {"max_length": f.max_length}
-            run.call_with_retry("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
-            run.repeat_until_noticed("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
-        draft: dict[str, Any] = {"facts": _collect(run, tools, world, task)}
-        _summary(draft, task)
-        if run.right("validate_before_finishing"):
-            _validate(run, draft, task)
-        return run.finish(task.output_file, draft, lambda: _notes(run))
-    except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, _notes(run))
+def solve(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> dict[str, Any]:
+    f = task.filter
+    if f.keyword is None and f.max_length is not None and not run.right("use_fact_listing"):
+        # The loop: the random endpoint takes max_length, so it looks like the tool for the job;
+        # the same call is sent again and again until the agent notices the facts come in no
+        # order and with repeats, and turns to the listing.
+        args = {"max_length": f.max_length}
+        run.call_with_retry("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+        run.repeat_until_noticed("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+    draft: dict[str, Any] = {"facts": _collect(run, tools, task)}
+    _summary(draft, task)
+    return draft
 
 
-def _validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
+def validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing facts)."""
-    run.turn()
     facts = draft["facts"]
     if run.draws.below("fix:dupes", 0.7):
         kept: dict[str, dict[str, Any]] = {}
@@ -139,9 +118,3 @@ def _validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
     draft["facts"] = facts
     _summary(draft, task)
 
-
-def _notes(run: AgentRun) -> list[str]:
-    notes = rate_limit_note(run.counts, "the affected page or fact was skipped")
-    if run.counts.get("wasted_pages"):
-        notes.append(f"{run.counts['wasted_pages']} get_facts call(s) fetched pages the task did not need.")
-    return notes

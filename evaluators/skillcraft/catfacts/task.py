@@ -1,10 +1,13 @@
-"""The catfacts family's task model: the task statement, its parser and the ground truth.
+"""The catfacts family's task: its parser, the ground truth and the rubric.
 
 A case's `metadata["task"]` holds the parameters (a keyword and / or a length range, how many
 facts, whether an average length is asked, fault rate, output file); `expected` is the artifact a
 flawless agent writes: the first N distinct facts of the listing that pass the filter, as plain
 untruncated text with their lengths, their count and (when asked) their average length
-(docs/skillcraft_sim.md §3).
+(docs/skillcraft_sim.md §3.5). The rubric: count (critical: as many facts as asked for), unique
+(critical: no fact twice), filter (critical: every listed fact passes the filter), text (critical:
+plain, whole texts — no HTML entities, no truncated fact), complete (the expected facts), lengths
+(each length is its text's), and average_length when asked (§5).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
-from gepa_lab.core.contracts import Case
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
 _SPACE = re.compile(r"\s+")
@@ -32,18 +35,10 @@ class Filter:
 
 
 @dataclass(frozen=True)
-class CatFactsTask:
-    scale: str
-    level: int
+class CatFactsTask(Task):
     filter: Filter
     n: int
     average: bool
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
 
 
 @lru_cache(maxsize=8192)
@@ -63,17 +58,13 @@ def mentions(text: str, keyword: str) -> bool:
     return keyword in found or keyword + "s" in found
 
 
-def passes(text: str, length: int, f: Filter) -> bool:
-    if f.keyword and not mentions(text, f.keyword):
+def passes(text: str, length: int, f: Filter, whole_words: bool = True) -> bool:
+    """Does a fact pass the filter? (`whole_words=False`: the keyword as a case-sensitive substring.)"""
+    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
         return False
     if f.min_length is not None and length < f.min_length:
         return False
     return f.max_length is None or length <= f.max_length
-
-
-def task_params(f: Filter, n: int, average: bool, fault_rate: float, output_file: str) -> dict[str, Any]:
-    return {"keyword": f.keyword, "min_length": f.min_length, "max_length": f.max_length, "n": n,
-            "average": average, "fault_rate": fault_rate, "output_file": output_file}
 
 
 def _filter(params: dict[str, Any]) -> Filter:
@@ -104,44 +95,8 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def describe(f: Filter) -> str:
-    parts = []
-    if f.keyword:
-        parts.append(f"mention the word \"{f.keyword}\" (a whole word in any case, or its plural)")
-    if f.min_length is not None and f.max_length is not None:
-        parts.append(f"are between {f.min_length} and {f.max_length} characters long")
-    elif f.max_length is not None:
-        parts.append(f"are at most {f.max_length} characters long")
-    elif f.min_length is not None:
-        parts.append(f"are at least {f.min_length} characters long")
-    return " and ".join(parts)
-
-
-def task_statement(params: dict[str, Any], variant: int) -> str:
-    """The task text the agent (and the reflector) reads; `variant` varies the wording."""
-    f = _filter(params)
-    opener = [
-        "Collect cat facts from the local cat-facts API.",
-        "Using the cat-facts tools, put together a list of cat facts.",
-        "Gather facts about cats from the offline cat-facts service.",
-    ][variant % 3]
-    lines = [
-        opener,
-        "Tools: get_facts(page) returns one page {current_page, last_page, next_page_url, data: [{id, fact, "
-        "length}]}; get_fact(id) returns one fact {id, fact, length}; get_random_fact(max_length) returns one "
-        "random fact {fact, length}; write_file(path, content); claim_done().",
-        f"Find the first {params['n']} distinct facts, in listing order, that {describe(f)}. Facts are the same "
-        "when their texts differ only in case, spacing or end punctuation; lengths count the characters of the "
-        "plain text.",
-        "Under \"facts\" give one {fact, length} object per fact, with the fact as plain text, and report \"count\""
-        + (" and \"average_length\" (mean length, 1 decimal)." if params.get("average") else "."),
-        finish_instruction(params["output_file"]),
-    ]
-    return "\n".join(lines)
-
-
 def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
-    scale, level = scale_level(case, "catfacts")
+    scale_level(case, "catfacts")
     with reading_task(case, "catfacts") as params:
         f, n = _filter(params), int(params["n"])
     if n < 1:
@@ -154,13 +109,96 @@ def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
     return CatFactsTask(
-        scale=scale, level=level, filter=f, n=n, average=bool(params.get("average")),
-        fault_rate=float(params.get("fault_rate", 0.0)), output_file=str(params.get("output_file", "facts.json")),
-        expected=expected, entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
-        task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "facts.json"),
+        filter=f, n=n, average=bool(params.get("average")),
+        entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
     )
 
 
 def entity_names(world: CatFactsWorld) -> frozenset[str]:
     """The filter keywords: an item naming one applies only to tasks about it."""
     return frozenset(world.keywords)
+
+
+_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    exp = task.expected
+    raw = artifact.get("facts") if isinstance(artifact.get("facts"), list) else []
+    assert isinstance(raw, list)
+    facts = [x for x in raw if isinstance(x, dict) and isinstance(x.get("fact"), str)]
+    texts = [str(x["fact"]) for x in facts]
+    f = task.filter
+    checks: list[Check] = []
+
+    count = artifact.get("count")
+    want = exp["count"]
+    msg = "" if count == want else (
+        f"count is {count}, expected {want}"
+        + (f": {want - len(facts)} of the {want} facts asked for are missing" if len(facts) < want else ""))
+    checks.append(Check("count", count == want, True, msg))
+
+    keys = [normalise(t) for t in texts]
+    dupes = len(keys) - len(set(keys))
+    checks.append(Check("unique", dupes == 0, True, "" if not dupes else (
+        f"the list has {dupes} duplicate fact(s) (the same text up to case, spacing or punctuation)")))
+
+    too_long = too_short = no_word = 0
+    for t in texts:
+        plain = html.unescape(t)
+        if f.max_length is not None and len(plain) > f.max_length:
+            too_long += 1
+        if f.min_length is not None and len(plain) < f.min_length:
+            too_short += 1
+        if f.keyword and not mentions(plain, f.keyword):
+            no_word += 1
+    bad = []
+    if too_long:
+        bad.append(f"{too_long} longer than {f.max_length} characters in length")
+    if too_short:
+        bad.append(f"{too_short} shorter than {f.min_length} characters in length")
+    if no_word:
+        bad.append(f"{no_word} do not contain the keyword \"{f.keyword}\" as a whole word")
+    n_bad = too_long + too_short + no_word
+    checks.append(Check("filter", not bad, True, "" if not bad else (
+        f"{n_bad} listed fact(s) do not pass the filter: " + ", ".join(bad))))
+
+    escaped = [t for t in texts if _ENTITY.search(t)]
+    cut = [t for t in texts if t.endswith("…")]
+    parts = []
+    if escaped:
+        example = _ENTITY.search(escaped[0]).group(0)  # type: ignore[union-attr]
+        parts.append(f"{len(escaped)} fact(s) contain HTML entities instead of the characters they stand for, "
+                     f"e.g. {example}")
+    if cut:
+        parts.append(f"{len(cut)} fact(s) are truncated: they end with … and the rest of the text is missing")
+    checks.append(Check("text", not parts, True, "; ".join(parts)))
+
+    have = set(keys)
+    missing = [x["fact"] for x in exp["facts"] if normalise(x["fact"]) not in have]
+    msg = ""
+    if missing:
+        k, n, eg = len(missing), len(exp["facts"]), _short(missing[0])
+        if dupes:
+            msg = f"duplicate facts took the places of {k} of the {n} expected facts (e.g. \"{eg}\")"
+        elif len(facts) < n:
+            msg = f"the listing was not read far enough: {k} of the {n} expected facts are missing (e.g. \"{eg}\")"
+        else:
+            msg = f"{k} of {n} expected facts missing (e.g. \"{eg}\")"
+    checks.append(Check("complete", not missing, False, msg))
+
+    wrong = sum(1 for x in facts if x.get("length") != len(str(x["fact"])))
+    checks.append(Check("lengths", wrong == 0, True, "" if not wrong else (
+        f"{wrong} length value(s) differ from the number of characters of the fact text")))
+
+    if "average_length" in exp:
+        got = artifact.get("average_length")
+        ok = isinstance(got, (int, float)) and exp["average_length"] is not None and abs(got - exp["average_length"]) <= 0.05
+        checks.append(Check("average_length", ok, False, f"average_length is {got}, expected {exp['average_length']}"))
+    return checks

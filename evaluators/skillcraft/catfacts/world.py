@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 BASE_URL = "https://catfact.ninja/facts?page="
 
@@ -54,10 +52,6 @@ class CatFactsWorld:
             world.page_tokens.append(30 + sum(8 + len(f["fact"]) // 4 for f in world.pages[-1]["data"]))
         return world
 
-    @classmethod
-    def load(cls, data_dir: Path) -> CatFactsWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "catfacts"))
-
     def listed(self, fact: dict[str, Any]) -> dict[str, Any]:
         """How the listing shows a fact: long ones cut at `truncate_at` characters."""
         if len(fact["fact"]) <= self.truncate_at:
@@ -71,14 +65,10 @@ class CatFactsWorld:
         return found
 
 
-class CatFactsTools:
+class CatFactsTools(Api[CatFactsWorld]):
     """One agent run's view of the API (seeded faults, attempt counters, random draws)."""
 
-    def __init__(self, world: CatFactsWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.draws = draws
-        self.faults = Faults(draws, fault_rate)
-        self.random_calls = 0
+    random_calls = 0  # get_random_fact draws anew on every call
 
     def get_facts(self, page: int = 1) -> ToolReply:
         if self.faults.hit(f"facts:{page}"):

@@ -13,13 +13,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
-from evaluators.skillcraft.family import Episode
-from evaluators.skillcraft.pokemon.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.pokemon.task import PokemonTask, strongest
-from evaluators.skillcraft.pokemon.world import PokemonTools, PokemonWorld, types_of
+from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.skill import SkillProfile
 
 
 def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str, int]]:
@@ -54,57 +51,36 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
                                f"pokemon:{default}")
 
 
-def _multiplier(rel: dict[str, Any], types: list[str], attacking: bool, immune: bool) -> float:
-    side = "to" if attacking else "from"  # "from": what those types do to the move type
-    double = {x["name"] for x in rel[f"double_damage_{side}"]}
-    half = {x["name"] for x in rel[f"half_damage_{side}"]}
-    none = {x["name"] for x in rel[f"no_damage_{side}"]}
-    m = 1.0
-    for t in types:
-        if t in none and immune:
-            m *= 0.0
-        elif t in double:
-            m *= 2.0
-        elif t in half:
-            m *= 0.5
-    return m
+def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
+    draft: dict[str, Any] = {"chain_id": None, "members": []}
+    sp = _species(run, tools, task.species)
+    chain = None
+    if sp is not None:
+        chain_id = sp["evolution_chain"]["id"]
+        chain = run.call_with_retry("get_evolution_chain", {"id": chain_id},
+                                    partial(tools.get_evolution_chain, chain_id), f"chain:{chain_id}")
+    if chain is not None:
+        draft["chain_id"] = chain["id"]
+        for name, stage in _walk(run, chain["chain"]):
+            if name != task.species and not run.right("skip_unneeded_calls", name):
+                _species(run, tools, name)
+                run.bump("wasted")
+            p = _pokemon(run, tools, name)
+            if p is None:
+                continue
+            stats = p["stats"]
+            if p.get("past_stats") and not run.right("use_current_stats", name):
+                stats = p["past_stats"][0]["stats"]
+            draft["members"].append({"species": name, "pokemon": p["name"], "stage": stage, "types": types_of(p),
+                                     "base_stat_total": sum(int(s["base_stat"]) for s in stats)})
+    _rate_moves(run, tools, task, draft["members"])
+    draft["strongest"] = _strongest(draft["members"], run.draws, fix=False)
+    return draft
 
 
-def simulate(world: PokemonWorld, task: PokemonTask, profile: SkillProfile, draws: Draws,
-             config: AgentConfig) -> Episode:
-    tools = PokemonTools(world, draws, task.fault_rate)
-    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
-    try:
-        draft: dict[str, Any] = {"chain_id": None, "members": []}
-        sp = _species(run, tools, task.species)
-        chain = None
-        if sp is not None:
-            chain_id = sp["evolution_chain"]["id"]
-            chain = run.call_with_retry("get_evolution_chain", {"id": chain_id},
-                                        partial(tools.get_evolution_chain, chain_id), f"chain:{chain_id}")
-        if chain is not None:
-            draft["chain_id"] = chain["id"]
-            for name, stage in _walk(run, chain["chain"]):
-                if name != task.species and not run.right("skip_unneeded_calls", name):
-                    _species(run, tools, name)
-                    run.bump("wasted_species")
-                p = _pokemon(run, tools, name)
-                if p is None:
-                    continue
-                stats = p["stats"]
-                if p.get("past_stats") and not run.right("use_current_stats", name):
-                    stats = p["past_stats"][0]["stats"]
-                draft["members"].append({"species": name, "pokemon": p["name"], "stage": stage, "types": types_of(p),
-                                         "base_stat_total": sum(int(s["base_stat"]) for s in stats)})
-        _rate_moves(run, tools, task, draft["members"])
-        draft["strongest"] = _strongest(draft["members"], draws, fix=False)
-        if run.right("validate_before_finishing"):
-            run.turn()
-            if run.draws.below("fix:strongest", 0.7):
-                draft["strongest"] = _strongest(draft["members"], draws, fix=True)
-        return run.finish(task.output_file, draft, lambda: _notes(run))
-    except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, _notes(run))
+def validate(run: AgentRun, draft: dict[str, Any], task: PokemonTask) -> None:
+    if run.draws.below("fix:strongest", 0.7):
+        draft["strongest"] = _strongest(draft["members"], run.draws, fix=True)
 
 
 def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: list[dict[str, Any]]) -> None:
@@ -121,7 +97,7 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
         immune = run.right("apply_immunities", move)
         for e in entries:
             types = e["types"] if run.right("multiply_dual_types", e["species"]) else e["types"][:1]
-            e["multipliers"][move] = _multiplier(rel, types, attacking, immune)
+            e["multipliers"][move] = effectiveness(rel, types, "to" if attacking else "from", immune)
 
 
 def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | None:
@@ -131,9 +107,3 @@ def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | 
         return next(str(e["species"]) for e in entries if e["species"] != best)
     return best
 
-
-def _notes(run: AgentRun) -> list[str]:
-    notes = rate_limit_note(run.counts, "the affected member or move type was skipped")
-    if run.counts.get("wasted_species"):
-        notes.append(f"{run.counts['wasted_species']} get_species call(s) fetched species the task did not need.")
-    return notes

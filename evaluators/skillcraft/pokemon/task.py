@@ -1,10 +1,12 @@
-"""The pokemon family's task model: the task statement, its parser and the ground truth.
+"""The pokemon family's task: its parser, the ground truth and the rubric.
 
 A case's `metadata["task"]` holds the parameters (a species, the move types to rate, fault rate,
 output file); `expected` is the artifact a flawless agent writes: the chain id, every member of
 the species' evolution chain (all branches) with its default Pokémon, stage, types, base stat
 total (current stats) and the damage multiplier of each move type against it, and the strongest
-member (docs/skillcraft_sim.md §3).
+member (docs/skillcraft_sim.md §3.6). The rubric: members (critical: every species of the chain,
+no other); per member base_stat_total (critical), one multiplier per move type (critical) and its
+entry (pokemon = the default variety, stage, types); chain_id and strongest (§5).
 """
 
 from __future__ import annotations
@@ -13,23 +15,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
-from evaluators.skillcraft.pokemon.world import PokemonWorld, base_stat_total, members, types_of
-from gepa_lab.core.contracts import Case
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.pokemon.world import (
+    PokemonWorld,
+    base_stat_total,
+    effectiveness,
+    members,
+    types_of,
+)
+from gepa_lab import Case
 
 
 @dataclass(frozen=True)
-class PokemonTask:
-    scale: str
-    level: int
+class PokemonTask(Task):
     species: str
     moves: tuple[str, ...]
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
     world: PokemonWorld = field(repr=False, compare=False)  # the rubric reads the type chart and past stats
 
 
@@ -41,10 +41,6 @@ def strongest(entries: list[dict[str, Any]]) -> str | None:
         if isinstance(total, int) and (best is None or total > best[0]):
             best = (total, str(e.get("species")))
     return best[1] if best else None
-
-
-def task_params(species: str, moves: list[str], fault_rate: float, output_file: str) -> dict[str, Any]:
-    return {"species": species, "moves": list(moves), "fault_rate": fault_rate, "output_file": output_file}
 
 
 def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -61,36 +57,8 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
     return {"chain_id": chain_id, "members": entries, "strongest": strongest(entries)}
 
 
-def task_statement(world: PokemonWorld, params: dict[str, Any], variant: int) -> str:
-    """The task text the agent (and the reflector) reads; `variant` varies the wording."""
-    sp = world.species[params["species"]]
-    opener = [
-        "Report a Pokémon evolution chain from the local PokéAPI.",
-        "Using the PokéAPI tools, describe the evolution chain of one Pokémon species.",
-        "Build an evolution chain report from the offline Pokémon data service.",
-    ][variant % 3]
-    moves = params["moves"]
-    lines = [
-        opener,
-        "Tools: get_pokemon(name) returns {name, species, types, stats, ...}; get_species(name) returns "
-        "{evolution_chain, varieties, ...}; get_evolution_chain(id) returns {chain: {species, evolves_to}}; "
-        "get_type(name) returns {damage_relations}; write_file(path, content); claim_done().",
-        f"Chain: the evolution chain of {sp['display_name']} (species \"{sp['name']}\").",
-        "Under \"members\" give one entry per member of the chain: species, pokemon (the name of the species' "
-        "default Pokémon), stage (1 for the first), types (in slot order) and base_stat_total (the sum of its "
-        "six current base stats)" + (", and multipliers: the damage multiplier of a move of each type below "
-                                     "against it" if moves else "") + ".",
-    ]
-    if moves:
-        lines.append("Move types: " + ", ".join(moves) + ". A multiplier is the product of the effectiveness "
-                     "against each of the member's types (2, 0.5, or 0 for no effect).")
-    lines.append("Also report chain_id and strongest: the species with the highest base_stat_total.")
-    lines.append(finish_instruction(params["output_file"]))
-    return "\n".join(lines)
-
-
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
-    scale, level = scale_level(case, "pokemon")
+    scale_level(case, "pokemon")
     with reading_task(case, "pokemon") as params:
         species = str(params["species"])
         moves = tuple(str(m) for m in params["moves"])
@@ -104,13 +72,83 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")
     return PokemonTask(
-        scale=scale, level=level, species=species, moves=moves, fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "chain.json")), expected=expected,
-        entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
-        task_tokens=len(case.input) // 4, world=world,
+        **common(case, params, expected, "chain.json"),
+        species=species, moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
+        world=world,
     )
 
 
 def entity_names(world: PokemonWorld) -> frozenset[str]:
     """Species names (as words): an item naming one applies only to tasks about its chain."""
     return frozenset(" ".join(tokens(n)) for n in world.species)
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
+    """Which known slip produces the reported multiplier (a grader's reading of the number)."""
+    rel = world.types[move]["damage_relations"]
+    if len(types) > 1 and got == effectiveness(rel, types[:1]):
+        return f"; its second type ({types[1]}) was not counted"
+    if got in (effectiveness(rel, types, "from"), effectiveness(rel, types[:1], "from")):
+        return (f"; the multiplier was read the wrong way round (the damage its types deal to {move}, not the "
+                f"damage {move} deals)")
+    if got in (effectiveness(rel, types, immune=False), effectiveness(rel, types[:1], immune=False)):
+        return f"; the immunity was not applied (a {move} move has no effect on it)"
+    return ""
+
+
+def _past_total(world: PokemonWorld, name: str) -> int | None:
+    p = world.pokemon.get(name)
+    if not p or not p.get("past_stats"):
+        return None
+    return sum(int(s["base_stat"]) for s in p["past_stats"][0]["stats"])
+
+
+def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    exp = task.expected
+    world = task.world
+    rows = artifact.get("members") if isinstance(artifact.get("members"), list) else []
+    assert isinstance(rows, list)
+    got = {str(r.get("species")): r for r in rows if isinstance(r, dict)}
+    want = [m["species"] for m in exp["members"]]
+    missing = [s for s in want if s not in got]
+    extra = [s for s in got if s not in want]
+    msg = ""
+    if missing:
+        msg = (f"{len(missing)} of {len(want)} chain members missing ("
+               + ", ".join(world.display_name(s) for s in missing[:4]) + (", …" if len(missing) > 4 else "") + ")")
+    elif extra:
+        msg = "members that are not in the chain: " + ", ".join(world.display_name(s) for s in extra[:4] if s in world.species)
+    checks = [Check("members", not missing and not extra, True, msg)]
+    for m in exp["members"]:
+        name = m["species"]
+        where = f'"{world.display_name(name)}"'
+        g = got.get(name)
+        if g is None:
+            continue  # the members check reports it
+        total = g.get("base_stat_total")
+        ok = total == m["base_stat_total"]
+        msg = "" if ok else f"{where}: base_stat_total is {total}, expected {m['base_stat_total']}"
+        if not ok and total == _past_total(world, m["pokemon"]):
+            msg += "; it is the total of the older past_stats, not of the current stats"
+        checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
+        for move, value in (m.get("multipliers") or {}).items():
+            reported = (g.get("multipliers") or {}).get(move) if isinstance(g.get("multipliers"), dict) else None
+            ok = _num(reported) and abs(reported - value) < 1e-9
+            msg = "" if ok else (f"{where}: a {move} move does {reported}× in the artifact, expected {value}× "
+                                 f"({'/'.join(m['types'])})")
+            if not ok and isinstance(reported, (int, float)):
+                msg += _cause(world, move, m["types"], float(reported))
+            checks.append(Check(f"{name}.multipliers.{move}", ok, True, msg))
+        wrong = [k for k in ("pokemon", "stage", "types") if g.get(k) != m[k]]
+        checks.append(Check(f"{name}.entry", not wrong, False, "" if not wrong else (
+            f"{where}: " + "; ".join(f"{k} is {g.get(k)}, expected {m[k]}" for k in wrong))))
+    checks.append(Check("chain_id", artifact.get("chain_id") == exp["chain_id"], False,
+                        f"chain_id is {artifact.get('chain_id')}, expected {exp['chain_id']}"))
+    checks.append(Check("strongest", artifact.get("strongest") == exp["strongest"], False,
+                        f"strongest is {artifact.get('strongest')}, expected {exp['strongest']}"))
+    return checks

@@ -17,11 +17,9 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 
 def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +52,9 @@ class PokemonWorld:
             types={t["name"]: t for t in data["types"]},
         )
 
-    @classmethod
-    def load(cls, data_dir: Path) -> PokemonWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "pokemon"))
+    def display_name(self, species: str) -> str:
+        found = self.species.get(species)
+        return str(found["display_name"]) if found else species.replace("-", " ").title()
 
     def default_pokemon(self, species: str) -> dict[str, Any]:
         name = next(v["pokemon"]["name"] for v in self.species[species]["varieties"] if v["is_default"])
@@ -64,16 +62,21 @@ class PokemonWorld:
 
     def multiplier(self, move: str, types: list[str]) -> float:
         """Damage multiplier of a move type against a Pokémon of these types."""
-        rel = self.types[move]["damage_relations"]
-        m = 1.0
-        for t in types:
-            if any(x["name"] == t for x in rel["no_damage_to"]):
-                m *= 0.0
-            elif any(x["name"] == t for x in rel["double_damage_to"]):
-                m *= 2.0
-            elif any(x["name"] == t for x in rel["half_damage_to"]):
-                m *= 0.5
-        return m
+        return effectiveness(self.types[move]["damage_relations"], types)
+
+def effectiveness(rel: dict[str, Any], types: list[str], side: str = "to", immune: bool = True) -> float:
+    """The product of a type's damage relations over `types`: "to" is what a move of the type
+    deals to them, "from" what they deal to it (the chart read the wrong way round); without
+    `immune`, no_damage counts as no relation (an immunity ignored)."""
+    m = 1.0
+    for t in types:
+        if immune and any(x["name"] == t for x in rel[f"no_damage_{side}"]):
+            m *= 0.0
+        elif any(x["name"] == t for x in rel[f"double_damage_{side}"]):
+            m *= 2.0
+        elif any(x["name"] == t for x in rel[f"half_damage_{side}"]):
+            m *= 0.5
+    return m
 
 
 def base_stat_total(pokemon: dict[str, Any]) -> int:
@@ -84,12 +87,8 @@ def types_of(pokemon: dict[str, Any]) -> list[str]:
     return [t["type"]["name"] for t in sorted(pokemon["types"], key=lambda t: t["slot"])]
 
 
-class PokemonTools:
+class PokemonTools(Api[PokemonWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: PokemonWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def get_pokemon(self, name: str) -> ToolReply:
         if self.faults.hit(f"pokemon:{name}"):

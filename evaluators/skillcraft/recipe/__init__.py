@@ -1,16 +1,12 @@
 """The recipe family ("recipe-cookbook-builder"): a paginated recipe API with overlapping pages,
 a self-pointing empty sentinel page (the loop trap), stale `total_hint`s, mixed units, missing
-values and transient rate limits (docs/skillcraft_sim.md §3).
-
-Modules: the standard family layout (docs/skillcraft_sim.md §2.3); `__init__` only assembles
-them with `family.family_spec`.
+values and transient rate limits (docs/skillcraft_sim.md §3.2). Its tables: family.yaml.
 """
 
-from __future__ import annotations
-
-from evaluators.skillcraft.family import family_spec
-from evaluators.skillcraft.recipe import agent, behaviours, cases, grade, skills, task, tuned
+from evaluators.skillcraft.recipe.agent import solve, validate
+from evaluators.skillcraft.recipe.task import entity_names, grade, parse_task
+from evaluators.skillcraft.recipe.world import RecipeTools as Tools
 from evaluators.skillcraft.recipe.world import RecipeWorld
 
-FAMILY = family_spec("recipe", RecipeWorld.load, behaviours=behaviours, task=task, agent=agent, grade=grade,
-                     skills=skills, cases=cases, tuned=tuned)
+World = RecipeWorld.from_fixtures
+__all__ = ["Tools", "World", "entity_names", "grade", "parse_task", "solve", "validate"]

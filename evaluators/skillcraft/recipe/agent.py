@@ -11,13 +11,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
-from evaluators.skillcraft.family import Episode
-from evaluators.skillcraft.recipe.behaviours import BEHAVIOURS, TOPIC
+from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.recipe.task import SECTIONS, RecipeTask, recipe_entry
-from evaluators.skillcraft.recipe.world import RecipeTools, RecipeWorld
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.skill import Cap, SkillProfile
+from evaluators.skillcraft.recipe.world import RecipeTools
+from evaluators.skillcraft.skill import Cap
 
 WASTED_DETAIL_LIMIT = 10
 
@@ -71,25 +68,15 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     return ids, hint, limit
 
 
-def simulate(world: RecipeWorld, task: RecipeTask, profile: SkillProfile, draws: Draws,
-             config: AgentConfig) -> Episode:
-    tools = RecipeTools(world, draws, task.fault_rate)
-    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
-    try:
-        collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]] = {}
-        for by, value in task.lists:
-            caps = profile.caps_for(value) if run.loaded else []
-            collected[(by, value)] = _collect(run, tools, by, value, caps)
-        recipes = _details(run, tools, world, task, collected)
-        draft = _assemble(run, task, collected, recipes)
-        if run.right("validate_before_finishing"):
-            _validate(run, draft)
-        return run.finish(task.output_file, draft, lambda: _notes(run))
-    except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, _notes(run))
+def solve(run: AgentRun, tools: RecipeTools, task: RecipeTask) -> dict[str, Any]:
+    collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]] = {}
+    for by, value in task.lists:
+        caps = run.profile.caps_for(value) if run.loaded else []
+        collected[(by, value)] = _collect(run, tools, by, value, caps)
+    return _assemble(run, task, collected, _details(run, tools, task, collected))
 
 
-def _details(run: AgentRun, tools: RecipeTools, world: RecipeWorld, task: RecipeTask,
+def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
              collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]]) -> list[dict[str, Any]]:
     needed: set[str] = set()
     for cat, cui in task.details:
@@ -102,14 +89,14 @@ def _details(run: AgentRun, tools: RecipeTools, world: RecipeWorld, task: Recipe
         first = _unique(collected[task.lists[0]][0])
         for rid in [i for i in first if i not in needed][:WASTED_DETAIL_LIMIT]:
             run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
-            run.bump("wasted_details")
+            run.bump("wasted")
     metric = run.right("normalise_units")
     fill = run.right("fill_required_fields")
     out = []
     for rid in sorted(needed):
         rec = run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
         if rec is not None:
-            out.append(recipe_entry(world, rec, metric=metric, fill=fill))
+            out.append(recipe_entry(tools.world, rec, metric=metric, fill=fill))
     return out
 
 
@@ -135,9 +122,8 @@ def _assemble(run: AgentRun, task: RecipeTask,
     return draft
 
 
-def _validate(run: AgentRun, draft: dict[str, Any]) -> None:
+def validate(run: AgentRun, draft: dict[str, Any], task: RecipeTask) -> None:
     """A validating agent re-reads its draft and catches some defects (not missing data)."""
-    run.turn()
     dupes = run.draws.below("fix:dupes", 0.7)
     counts = run.draws.below("fix:counts", 0.5)
     union: set[str] = set()
@@ -154,10 +140,3 @@ def _validate(run: AgentRun, draft: dict[str, Any]) -> None:
         for rec in draft.get("recipes") or []:
             rec.setdefault("cuisine", "Unknown")
 
-
-def _notes(run: AgentRun) -> list[str]:
-    notes = rate_limit_note(run.counts, "the affected page or recipe was skipped")
-    if run.counts.get("wasted_details"):
-        notes.append(f"{run.counts['wasted_details']} get_recipe call(s) fetched recipes whose details the task "
-                     "did not ask for.")
-    return notes

@@ -1,8 +1,10 @@
-"""The recipe family's task model: the task statement, its parser and the ground truth.
+"""The recipe family's task: its parser, the ground truth and the rubric.
 
 A case's `metadata["task"]` holds the parameters (lists by category / cuisine / ingredient,
 category × cuisine pairs needing full recipes, fault rate, output file); `expected` is the
-artifact a flawless agent writes (docs/skillcraft_sim.md §3.3).
+artifact a flawless agent writes (docs/skillcraft_sim.md §3.2). The rubric: per list count
+(critical), ids, unique; per requested recipe present, fields, units (critical) and values;
+total_unique_dishes (§5).
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.recipe.world import RecipeWorld
-from gepa_lab.core.contracts import Case
+from gepa_lab import Case
 
 SECTIONS = {"category": "category_dishes", "cuisine": "cuisine_dishes", "ingredient": "ingredient_dishes"}
 METRIC_UNITS = frozenset({"g", "ml", "pcs"})
@@ -21,23 +23,9 @@ REQUIRED_RECIPE_FIELDS = ("id", "name", "category", "cuisine", "ingredients")
 
 
 @dataclass(frozen=True)
-class RecipeTask:
-    scale: str
-    level: int
+class RecipeTask(Task):
     lists: tuple[tuple[str, str], ...]  # (by, value), by in SECTIONS
     details: tuple[tuple[str, str], ...]  # (category, cuisine): full recipes for the intersection
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]  # stems a relevant description names (categories, cuisines, ...)
-    task_tokens: int
-
-
-def task_params(lists: list[tuple[str, str]], details: list[tuple[str, str]], fault_rate: float,
-                output_file: str) -> dict[str, Any]:
-    return {"lists": [list(x) for x in lists], "details": [list(x) for x in details],
-            "fault_rate": fault_rate, "output_file": output_file}
 
 
 def ground_truth(world: RecipeWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -79,39 +67,8 @@ def recipe_entry(world: RecipeWorld, rec: dict[str, Any], metric: bool = True,
     return entry
 
 
-def task_statement(params: dict[str, Any], variant: int) -> str:
-    """The task text the agent (and the reflector) reads; `variant` varies the wording."""
-    wanted = []
-    for by, value in params["lists"]:
-        wanted.append({"category": f"the {value} category", "cuisine": f"{value} cuisine",
-                       "ingredient": f"dishes that use {value}"}[by])
-    opener = [
-        "Build a recipe cookbook from the local recipe API.",
-        "Using the recipe API tools, assemble a cookbook report.",
-        "Prepare a cookbook summary from the offline recipe service.",
-    ][variant % 3]
-    lines = [
-        opener,
-        "Tools: search_recipes(by, value, page) returns one page of {id, name} items with next_page "
-        "and total_hint; get_recipe(id) returns a full recipe; write_file(path, content); claim_done().",
-        "Collect every dish in: " + "; ".join(wanted) + ". For each list report the distinct dish ids "
-        "and their count under " + ", ".join(sorted({SECTIONS[b] for b, _ in params["lists"]})) + ".",
-    ]
-    if params["details"]:
-        pairs = " and ".join(f"both {c} and {u}" for c, u in params["details"])
-        lines.append(
-            f"For the dishes that are {pairs}, add full recipes under \"recipes\" (id, name, category, "
-            "cuisine, ingredients with name, quantity, unit), with quantities converted to g, ml or pcs; "
-            "use \"Unknown\" for a missing cuisine and null quantity and unit for ingredients listed "
-            "without an amount."
-        )
-    lines.append("Also report total_unique_dishes across all lists.")
-    lines.append(finish_instruction(params["output_file"]))
-    return "\n".join(lines)
-
-
 def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
-    scale, level = scale_level(case, "recipe")
+    scale_level(case, "recipe")
     with reading_task(case, "recipe") as params:
         lists = tuple((str(b), str(v)) for b, v in params["lists"])
         details = tuple((str(c), str(u)) for c, u in params.get("details", []))
@@ -130,12 +87,104 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
         wanted.append("metric")
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
     return RecipeTask(
-        scale=scale, level=level, lists=lists, details=details,
-        fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "cookbook.json")), expected=expected,
-        entities=frozenset(entities), task_words=words(" ".join(wanted)), task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "cookbook.json"),
+        lists=lists, details=details,
+        entities=frozenset(entities), task_words=words(" ".join(wanted)),
     )
 
 
 def entity_names(world: RecipeWorld) -> frozenset[str]:
     return frozenset(k.split(":", 1)[1].lower() for k in world.quirks)
+
+
+def _fmt_ids(ids: list[str]) -> str:
+    return ", ".join(ids[:4]) + (", …" if len(ids) > 4 else "")
+
+
+def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list[Check]:
+    where = f"{section}.{value}"
+    if not isinstance(got, dict):
+        msg = f"{where}: missing from the artifact"
+        return [Check(f"{where}.count", False, True, msg), Check(f"{where}.ids", False, False, "")]
+    ids = [str(i) for i in got.get("dish_ids") or []]
+    unique = set(ids)
+    missing = [i for i in exp["dish_ids"] if i not in unique]
+    extra = sorted(unique - set(exp["dish_ids"]))
+    count = got.get("count")
+    checks = []
+    if count == exp["count"]:
+        checks.append(Check(f"{where}.count", True, True))
+    elif missing:
+        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
+                            f"{exp['count']}; {len(missing)} expected dish ids are missing from the list"))
+    else:
+        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
+                            f"{exp['count']}; the dish id list is complete, so the count was not "
+                            "computed from the collected ids"))
+    ok = not missing and not extra
+    msg = "" if ok else (f"{where}: {len(missing)} of {exp['count']} expected dish ids missing"
+                         + (f" (e.g. {_fmt_ids(missing)})" if missing else "")
+                         + (f"; unexpected ids {_fmt_ids(extra)}" if extra else ""))
+    checks.append(Check(f"{where}.ids", ok, False, msg))
+    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(unique) else []
+    checks.append(Check(f"{where}.unique", not dupes, False,
+                        f"{where}: duplicate dish ids listed ({_fmt_ids(dupes)})" if dupes else ""))
+    return checks
+
+
+def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check]:
+    rid = exp["id"]
+    where = f"recipes.{rid}"
+    if got is None:
+        msg = f"recipes: recipe {rid} ({exp['name']}) is missing"
+        return [Check(f"{where}.present", False, True, msg), Check(f"{where}.fields", False, True, ""),
+                Check(f"{where}.units", False, True, ""), Check(f"{where}.values", False, False, "")]
+    checks = [Check(f"{where}.present", True, True)]
+    absent = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
+    lines: list[Any] = got["ingredients"] if isinstance(got.get("ingredients"), list) else []
+    short = len(exp["ingredients"]) - len(lines)
+    problems = []
+    if absent:
+        problems.append("missing required field(s): " + ", ".join(absent))
+    if short > 0:
+        problems.append(f"{short} ingredient line(s) dropped (expected {len(exp['ingredients'])}, got {len(lines)})")
+    checks.append(Check(f"{where}.fields", not problems, True, f"{where}: " + "; ".join(problems) if problems else ""))
+    bad_units = sorted({str(x.get("unit")) for x in lines if isinstance(x, dict)
+                        and x.get("unit") is not None and x.get("unit") not in METRIC_UNITS})
+    checks.append(Check(f"{where}.units", not bad_units, True,
+                        f"{where}: non-metric unit(s) {', '.join(bad_units)}; quantities must be in g, ml or pcs"
+                        if bad_units else ""))
+    got_q = {x.get("name"): x.get("quantity") for x in lines if isinstance(x, dict)}
+    wrong = 0
+    for line in exp["ingredients"]:
+        q = got_q.get(line["name"], "absent")
+        if q == "absent":
+            continue  # already reported by the fields check
+        if line["quantity"] is None:
+            wrong += q is not None
+        elif not isinstance(q, (int, float)) or abs(q - line["quantity"]) > 0.01 * line["quantity"] + 1e-9:
+            wrong += 1
+    if got.get("cuisine", exp["cuisine"]) != exp["cuisine"]:
+        wrong += 1
+    checks.append(Check(f"{where}.values", wrong == 0, False,
+                        f"{where}: {wrong} value(s) differ from the metric ground truth" if wrong else ""))
+    return checks
+
+
+def grade(task: RecipeTask, artifact: dict[str, Any]) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    exp = task.expected
+    checks: list[Check] = []
+    for by, value in task.lists:
+        section = SECTIONS[by]
+        got = artifact.get(section)
+        got_list = got.get(value) if isinstance(got, dict) else None
+        checks += _grade_list(section, value, exp[section][value], got_list)
+    if "recipes" in exp:
+        got_recipes = {str(r.get("id")): r for r in artifact.get("recipes") or [] if isinstance(r, dict)}
+        for rec in exp["recipes"]:
+            checks += _grade_recipe(rec, got_recipes.get(rec["id"]))
+    total = artifact.get("total_unique_dishes")
+    checks.append(Check("total_unique_dishes", total == exp["total_unique_dishes"], False,
+                        f"total_unique_dishes is {total}, expected {exp['total_unique_dishes']}"))
+    return checks

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.recipe.fixtures import listing_members
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
+
+
+def listing_members(recipes: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """listing key ("category:Dessert") -> member recipe ids in id order."""
+    out: dict[str, list[str]] = {}
+    for r in sorted(recipes, key=lambda r: r["id"]):
+        out.setdefault(f"category:{r['category']}", []).append(r["id"])
+        if r["cuisine"]:
+            out.setdefault(f"cuisine:{r['cuisine']}", []).append(r["id"])
+        for ing in {i["name"] for i in r["ingredients"]}:
+            out.setdefault(f"ingredient:{ing}", []).append(r["id"])
+    return out
 
 
 @dataclass
@@ -51,10 +60,6 @@ class RecipeWorld:
         for key in quirks:
             world.pages[key] = world._build_pages(key)
         return world
-
-    @classmethod
-    def load(cls, data_dir: Path) -> RecipeWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "recipe"))
 
     def _build_pages(self, key: str) -> list[dict[str, Any]]:
         ids = self.members[key]
@@ -90,12 +95,8 @@ class RecipeWorld:
         return round(quantity * factor, 1), metric
 
 
-class RecipeTools:
+class RecipeTools(Api[RecipeWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: RecipeWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def search_recipes(self, by: str, value: str, page: int) -> ToolReply:
         """(result, status, result_tokens)."""

@@ -31,7 +31,7 @@ from evaluators.skillcraft.reflectors.guidance import (
 )
 from evaluators.skillcraft.reflectors.text import STOP, content, coverage, sentence, stem, words
 from evaluators.skillcraft.rng import derived_rng
-from gepa_lab.core.contracts import canonical_json
+from gepa_lab import canonical_json
 
 COVERED = 0.6  # an item holding this share of a problem's words already addresses it
 CHECK_WORDS = frozenset({"check", "verify", "validate", "review", "re-read", "reread", "double-check"})

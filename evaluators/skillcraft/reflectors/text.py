@@ -107,10 +107,6 @@ def is_problem(statement: str) -> bool:
     return any(w in PROBLEM_WORDS or w.startswith("non-") for w in words(statement))
 
 
-def numbers_in(text: str) -> int:
-    return len(re.findall(r"\d[\d,.]*", text))
-
-
 def capitalise(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 

@@ -1,9 +1,9 @@
 """TunedReflector: the offline reflector co-designed with the simulator (`reflector=tuned`).
 
 It reads only what an LM reflector would read — the current artifact and the Feedback records —
-but its knowledge is the family's own (`FamilySpec.tuned`, e.g. recipe/tuned.py): diagnosis
-regexes that match that family's grader messages and remedy wordings that address its
-behaviours' concepts. That makes it an **upper reference**, not evidence about reflective
+but its knowledge is the family's own (its vocabulary, vocabulary.py and
+vocabularies/<family>.yaml): diagnosis regexes that match that family's grader messages and
+remedy wordings that address its behaviours' concepts. That makes it an **upper reference**, not evidence about reflective
 search; the family-agnostic default is `reflector=feedback` (feedback.py).
 (Formerly `HeuristicReflector`; the name stays as an alias.)
 
@@ -21,10 +21,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.reflectors.vocabulary import TunedVocabulary
-from evaluators.skillcraft.registry import get_family
+from evaluators.skillcraft.family import known_family
+from evaluators.skillcraft.reflectors.vocabulary import (
+    TunedVocabulary,
+    load_vocabulary,
+    vocabulary_names,
+)
 from evaluators.skillcraft.rng import derived_rng
-from gepa_lab.core.contracts import canonical_json
+from gepa_lab import canonical_json
 
 _TOKENS = re.compile(r"Efficiency: ([\d,]+) agent tokens \((\d+)%")
 _MAX_SKILL_CHARS = 12_000  # stop bloating far before the 65,536 limit
@@ -46,12 +50,11 @@ class TunedReflector:
     """Deterministic, seeded, LM-free reflector that knows its family's vocabulary."""
 
     def __init__(self, seed: int = 0, family: str = "recipe", rates: Rates | None = None) -> None:
-        vocab = get_family(family).tuned
-        if vocab is None:
+        if known_family(family) not in vocabulary_names():
             raise ValueError(f"SkillCraft-sim family {family!r} has no tuned reflector vocabulary")
         self.seed = int(seed)
         self.family = family
-        self.vocab: TunedVocabulary = vocab
+        self.vocab: TunedVocabulary = load_vocabulary(family)
         self.rates = rates or Rates()
 
     # -- public contract -------------------------------------------------------------------

@@ -1,12 +1,11 @@
-"""What a family hands the tuned reflector: diagnoses keyed to its grader's messages and remedies
-worded for its behaviours' concepts. Co-designed with the simulator on purpose (docs/
-skillcraft_sim.md §8): results with it measure an upper reference, not reflective search. Some
-remedies are vague and do nothing (the last wording of each), a few are over-general rules that
-hurt other cases, and over-specific edits copy counts, numbers or names out of `expected`.
+"""The tuned reflector's vocabularies: per family, diagnoses keyed to its grader's messages and
+remedies worded for its behaviours' concepts (vocabularies/<family>.yaml, with what they share in
+vocabularies/shared.yaml), and the over-specific edits that copy counts, numbers or names out of
+a record's `expected` (code: each reads its family's expected output).
 
-What every family's vocabulary shares lives here too: the diagnoses and remedies of the shared
-behaviours (a missing artifact, a skipped rate-limited call, no final validation), the loop
-diagnosis's shape, the over-general rules about retrying, and the bloat paragraphs.
+Co-designed with the simulator on purpose (docs/skillcraft_sim.md §8.2): results with it measure
+an upper reference, not reflective search. Some remedies are vague and do nothing (the last
+wording of each), a few are over-general rules that hurt other cases.
 """
 
 from __future__ import annotations
@@ -16,9 +15,15 @@ import random
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
+
 T = TypeVar("T")
+HERE = Path(__file__).resolve().parent / "vocabularies"
+SHARED_KEYS = ("artifact", "retry", "validate")  # steps / pitfalls a family may take from shared.yaml
 
 
 @dataclass(frozen=True)
@@ -28,10 +33,6 @@ class Diagnosis:
     pattern: re.Pattern[str]
     weight: float  # how loudly a matching line argues for this fix
     related: tuple[str, ...]  # words that mark an existing step/pitfall about the same topic
-
-
-def pattern(text: str) -> re.Pattern[str]:
-    return re.compile(text, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,36 +55,81 @@ class TunedVocabulary:
     final_step_word: str = "write"  # new steps go before the last step containing this word
 
 
-# -- shared by every family's vocabulary (the behaviours family.shared_behaviours gives them) ------
-ARTIFACT = Diagnosis("artifact", "no output file was written", pattern(r"missing artifact|no artifact"), 3.0,
-                     ("write_file", "write the", "save"))
-RETRY = Diagnosis("retry", "rate-limited calls were skipped instead of retried", pattern(r"[1-9]\d* not retried"),
-                  1.5, ("retry", "rate_limited", "rate limit"))
-
-ARTIFACT_STEPS: tuple[str, ...] = (
-    "Always write the final JSON to the requested output file with write_file before claim_done.",
-    "Save the result to the exact file name the task gives, using write_file.",
-    "Finish by producing the output the task asks for.",
-)
-ARTIFACT_PITFALLS: tuple[str, ...] = (
-    "Printing the JSON in the final message is not enough: write it with write_file.",
-)
-VALIDATE_PITFALLS: tuple[str, ...] = (
-    "Finishing without checking the output against the task lets small mistakes through.",
-)
-RETRY_BACK_OFF = "Rate limits are transient: back off and call it again."
-
-# Over-general "efficiency" rules about retrying, with the words of the guardrail each replaces.
-NO_RETRY_RULE: tuple[str, tuple[str, ...]] = ("Do not retry failed calls; move on to keep the run short.",
-                                              ("retry", "rate"))
-SKIP_RATE_LIMITED_RULE: tuple[str, tuple[str, ...]] = ("Skip rate_limited calls instead of waiting.",
-                                                       ("retry", "rate"))
+def vocabulary_names() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in HERE.glob("*.yaml") if p.stem != "shared"))
 
 
+@cache
+def load_vocabulary(family: str) -> TunedVocabulary:
+    """The family's vocabulary, or a ValueError naming the file and what is wrong in it."""
+    path = HERE / f"{family}.yaml"
+    try:
+        return _vocabulary(family, yaml.safe_load(path.read_text(encoding="utf-8")),
+                           yaml.safe_load((HERE / "shared.yaml").read_text(encoding="utf-8")))
+    except (KeyError, TypeError, ValueError, IndexError, re.error) as exc:
+        raise ValueError(f"{path}: not a tuned vocabulary ({type(exc).__name__}: {exc})") from exc
+
+
+def _diagnosis(row: str | dict[str, Any], shared: dict[str, Any]) -> Diagnosis:
+    if isinstance(row, str):  # a shared diagnosis by name
+        row = {"key": row, **shared["diagnoses"][row]}
+    elif row["key"] == "loop":  # the shared loop shape for this family's tool
+        loop = {**shared["diagnoses"]["loop"], **row}
+        row = {**loop, "pattern": loop["pattern"].format(tool=row["tool"], repeats=loop["repeats"])}
+    return Diagnosis(str(row["key"]), str(row["summary"]), re.compile(str(row["pattern"]), re.IGNORECASE),
+                     float(row["weight"]), tuple(map(str, row["related"])))
+
+
+def _remedies(own: dict[str, list[str]], shared: dict[str, list[str]], fill: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    table = {k: [*own.get(k, ["<shared>"])] for k in SHARED_KEYS} | {k: v for k, v in own.items() if k not in SHARED_KEYS}
+    out = {}
+    for key, items in table.items():
+        filled = [text.format(**fill) for text in shared.get(key, ())]
+        out[key] = tuple(x for item in items for x in (filled if item == "<shared>" else [str(item)]))
+    return out
+
+
+def _vocabulary(family: str, data: dict[str, Any], shared: dict[str, Any]) -> TunedVocabulary:
+    fill = {str(k): str(v) for k, v in data["fill"].items()}
+    rules = shared["overgeneral"]
+    overgeneral = tuple((str(r[0]), tuple(r[1])) for r in (rules[x] if isinstance(x, str) else x for x in data["overgeneral"]))
+    return TunedVocabulary(
+        diagnoses=tuple(_diagnosis(row, shared) for row in data["diagnoses"]),
+        steps=_remedies(data["steps"], shared["steps"], fill),
+        pitfalls=_remedies(data["pitfalls"], shared["pitfalls"], fill),
+        overgeneral=overgeneral,
+        bloat=tuple(text.format(**fill) for text in shared["bloat"]),
+        task_words=tuple((str(w), str(label)) for w, label in data["task_words"]),
+        when_templates=tuple(map(str, data["when_templates"])),
+        description_templates=tuple(map(str, data["description_templates"])),
+        default_phrase=str(data["default_phrase"]),
+        over_specific=OVER_SPECIFIC[family],
+        names_in_inputs=_names(**data["names"]),
+        names_template=str(data["names_template"]),
+    )
+
+
+def _names(pattern: str, split: str = "", head: str = "") -> Callable[[str], list[str]]:
+    """Names matched by `pattern` in the record inputs (the first non-empty group), each match
+    split at `split` and cut at `head`: the first two, sorted."""
+    regex = re.compile(pattern)
+
+    def names_in_inputs(raw_inputs: str) -> list[str]:
+        found = set()
+        for match in regex.findall(raw_inputs):
+            text = match if isinstance(match, str) else next((g for g in match if g), "")
+            for part in text.split(split) if split else [text]:
+                found.add((part.split(head)[0] if head else part).strip())
+        return sorted(found)[:2]
+
+    return names_in_inputs
+
+
+# -- over-specific edits: a count, a number or a name copied out of a record's expected output ---
 def expected_items(records: list[dict[str, Any]], items: Callable[[Any], Iterable[T]]) -> list[T]:
-    """What `items` finds in each record's `expected` (parsed JSON), for an over-specific edit to
-    copy. A record whose expected is not JSON, or not of the shape `items` reads (a ValueError,
-    TypeError or AttributeError), adds only what was found before the error."""
+    """What `items` finds in each record's `expected` (parsed JSON). A record whose expected is not
+    JSON, or not of the shape `items` reads (a ValueError, TypeError or AttributeError), adds only
+    what was found before the error."""
     found: list[T] = []
     for rec in records:
         try:
@@ -94,48 +140,88 @@ def expected_items(records: list[dict[str, Any]], items: Callable[[Any], Iterabl
     return found
 
 
-def loop_diagnosis(summary: str, tool: str, related: tuple[str, ...], repeats: int = 4) -> Diagnosis:
-    """The loop: `tool` sent `repeats` (up to 9) or 10+ times identically, as the feedback's
-    repeated-calls lines show it, or the tool-call limit."""
-    return Diagnosis("loop", summary, pattern(rf"{tool} \{{[^}}]*\}} ×(?:[{repeats}-9]|\d\d)|tool-call limit"),
-                     3.0, related)
+_COUNT_IN_EXPECTED = re.compile(r'"([A-Za-z][A-Za-z ]+)":\{"count":(\d+)')
 
 
-def retry_steps(what: str) -> tuple[str, ...]:
-    """Remedies for skipped rate-limited calls; `what`: the family's call ("page", "lookup")."""
-    return (
-        "If a call returns rate_limited, wait and retry it (up to 3 times) instead of skipping it.",
-        f"Retry transient errors; never skip a failed {what}.",
-        "Handle tool errors carefully.",
-    )
+def _recipe(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+    found: list[tuple[str, int]] = []
+    for rec in records:
+        try:
+            expected = json.loads(str(rec.get("expected", "")))
+            for section in ("category_dishes", "cuisine_dishes", "ingredient_dishes"):
+                for name, entry in (expected.get(section) or {}).items():
+                    found.append((name, int(entry["count"])))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            found += [(n, int(c)) for n, c in _COUNT_IN_EXPECTED.findall(str(rec.get("expected", "")))]
+    if not found:
+        return None
+    name, count = rng.choice(found)
+    pages = max(1, -(-count // 10))
+    return rng.choice((
+        f"Collect exactly {count} dishes for {name}, following next_page until you have them all.",
+        f"Collect exactly {count} dishes per list.",
+        f"The {name} listing has {count} dishes; stop after {pages} pages.",
+        f"For {name}, follow next_page through every page.",
+    ))
 
 
-def retry_pitfall(loses: str) -> str:
-    """`loses`: what a skipped call drops ("a page", "a member")."""
-    return f"Skipping a rate_limited call silently drops {loses}: retry it."
+def _weather(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+    found: list[tuple[str, dict[str, Any]]] = expected_items(records, lambda e: (e.get("cities") or {}).items())
+    if not found:
+        return None
+    place, entry = rng.choice(found)
+    name = place.split(",")[0]
+    summary = entry.get("summary") or {}
+    return rng.choice((
+        f"For {name}, the mean maximum temperature is {summary.get('mean_temperature_max')}; report exactly that.",
+        f"Report exactly {len(entry.get('daily') or [])} days per place.",
+        f"For {name}, use latitude {entry.get('latitude')} and longitude {entry.get('longitude')}.",
+        f"For {name}, convert units to celsius and mm.",
+    ))
 
 
-def validate_steps(checklist: str) -> tuple[str, ...]:
-    """The final-validation remedies; `checklist`: what to check ("every place, day, unit and summary")."""
-    return (
-        f"Before finishing, validate the JSON against the task: {checklist}.",
-        "Re-read the output and check it against the task statement before calling claim_done.",
-    )
+def _worldbank_countries(expected: Any) -> Iterable[tuple[str, dict[str, Any]]]:
+    for block in (expected.get("indicators") or {}).values():
+        yield from (block.get("countries") or {}).items()
 
 
-def bloat(product: str) -> tuple[str, ...]:
-    """Verbose filler without actionable content; `product`: what the task builds ("cookbook")."""
-    return (
-        "Before every tool call, restate the whole task in your own words, enumerate all of its "
-        "requirements one by one, re-derive the complete plan from scratch and explain in detail why "
-        "this particular call is necessary, so that nothing is ever overlooked at any point of the run.",
-        "Throughout the run, maintain a detailed running commentary of your reasoning, noting every "
-        "assumption, every intermediate result, every alternative you considered and why you rejected "
-        "it, and summarise all of this in full after each step so the reasoning is transparent.",
-        "Be thorough, careful and methodical at all times: consider edge cases, think about what could "
-        "go wrong with each action, reflect on the quality of your work so far, and keep the overall "
-        f"goal of producing an excellent, complete and correct {product} firmly in mind.",
-        "Remember that quality matters more than speed, that the user expects a professional result, "
-        "and that every part of the task deserves the same level of attention, care and scrutiny "
-        "regardless of how simple or routine it may appear at first glance.",
-    )
+def _worldbank(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+    found: list[tuple[str, dict[str, Any]]] = expected_items(records, _worldbank_countries)
+    if not found:
+        return None
+    name, entry = rng.choice(found)
+    return rng.choice((
+        f"For {name}, the change is exactly {entry.get('change')}; report exactly that.",
+        f"For {name}, use {entry.get('start_year')} as the start year.",
+        f"For {name}, use the ISO3 code {entry.get('iso3')}.",
+    ))
+
+
+def _catfacts(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+    found = [f for f in expected_items(records, lambda e: (e,)) if isinstance(f, dict) and f.get("facts")]
+    if not found:
+        return None
+    exp = rng.choice(found)
+    return rng.choice((
+        f"Return exactly {exp.get('count')} facts.",
+        f"The first fact is \"{exp['facts'][0]['fact']}\".",
+        f"The average length is {exp.get('average_length')}.",
+    ))
+
+
+def _pokemon(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+    found: list[dict[str, Any]] = expected_items(
+        records, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)])
+    if not found:
+        return None
+    m = rng.choice(found)
+    return rng.choice((
+        f"For {m.get('species')}, the base stat total is {m.get('base_stat_total')}.",
+        f"Report exactly {len(found)} members.",
+        f"For {m.get('species')}, use the Pokémon {m.get('pokemon')}.",
+    ))
+
+
+OVER_SPECIFIC: dict[str, Callable[[random.Random, list[dict[str, Any]]], str | None]] = {
+    "recipe": _recipe, "weather": _weather, "worldbank": _worldbank, "catfacts": _catfacts, "pokemon": _pokemon,
+}

@@ -13,13 +13,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
-from evaluators.skillcraft.family import Episode
+from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.skill import SkillProfile
-from evaluators.skillcraft.weather.behaviours import BEHAVIOURS, TOPIC
 from evaluators.skillcraft.weather.task import FIELDS, METRIC, UNIT_KEYS, Place, WeatherTask
-from evaluators.skillcraft.weather.world import WeatherTools, WeatherWorld, summarise, to_metric
+from evaluators.skillcraft.weather.world import WeatherTools, summarise, to_metric
 
 WASTED_FORECASTS = 2  # other candidates whose forecast a wasteful agent also fetches
 
@@ -28,8 +25,7 @@ def _geocode(run: AgentRun, tools: WeatherTools, name: str, key: str) -> dict[st
     return run.call_with_retry("geocode", {"name": name}, lambda: tools.geocode(name), f"geo:{name}")
 
 
-def _locate(run: AgentRun, tools: WeatherTools, world: WeatherWorld, place: Place) -> tuple[dict[str, Any] | None,
-                                                                                        list[dict[str, Any]]]:
+def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """Geocode a place and pick a candidate. Returns (picked place or None, all candidates)."""
     key = place.label
     res = _geocode(run, tools, place.name, key)
@@ -38,7 +34,7 @@ def _locate(run: AgentRun, tools: WeatherTools, world: WeatherWorld, place: Plac
     if not res["results"] and not place.name.isascii():
         if not run.right("geocode_plain_name", key):
             run.repeat_until_noticed("geocode", {"name": place.name}, lambda: tools.geocode(place.name), key)
-        plain = world.cities[place.city_id]["ascii_name"]
+        plain = tools.world.cities[place.city_id]["ascii_name"]
         res = _geocode(run, tools, plain, key)
         if res is None:
             return None, []
@@ -107,34 +103,26 @@ def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list
             "daily": rows, "summary": summary}
 
 
-def simulate(world: WeatherWorld, task: WeatherTask, profile: SkillProfile, draws: Draws,
-             config: AgentConfig) -> Episode:
-    tools = WeatherTools(world, draws, task.fault_rate)
-    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
-    try:
-        cities: dict[str, Any] = {}
-        for place in task.places:
-            spot, candidates = _locate(run, tools, world, place)
-            if spot is None:
-                continue
-            if not run.right("skip_unneeded_calls", place.label):
-                for other in [c for c in candidates if c is not spot][:WASTED_FORECASTS]:
-                    lat, lon = other["latitude"], other["longitude"]
-                    run.call_with_retry("get_forecast", {"end_date": task.dates[-1], "latitude": lat, "longitude": lon,
-                                                         "start_date": task.dates[0]},
-                                        partial(tools.get_forecast, lat, lon, task.dates[0], task.dates[-1]),
-                                        f"waste:{place.label}:{other['id']}")
-                    run.bump("wasted_forecasts")
-            windows = _forecast(run, tools, spot, task, place.label)
-            cities[place.label] = _entry(run, task, spot, windows, place.label)
-        draft: dict[str, Any] = {"cities": cities}
-        if len(task.places) > 1:
-            draft["wettest_city"] = _wettest(cities, draws, fix=False)
-        if run.right("validate_before_finishing"):
-            _validate(run, draft, task)
-        return run.finish(task.output_file, draft, lambda: _notes(run))
-    except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, _notes(run))
+def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, Any]:
+    cities: dict[str, Any] = {}
+    for place in task.places:
+        spot, candidates = _locate(run, tools, place)
+        if spot is None:
+            continue
+        if not run.right("skip_unneeded_calls", place.label):
+            for other in [c for c in candidates if c is not spot][:WASTED_FORECASTS]:
+                lat, lon = other["latitude"], other["longitude"]
+                run.call_with_retry("get_forecast", {"end_date": task.dates[-1], "latitude": lat, "longitude": lon,
+                                                     "start_date": task.dates[0]},
+                                    partial(tools.get_forecast, lat, lon, task.dates[0], task.dates[-1]),
+                                    f"waste:{place.label}:{other['id']}")
+                run.bump("wasted")
+        windows = _forecast(run, tools, spot, task, place.label)
+        cities[place.label] = _entry(run, task, spot, windows, place.label)
+    draft: dict[str, Any] = {"cities": cities}
+    if len(task.places) > 1:
+        draft["wettest_city"] = _wettest(cities, run.draws, fix=False)
+    return draft
 
 
 def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
@@ -148,9 +136,8 @@ def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
     return best
 
 
-def _validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:
+def validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing data)."""
-    run.turn()
     resummarise = run.draws.below("fix:summary", 0.5)
     relabel = run.draws.below("fix:units", 0.4)
     for entry in draft["cities"].values():
@@ -167,9 +154,3 @@ def _validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:
     if "wettest_city" in draft and run.draws.below("fix:wettest", 0.7):
         draft["wettest_city"] = _wettest(draft["cities"], run.draws, fix=True)
 
-
-def _notes(run: AgentRun) -> list[str]:
-    notes = rate_limit_note(run.counts, "the affected place or forecast window was skipped")
-    if run.counts.get("wasted_forecasts"):
-        notes.append(f"{run.counts['wasted_forecasts']} get_forecast call(s) fetched places the task did not ask for.")
-    return notes

@@ -1,9 +1,13 @@
-"""The weather family's task model: the task statement, its parser and the ground truth.
+"""The weather family's task: its parser, the ground truth and the rubric.
 
 A case's `metadata["task"]` holds the parameters (places as [name, region, country], a date
 range, the variables, fault rate, output file); `expected` is the artifact a flawless agent
 writes: per place its coordinates, metric units, one row per date (null where the station has no
-value) and a summary over the requested dates, plus the wettest place (docs/skillcraft_sim.md §3).
+value) and a summary over the requested dates, plus the wettest place (docs/skillcraft_sim.md §3.3).
+The rubric, per place: location (critical: the right place's coordinates), days (critical: every
+requested date, no other), units (critical: °C / mm / km/h), values (daily values within
+tolerance, nulls as null), summary (critical: mean max temperature, total precipitation, hottest
+day over the requested dates); wettest_city when several places were asked for (§5).
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.weather.world import WeatherWorld, summarise
-from gepa_lab.core.contracts import Case
+from gepa_lab import Case
 
 FIELDS = {"temperature_2m_max": "temperature_max", "temperature_2m_min": "temperature_min",
           "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed_max"}
@@ -34,18 +38,10 @@ class Place:
 
 
 @dataclass(frozen=True)
-class WeatherTask:
-    scale: str
-    level: int
+class WeatherTask(Task):
     places: tuple[Place, ...]
     dates: tuple[str, ...]
     variables: tuple[str, ...]
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
 
 
 def label(world: WeatherWorld, name: str, admin1: str, country: str) -> str:
@@ -53,12 +49,6 @@ def label(world: WeatherWorld, name: str, admin1: str, country: str) -> str:
     cid = world.find(name, admin1, country)
     shared = cid is not None and len(world.index.get(world.cities[cid]["ascii_name"].lower(), [])) > 1
     return f"{name}, {admin1}, {country}" if shared else f"{name}, {country}"
-
-
-def task_params(places: list[tuple[str, str, str]], start: str, end: str, variables: list[str],
-                fault_rate: float, output_file: str) -> dict[str, Any]:
-    return {"places": [list(p) for p in places], "start_date": start, "end_date": end,
-            "variables": list(variables), "fault_rate": fault_rate, "output_file": output_file}
 
 
 def _dates(world: WeatherWorld, start: str, end: str) -> list[str]:
@@ -95,36 +85,8 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def task_statement(world: WeatherWorld, params: dict[str, Any], variant: int) -> str:
-    """The task text the agent (and the reflector) reads; `variant` varies the wording."""
-    names = [label(world, *p) for p in params["places"]]
-    wind = "wind_speed_10m_max" in params["variables"]
-    opener = [
-        "Report the daily weather forecast for some places from the local forecast API.",
-        "Using the geocoding and forecast tools, prepare a daily weather report.",
-        "Build a weather forecast summary from the offline meteo service.",
-    ][variant % 3]
-    fields = "date, temperature_max, temperature_min, precipitation" + (", wind_speed_max" if wind else "")
-    units = "temperature °C, precipitation mm" + (", wind_speed km/h" if wind else "")
-    lines = [
-        opener,
-        "Tools: geocode(name) returns matching places {id, name, admin1, country, latitude, longitude, population}; "
-        "get_forecast(latitude, longitude, start_date, end_date) returns daily values with daily_units, "
-        "next_start_date and a summary block; write_file(path, content); claim_done().",
-        "Places: " + "; ".join(names) + ".",
-        f"Dates: {params['start_date']} to {params['end_date']} (inclusive).",
-        "For each place, under \"cities\" keyed by the place as written above, give latitude, longitude, "
-        f"units ({units}), one \"daily\" row per date ({fields}) with null where a value is missing, and a "
-        "\"summary\" with mean_temperature_max, total_precipitation and hottest_day over these dates.",
-    ]
-    if len(names) > 1:
-        lines.append("Also report wettest_city: the place with the most precipitation over these dates.")
-    lines.append(finish_instruction(params["output_file"]))
-    return "\n".join(lines)
-
-
 def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
-    scale, level = scale_level(case, "weather")
+    scale_level(case, "weather")
     with reading_task(case, "weather") as params:
         raw = [(str(n), str(a), str(c)) for n, a, c in params["places"]]
         start, end = str(params["start_date"]), str(params["end_date"])
@@ -146,14 +108,91 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
     expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
     return WeatherTask(
-        scale=scale, level=level, places=tuple(places), dates=tuple(_dates(world, start, end)),
-        variables=variables, fault_rate=float(params.get("fault_rate", 0.0)),
-        output_file=str(params.get("output_file", "forecast.json")), expected=expected,
-        entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
-        task_tokens=len(case.input) // 4,
+        **common(case, params, expected, "forecast.json"),
+        places=tuple(places), dates=tuple(_dates(world, start, end)),
+        variables=variables, entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
     )
 
 
 def entity_names(world: WeatherWorld) -> frozenset[str]:
     """Place names (accent-folded, lower case): an item naming one applies only to its tasks."""
     return frozenset(" ".join(tokens(c["name"])) for c in world.cities.values())
+
+
+COORD_TOLERANCE = 0.05
+UNIT_WORDS = {"°F": "fahrenheit (°F)", "inch": "inches", "mph": "mph", "°C": "celsius (°C)", "mm": "millimetres",
+              "km/h": "km/h"}
+
+
+def _close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return False
+    return abs(a - b) <= 0.15 + 0.01 * abs(b)
+
+
+def _fmt_dates(dates: list[str]) -> str:
+    return ", ".join(dates[:3]) + (", …" if len(dates) > 3 else "")
+
+
+def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
+    if not isinstance(got, dict):
+        return [Check(f"{where}.location", False, True, f"{where}: missing from the artifact"),
+                Check(f"{where}.days", False, True, ""), Check(f"{where}.units", False, True, ""),
+                Check(f"{where}.values", False, False, ""), Check(f"{where}.summary", False, True, "")]
+    checks: list[Check] = []
+    lat, lon = got.get("latitude"), got.get("longitude")
+    here = (isinstance(lat, (int, float)) and isinstance(lon, (int, float))
+            and abs(lat - exp["latitude"]) <= COORD_TOLERANCE and abs(lon - exp["longitude"]) <= COORD_TOLERANCE)
+    checks.append(Check(f"{where}.location", here, True, "" if here else (
+        f"{where}: coordinates {lat}, {lon} belong to a different place with the same name; the task asked for "
+        f"the one at {exp['latitude']}, {exp['longitude']}")))
+    rows = {r.get("date"): r for r in got.get("daily") or [] if isinstance(r, dict)}
+    want = [r["date"] for r in exp["daily"]]
+    missing = [d for d in want if d not in rows]
+    extra = sorted(set(rows) - set(want), key=str)
+    ok = not missing and not extra
+    msg = ""
+    if missing:
+        msg = f"{where}: {len(missing)} of {len(want)} requested days missing ({_fmt_dates(missing)})"
+        gaps = {r["date"] for r in exp["daily"] if any(v is None for v in r.values())}
+        if set(missing) <= gaps:
+            msg += "; every missing day has null values in the forecast"
+    elif extra:
+        msg = f"{where}: days outside the requested range ({_fmt_dates([str(x) for x in extra])})"
+    checks.append(Check(f"{where}.days", ok, True, msg))
+    units: dict[str, Any] = got["units"] if isinstance(got.get("units"), dict) else {}
+    wrong = {k: units.get(k) for k in exp["units"] if units.get(k) != METRIC[k]}
+    checks.append(Check(f"{where}.units", not wrong, True, "" if not wrong else (
+        f"{where}: " + ", ".join(f"{k} in {UNIT_WORDS.get(str(v), v)}" for k, v in wrong.items())
+        + "; the task asks for " + ", ".join(UNIT_WORDS[METRIC[k]] for k in wrong))))
+    differ = 0
+    for r in exp["daily"]:
+        g = rows.get(r["date"])
+        if g is None or g == r:  # missing (the days check reports it) or exactly right
+            continue
+        differ += sum(not _close(g.get(k), v) for k, v in r.items() if k != "date")
+    checks.append(Check(f"{where}.values", differ == 0, False,
+                        f"{where}: {differ} daily value(s) differ from the ground truth" if differ else ""))
+    summary: dict[str, Any] = got["summary"] if isinstance(got.get("summary"), dict) else {}
+    bad = [k for k, v in exp["summary"].items()
+           if not (summary.get(k) == v if k == "hottest_day" else _close(summary.get(k), v))]
+    checks.append(Check(f"{where}.summary", not bad, True, "" if not bad else (
+        f"{where}.summary: " + "; ".join(f"{k} is {summary.get(k)}, expected {exp['summary'][k]}" for k in bad)
+        + ("; the summary was not computed from the requested days" if not missing and not wrong else ""))))
+    return checks
+
+
+def grade(task: WeatherTask, artifact: dict[str, Any]) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    exp = task.expected
+    got_cities: dict[str, Any] = artifact["cities"] if isinstance(artifact.get("cities"), dict) else {}
+    checks: list[Check] = []
+    for place in task.places:
+        checks += _grade_place(f'cities["{place.label}"]', exp["cities"][place.label], got_cities.get(place.label))
+    if "wettest_city" in exp:
+        got = artifact.get("wettest_city")
+        checks.append(Check("wettest_city", got == exp["wettest_city"], False,
+                            f"wettest_city is {got}, expected {exp['wettest_city']}"))
+    return checks

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 METRIC_UNITS = {"temperature_2m_max": "°C", "temperature_2m_min": "°C", "precipitation_sum": "mm",
                 "wind_speed_10m_max": "km/h"}
@@ -95,10 +93,6 @@ class WeatherWorld:
             world.horizon[cid] = {"period": f"{world.dates[0]}/{world.dates[-1]}", **s}
         return world
 
-    @classmethod
-    def load(cls, data_dir: Path) -> WeatherWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "weather"))
-
     def place(self, city_id: int) -> dict[str, Any]:
         c = self.cities[city_id]
         return {k: c[k] for k in ("id", "name", "admin1", "country", "latitude", "longitude", "population")}
@@ -111,12 +105,8 @@ class WeatherWorld:
         return None
 
 
-class WeatherTools:
+class WeatherTools(Api[WeatherWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: WeatherWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def geocode(self, name: str) -> ToolReply:
         if self.faults.hit(f"geocode:{name}"):

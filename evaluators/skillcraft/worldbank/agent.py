@@ -14,13 +14,17 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentConfig, AgentRun, OutOfToolCalls, rate_limit_note
+from evaluators.skillcraft.agent import AgentRun
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.family import Episode
 from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.skill import SkillProfile
-from evaluators.skillcraft.worldbank.behaviours import BEHAVIOURS, TOPIC
-from evaluators.skillcraft.worldbank.task import UNITS, WorldBankTask, largest
+from evaluators.skillcraft.worldbank.task import (
+    UNITS,
+    WorldBankTask,
+    change,
+    largest,
+    scaled,
+    top_entries,
+)
 from evaluators.skillcraft.worldbank.world import WorldBankTools, WorldBankWorld
 
 
@@ -56,13 +60,6 @@ def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, d
         page += 1
 
 
-def _value(indicator: str, raw: float | None, scale: bool) -> float | None:
-    if raw is None or not scale:
-        return raw
-    _, divisor, decimals, _, _ = UNITS[indicator]
-    return round(raw / divisor, decimals)
-
-
 def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: list[dict[str, Any]],
            key: str) -> dict[str, Any]:
     in_range = [r for r in rows if task.start_year <= int(r["date"]) <= task.end_year]
@@ -75,15 +72,9 @@ def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: 
                 "change": None, "percent_change": None}
     scale = run.right("scale_units", indicator)
     first, last = in_range[0], in_range[-1]
-    s, e = _value(indicator, first["value"], scale), _value(indicator, last["value"], scale)
+    s, e = (scaled(indicator, r["value"]) if scale else r["value"] for r in (first, last))
     return {"iso3": code, "start_year": int(first["date"]), "start_value": s, "end_year": int(last["date"]),
-            "end_value": e, **_change(indicator, s, e)}
-
-
-def _change(indicator: str, s: float | None, e: float | None) -> dict[str, float | None]:
-    if s is None or e is None:
-        return {"change": None, "percent_change": None}
-    return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
+            "end_value": e, **change(indicator, s, e)}
 
 
 def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
@@ -97,11 +88,8 @@ def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: Worl
         if listing is not None:  # a skipped listing: it cannot tell aggregates apart
             aggregates = {c["id"] for c in listing["countries"] if c["region"]["value"] == "Aggregates"}
             pairs = [p for p in pairs if p[0] not in aggregates]
-    pairs.sort(key=lambda p: (-p[1], world.entries[p[0]]["name"]))
-    scale = run.right("scale_units", top.indicator)
     return {"indicator": top.indicator, "year": top.year,
-            "countries": [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": _value(top.indicator, v, scale)}
-                          for iso3, v in pairs[:top.n]]}
+            "countries": top_entries(world, top.indicator, pairs, top.n, run.right("scale_units", top.indicator))}
 
 
 def _unit(world: WorldBankWorld, indicator: str, scale: bool) -> str:
@@ -109,51 +97,48 @@ def _unit(world: WorldBankWorld, indicator: str, scale: bool) -> str:
     return wanted if scale or divisor == 1 else str(world.indicators[indicator]["unit"])
 
 
-def simulate(world: WorldBankWorld, task: WorldBankTask, profile: SkillProfile, draws: Draws,
-             config: AgentConfig) -> Episode:
-    tools = WorldBankTools(world, draws, task.fault_rate)
-    run = AgentRun.start(BEHAVIOURS, TOPIC, task, profile, draws, config)
-    try:
-        blocks: dict[str, dict[str, Any]] = {i: {} for i in task.indicators}
-        for name in task.countries:
-            guessed = not run.right("look_up_country_codes", name)
-            code = guess_code(name) if guessed else _lookup(run, tools, name)
-            for indicator in task.indicators:
-                if code is None:
-                    break
-                key = f"{name}:{indicator}"
-                date = f"{task.start_year}:{task.end_year}" if run.right("skip_unneeded_calls", key) else ""
-                if not date:
-                    run.bump("whole_series")
-                paginate = run.right("paginate_to_end", key)
-                rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
-                if invalid and guessed:
-                    # The loop: the same invalid code re-sent until noticed, then looked up.
-                    args = {"country": code, "date": date, "indicator": indicator, "page": 1}
-                    run.repeat_until_noticed("get_indicator", args,
-                                             partial(tools.get_indicator, code, indicator, date, 1), name)
-                    code = _lookup(run, tools, name)
-                    if code is None:
-                        break
-                    rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
-                guessed = False
-                if invalid:
-                    continue
-                blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
-        draft: dict[str, Any] = {"indicators": {}}
-        for indicator, countries in blocks.items():
-            block: dict[str, Any] = {"unit": _unit(world, indicator, run.right("scale_units", indicator)),
-                                     "countries": countries}
-            if len(task.countries) > 1:
-                block["largest_percent_change"] = _largest(countries, draws, indicator, fix=False)
-            draft["indicators"][indicator] = block
-        if task.top is not None:
-            draft["top"] = _top(run, tools, world, task)
-        if run.right("validate_before_finishing"):
-            _validate(run, draft, world)
-        return run.finish(task.output_file, draft, lambda: _notes(run))
-    except OutOfToolCalls:
-        return run.out_of_calls(task.output_file, _notes(run))
+def solve(run: AgentRun, tools: WorldBankTools, task: WorldBankTask) -> dict[str, Any]:
+    blocks: dict[str, dict[str, Any]] = {i: {} for i in task.indicators}
+    for name in task.countries:
+        _country(run, tools, task, name, blocks)
+    draft: dict[str, Any] = {"indicators": {}}
+    for indicator, countries in blocks.items():
+        block: dict[str, Any] = {"unit": _unit(tools.world, indicator, run.right("scale_units", indicator)),
+                                 "countries": countries}
+        if len(task.countries) > 1:
+            block["largest_percent_change"] = _largest(countries, run.draws, indicator, fix=False)
+        draft["indicators"][indicator] = block
+    if task.top is not None:
+        draft["top"] = _top(run, tools, tools.world, task)
+    return draft
+
+
+def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: str,
+             blocks: dict[str, dict[str, Any]]) -> None:
+    """Every indicator of one country, into `blocks`."""
+    guessed = not run.right("look_up_country_codes", name)
+    code = guess_code(name) if guessed else _lookup(run, tools, name)
+    for indicator in task.indicators:
+        if code is None:
+            return
+        key = f"{name}:{indicator}"
+        date = f"{task.start_year}:{task.end_year}" if run.right("skip_unneeded_calls", key) else ""
+        if not date:
+            run.bump("wasted")
+        paginate = run.right("paginate_to_end", key)
+        rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+        if invalid and guessed:
+            # The loop: the same invalid code re-sent until noticed, then looked up.
+            args = {"country": code, "date": date, "indicator": indicator, "page": 1}
+            run.repeat_until_noticed("get_indicator", args,
+                                     partial(tools.get_indicator, code, indicator, date, 1), name)
+            code = _lookup(run, tools, name)
+            if code is None:
+                return
+            rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+        guessed = False
+        if not invalid:
+            blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
 
 
 def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool) -> str | None:
@@ -164,9 +149,8 @@ def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool)
     return best
 
 
-def _validate(run: AgentRun, draft: dict[str, Any], world: WorldBankWorld) -> None:
+def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing data)."""
-    run.turn()
     reorder = run.draws.below("fix:order", 0.7)
     rescale = run.draws.below("fix:units", 0.6)
     for indicator, block in draft["indicators"].items():
@@ -179,16 +163,10 @@ def _validate(run: AgentRun, draft: dict[str, Any], world: WorldBankWorld) -> No
                 entry["start_value"], entry["end_value"] = entry["end_value"], entry["start_value"]
             if rescale and raw and divisor > 1:
                 for k in ("start_value", "end_value"):
-                    entry[k] = _value(indicator, entry[k], True)
-            entry.update(_change(indicator, entry.get("start_value"), entry.get("end_value")))
+                    entry[k] = scaled(indicator, entry[k])
+            entry.update(change(indicator, entry.get("start_value"), entry.get("end_value")))
         if rescale and raw:
             block["unit"] = UNITS[indicator][0]
         if "largest_percent_change" in block and run.draws.below(f"fix:largest:{indicator}", 0.7):
             block["largest_percent_change"] = _largest(block["countries"], run.draws, indicator, fix=True)
 
-
-def _notes(run: AgentRun) -> list[str]:
-    notes = rate_limit_note(run.counts, "the affected country or page was skipped")
-    if run.counts.get("whole_series"):
-        notes.append(f"{run.counts['whole_series']} get_indicator quer(ies) fetched years the task did not ask for.")
-    return notes

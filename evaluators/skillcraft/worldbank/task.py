@@ -1,4 +1,4 @@
-"""The worldbank family's task model: the task statement, its parser and the ground truth.
+"""The worldbank family's task: its parser, the ground truth and the rubric.
 
 A case's `metadata["task"]` holds the parameters (countries by their World Bank names,
 indicator codes, a year range, an optional "top countries in a year" question, fault rate,
@@ -6,7 +6,11 @@ output file); `expected` is the artifact a flawless agent writes: per indicator 
 country, the iso3 code, the first and last year of the range that have a value (missing values
 skipped), those values in the requested unit, the change and the percent change; the country
 with the largest percent change; and the top countries (no aggregates) when asked
-(docs/skillcraft_sim.md §3).
+(docs/skillcraft_sim.md §3.4). The rubric, per indicator and country: country (critical: the series
+is the asked-for country's), years (critical: the first and last year of the range that have a
+value), values (critical: start and end values in the requested unit), change (critical: change
+and percent change); per indicator unit and largest_percent_change; top (critical: the top
+countries, no aggregates) and its values when asked (§5).
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import expected_of, finish_instruction, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
-from gepa_lab.core.contracts import Case
+from gepa_lab import Case
 
 # indicator -> (unit the task asks for, divisor of the raw value, decimals, short name, task words)
 UNITS: dict[str, tuple[str, float, int, str, str]] = {
@@ -37,21 +41,13 @@ class Top:
 
 
 @dataclass(frozen=True)
-class WorldBankTask:
-    scale: str
-    level: int
+class WorldBankTask(Task):
     countries: tuple[str, ...]  # World Bank names, as the task writes them
     codes: tuple[str, ...]  # their iso3 codes (ground truth; the agent must find them)
     indicators: tuple[str, ...]
     start_year: int
     end_year: int
     top: Top | None
-    fault_rate: float
-    output_file: str
-    expected: dict[str, Any]
-    entities: frozenset[str]
-    task_words: frozenset[str]
-    task_tokens: int
     names: Mapping[str, str]  # iso3 -> name of every country and aggregate (for rubric messages)
     aggregates: frozenset[str]
     world: WorldBankWorld = field(repr=False, compare=False)  # the rubric checks values against the data
@@ -65,15 +61,18 @@ def scaled(indicator: str, value: float | None) -> float | None:
     return round(value / divisor, decimals)
 
 
+def change(indicator: str, s: float | None, e: float | None) -> dict[str, float | None]:
+    """change and percent_change from a start and an end value (None where they cannot be computed)."""
+    if s is None or e is None:
+        return {"change": None, "percent_change": None}
+    return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
+
+
 def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | None]]) -> dict[str, Any]:
     """start / end / change of (year, raw value) points already chosen as (start, end)."""
     (sy, sv), (ey, ev) = points[0], points[-1]
     s, e = scaled(indicator, sv), scaled(indicator, ev)
-    decimals = UNITS[indicator][2]
-    change = round(e - s, decimals) if s is not None and e is not None else None
-    pct = round(100.0 * (e - s) / s, 2) if s is not None and e is not None and s != 0 else None
-    return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e,
-            "change": change, "percent_change": pct}
+    return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e, **change(indicator, s, e)}
 
 
 def largest(countries: dict[str, dict[str, Any]]) -> str | None:
@@ -86,19 +85,14 @@ def largest(countries: dict[str, dict[str, Any]]) -> str | None:
     return best[1] if best else None
 
 
-def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int) -> list[dict[str, Any]]:
-    """The n highest (iso3, raw value) rows, highest first (nulls left out; name breaks ties)."""
+def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int,
+                scale: bool = True) -> list[dict[str, Any]]:
+    """The n highest (iso3, raw value) rows, highest first (nulls left out; name breaks ties), their
+    values in the task's unit (`scale`) or raw."""
     valued = [(iso3, v) for iso3, v in rows if v is not None]
     valued.sort(key=lambda x: (-x[1], world.entries[x[0]]["name"]))
-    return [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": scaled(indicator, v)}
+    return [{"iso3": iso3, "name": world.entries[iso3]["name"], "value": scaled(indicator, v) if scale else v}
             for iso3, v in valued[:n]]
-
-
-def task_params(countries: list[str], indicators: list[str], start: int, end: int, top: Top | None,
-                fault_rate: float, output_file: str) -> dict[str, Any]:
-    return {"countries": list(countries), "indicators": list(indicators), "start_year": start, "end_year": end,
-            "top": None if top is None else {"indicator": top.indicator, "year": top.year, "n": top.n},
-            "fault_rate": fault_rate, "output_file": output_file}
 
 
 def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -124,42 +118,8 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def task_statement(params: dict[str, Any], variant: int) -> str:
-    """The task text the agent (and the reflector) reads; `variant` varies the wording."""
-    opener = [
-        "Compute how development indicators changed, from the local World Bank indicators API.",
-        "Using the World Bank API tools, prepare a report of indicator changes per country.",
-        "Build an indicator change report from the offline World Bank data service.",
-    ][variant % 3]
-    inds = "; ".join(f"{code} ({UNITS[code][3]}, report in {UNITS[code][0]})" for code in params["indicators"])
-    lines = [
-        opener,
-        "Tools: get_countries(query, region) returns {countries: [{id, iso2Code, name, region, incomeLevel}]}; "
-        "get_indicator(country, indicator, date, page) returns one page {page, pages, per_page, total, data: "
-        "[{country, countryiso3code, date, value}]}, country being an ISO3 code; write_file(path, content); "
-        "claim_done().",
-        "Countries: " + "; ".join(params["countries"]) + ".",
-        f"Indicators: {inds}.",
-        f"Years: {params['start_year']} to {params['end_year']}. Skip missing values: use the earliest and the "
-        "latest year of this range that have a value.",
-        "Under \"indicators\" keyed by indicator code, give \"unit\" and, under \"countries\" keyed by the country "
-        "as written above, its iso3 code, start_year, start_value, end_year, end_value, change (end minus start) "
-        "and percent_change (relative to the start value, in %, 2 decimals).",
-    ]
-    if len(params["countries"]) > 1:
-        lines.append("For each indicator also report largest_percent_change: the country with the largest "
-                     "percent_change.")
-    top = params.get("top")
-    if top:
-        lines.append(f"Also report \"top\": {{indicator, year, countries}} with the {top['n']} countries (countries "
-                     f"only, not regions or income groups) with the highest {UNITS[top['indicator']][3]} in "
-                     f"{top['year']}, highest first, each with iso3, name and value in {UNITS[top['indicator']][0]}.")
-    lines.append(finish_instruction(params["output_file"]))
-    return "\n".join(lines)
-
-
 def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
-    scale, level = scale_level(case, "worldbank")
+    scale_level(case, "worldbank")
     with reading_task(case, "worldbank") as params:
         countries = tuple(str(c) for c in params["countries"])
         indicators = tuple(str(i) for i in params["indicators"])
@@ -180,14 +140,143 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     expected = expected_of(case, lambda: ground_truth(world, params), (ValueError, IndexError))
     wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
     return WorldBankTask(
-        scale=scale, level=level, countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
+        **common(case, params, expected, "indicators.json"),
+        countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
         indicators=indicators, start_year=start, end_year=end, top=top,
-        fault_rate=float(params.get("fault_rate", 0.0)), output_file=str(params.get("output_file", "indicators.json")),
-        expected=expected, entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
-        task_tokens=len(case.input) // 4, names=world.names, aggregates=world.aggregates, world=world,
+        entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
+        names=world.names, aggregates=world.aggregates, world=world,
     )
 
 
 def entity_names(world: WorldBankWorld) -> frozenset[str]:
     """Country names (accent-folded, lower case): an item naming one applies only to its tasks."""
     return frozenset(" ".join(tokens(c["name"])) for c in world.entries.values() if c["id"] not in world.aggregates)
+
+
+RAW_UNITS = {"SP.POP.TOTL": "persons", "NY.GDP.MKTP.CD": "current US$"}
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _close(got: Any, want: Any, rel: float = 5e-4, absolute: float = 2e-3) -> bool:
+    if want is None or got is None:
+        return got is None and want is None
+    return _num(got) and abs(got - want) <= rel * abs(want) + absolute
+
+
+def _years_message(where: str, got: dict[str, Any], exp: dict[str, Any]) -> str:
+    sy, ey = got.get("start_year"), got.get("end_year")
+    if isinstance(sy, int) and isinstance(ey, int) and sy > ey:
+        return f"{where}: start_year {sy} is later than end_year {ey}: the years were taken in the wrong order"
+    for side in ("start", "end"):
+        year, value = got.get(f"{side}_year"), got.get(f"{side}_value")
+        if value is None and year is not None and year != exp[f"{side}_year"]:
+            return (f"{where}: {side}_value is null for {year}: the value for {year} is missing, and the nearest "
+                    f"year with a value ({exp[f'{side}_year']}) was not used")
+    if isinstance(sy, int) and sy > exp["start_year"] and ey == exp["end_year"]:
+        return (f"{where}: start_year is {sy}, expected {exp['start_year']}: the years {exp['start_year']}–{sy - 1} "
+                "on later pages of the series were not read")
+    return f"{where}: start_year / end_year are {sy} / {ey}, expected {exp['start_year']} / {exp['end_year']}"
+
+
+def _values(where: str, indicator: str, iso3: str, got: dict[str, Any], world: WorldBankWorld) -> tuple[bool, str]:
+    """Are the reported values the data's values for the reported years, in the requested unit?"""
+    wrong = []
+    for side in ("start", "end"):
+        year, value = got.get(f"{side}_year"), got.get(f"{side}_value")
+        if not isinstance(year, int) or not world.years[0] <= year <= world.years[-1]:
+            return False, f"{where}: no {side} year with a value was reported"
+        truth = scaled(indicator, world.value(iso3, indicator, year))
+        if not _close(value, truth):
+            wrong.append((side, year, value, truth))
+    if not wrong:
+        return True, ""
+    divisor = UNITS[indicator][1]
+    if divisor > 1 and all(t is not None and isinstance(v, (int, float)) and _close(v / divisor, t, 2e-3)
+                           for _, _, v, t in wrong):
+        return False, f"{where}: values are in {RAW_UNITS[indicator]}, not in {UNITS[indicator][0]} as the task asks"
+    side, year, value, truth = wrong[0]
+    return False, f"{where}: {side}_value {value} is not the {year} value {truth}"
+
+
+def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
+                   world_names: Mapping[str, str], world: WorldBankWorld) -> list[Check]:
+    where = f'"{name}" {indicator}'
+    if not isinstance(got, dict):
+        return [Check(f"{where}.country", False, True, f"{where}: missing from the artifact"),
+                Check(f"{where}.years", False, True, ""), Check(f"{where}.values", False, True, ""),
+                Check(f"{where}.change", False, True, "")]
+    checks = []
+    code = got.get("iso3")
+    ok = code == exp["iso3"]
+    other = world_names.get(str(code), "no country")
+    checks.append(Check(f"{where}.country", ok, True, "" if ok else (
+        f"{where}: the series is for country code {code} ({other}), not for {name} ({exp['iso3']})")))
+    years_ok = got.get("start_year") == exp["start_year"] and got.get("end_year") == exp["end_year"]
+    checks.append(Check(f"{where}.years", years_ok, True, "" if years_ok else _years_message(where, got, exp)))
+    # Values are judged against the data for the years the artifact claims (a wrong year is the years
+    # check's business), in the unit the task asks for.
+    values_ok, msg = _values(where, indicator, exp["iso3"], got, world)
+    checks.append(Check(f"{where}.values", values_ok, True, msg))
+    change_ok = _close(got.get("change"), exp["change"], 1e-3) and _close(got.get("percent_change"), exp["percent_change"],
+                                                                          0.0, 0.02)
+    msg = ""
+    if not change_ok:
+        msg = (f"{where}: change / percent_change are {got.get('change')} / {got.get('percent_change')}, expected "
+               f"{exp['change']} / {exp['percent_change']}")
+        if years_ok and values_ok:
+            msg += "; they were not computed from the start and end values"
+    checks.append(Check(f"{where}.change", change_ok, True, msg))
+    return checks
+
+
+def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
+    """Rubric checks of the written artifact against the ground truth."""
+    exp = task.expected
+    got_inds = artifact.get("indicators") if isinstance(artifact.get("indicators"), dict) else {}
+    assert isinstance(got_inds, dict)
+    checks: list[Check] = []
+    for indicator, block in exp["indicators"].items():
+        got = got_inds.get(indicator) if isinstance(got_inds.get(indicator), dict) else {}
+        assert isinstance(got, dict)
+        got_countries = got.get("countries") if isinstance(got.get("countries"), dict) else {}
+        assert isinstance(got_countries, dict)
+        for name, entry in block["countries"].items():
+            checks += _grade_country(indicator, name, entry, got_countries.get(name), task.names, task.world)
+        unit = got.get("unit")
+        checks.append(Check(f'indicators["{indicator}"].unit', unit == block["unit"], False,
+                            f'indicators["{indicator}"].unit is {unit}, expected {block["unit"]}'))
+        if "largest_percent_change" in block:
+            g = got.get("largest_percent_change")
+            checks.append(Check(f'indicators["{indicator}"].largest_percent_change', g == block["largest_percent_change"],
+                                False, f'indicators["{indicator}"].largest_percent_change is {g}, expected '
+                                f'{block["largest_percent_change"]}'))
+    if "top" in exp:
+        checks += _grade_top(exp["top"], artifact.get("top"), task.aggregates)
+    return checks
+
+
+def _grade_top(exp: dict[str, Any], got: Any, aggregate_codes: frozenset[str]) -> list[Check]:
+    want = [c["iso3"] for c in exp["countries"]]
+    rows = got.get("countries") if isinstance(got, dict) and isinstance(got.get("countries"), list) else []
+    assert isinstance(rows, list)
+    codes = [r.get("iso3") for r in rows if isinstance(r, dict)]
+    ok = codes == want
+    msg = ""
+    if not ok:
+        aggregates = [str(r.get("name") or r.get("iso3")) for r in rows
+                      if isinstance(r, dict) and r.get("iso3") in aggregate_codes]
+        missing = [c for c in want if c not in codes]
+        if aggregates:
+            msg = f"top: lists aggregates, not countries: {', '.join(aggregates[:3])}"
+        elif missing:
+            msg = f"top: {len(missing)} of {len(want)} expected countries missing ({', '.join(missing)})"
+        else:
+            msg = f"top: countries are {', '.join(map(str, codes))}, expected {', '.join(want)}"
+    values = {r.get("iso3"): r.get("value") for r in rows if isinstance(r, dict)}
+    values_ok = all(_close(values.get(c["iso3"]), c["value"]) for c in exp["countries"])
+    return [Check("top.countries", ok, True, msg),
+            Check("top.values", values_ok, False, "" if values_ok else "top: values differ from the ground truth")]
+

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.rng import Draws
-from evaluators.skillcraft.tools import Faults, ToolReply, load_fixtures, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 ROW_TOKENS = 20
 
@@ -75,10 +73,6 @@ class WorldBankWorld:
                                                    key=lambda c: (c["id"] not in world.aggregates, c["name"]))]
         return world
 
-    @classmethod
-    def load(cls, data_dir: Path) -> WorldBankWorld:
-        return cls.from_fixtures(load_fixtures(data_dir, "worldbank"))
-
     def countries(self) -> list[str]:
         """iso3 codes of the real countries (no aggregates), in name order."""
         return [c["id"] for c in self.listing if c["id"] not in self.aggregates]
@@ -107,12 +101,8 @@ class WorldBankWorld:
         return first, last
 
 
-class WorldBankTools:
+class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
-
-    def __init__(self, world: WorldBankWorld, draws: Draws, fault_rate: float) -> None:
-        self.world = world
-        self.faults = Faults(draws, fault_rate)
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
         if self.faults.hit(f"countries:{query}:{region}"):
