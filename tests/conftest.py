@@ -19,8 +19,9 @@ pytest_plugins = ["fixtures_mlflow"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE_DATA = ROOT / "datasets" / "skillcraft" / "recipe"
-# Differ between two otherwise identical runs: ids and timestamps.
-VOLATILE = frozenset({"experiment_id", "started_at", "recorded_at", "at", "id", "elapsed_s"})
+# Differ between two otherwise identical runs (ids, timestamps), or say what this process paid.
+VOLATILE = frozenset({"experiment_id", "started_at", "recorded_at", "at", "id", "elapsed_s",
+                      "decision_paid_evaluations"})
 
 
 def strip_volatile(value: Any) -> Any:

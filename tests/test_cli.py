@@ -98,7 +98,7 @@ def test_a_bad_evaluator_value_exits_2(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         "gepa_lab: error: evaluator: ValueError: token_budget must be a positive integer, got -3")
-    assert not list(tmp_path.rglob("checkpoint.json"))
+    assert not list(tmp_path.rglob("experiment.json"))
 
 
 @pytest.mark.parametrize(

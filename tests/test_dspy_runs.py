@@ -189,8 +189,7 @@ def test_dspy_math_end_to_end_against_a_stub_server(tmp_path):
     assert json.loads((run / "program.json").read_text()) == best  # the command line saves the winner too
 
     # Every paid evaluation counted the tokens the stub reported, priced at 0.01 $/1k tokens.
-    batches = jsonl(run / "evaluations.jsonl")
-    results = [r for b in batches for r in b["results"]]
+    results = jsonl(run / "evaluations.jsonl")  # one line per paid evaluation
     assert all(r["objectives"]["tokens"] > 0 and r["objectives"]["latency_ms"] > 0 for r in results)
     paid = sum(r["objectives"]["tokens"] for r in results)
     assert paid == tokens_of(task)

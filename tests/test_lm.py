@@ -112,7 +112,7 @@ def test_cli_missing_key_variable_is_one_line_naming_it(tmp_path):
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error: ")]
     assert len(errors) == 1 and "GEPA_LAB_NO_SUCH_KEY is not set" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
-    assert not list(tmp_path.rglob("checkpoint.json"))
+    assert not list(tmp_path.rglob("experiment.json"))
 
 
 def test_a_server_on_this_machine_needs_no_key(monkeypatch):
