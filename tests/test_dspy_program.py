@@ -402,8 +402,8 @@ def test_forgotten_inputs_and_a_wrong_metric_fail_when_the_evaluator_is_built(st
             return self.answer(context=context, question=question)
 
     lm = {"model": "openai/stub-task", "api_base": stub.url, "api_key_env": None}
-    with pytest.raises(ValueError, match=r"evaluator.inputs is \['question'\] but TwoInputs.forward takes "
-                                         r"\(context, question\); set evaluator.inputs=\[context, question\]"):
+    with pytest.raises(ValueError, match=r"evaluator.inputs \['question'\] do not match TwoInputs.forward\(context, "
+                                         r"question\): set evaluator.inputs to \[context, question\]"):
         DspyProgramEvaluator(TwoInputs(), METRIC, ["question"], lm=lm)
     with pytest.raises(ValueError, match=r"it must accept \(gold, pred\) or dspy.GEPA's"):
         DspyProgramEvaluator(PROGRAM, lambda gold: 1.0, ["question"], lm=lm)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from stub_llm import StubLLM, chat_fields
@@ -222,7 +223,7 @@ class OneInput(dspy.Module):
 
 @pytest.mark.parametrize("student, sets, message", [
     (Pets(), dict(trainset=unlabeled(examples(0))), r"trainset|declares no input fields: build it as dspy.Example"),
-    (OneInput(), dict(trainset=examples(0)), r"is \['passage', 'question'\] but OneInput.forward takes \(question\)"),
+    (OneInput(), dict(trainset=examples(0)), r"\['passage', 'question'\] do not match OneInput.forward\(question\): set the examples' with_inputs\(...\) to \[question\]"),
     (Pets(), dict(trainset=[]), r"the examples is empty|trainset must not be empty"),
     (Pets(), dict(trainset=examples(0), valset=[*examples(10)[:2], dspy.Example(x=1).with_inputs("x")]),
      r"has inputs \['x'\] but the examples before it have \['passage', 'question'\]"),
@@ -271,3 +272,29 @@ def test_the_decision_names_the_mlflow_run_holding_the_program_state(stub, tmp_p
     assert run.data.tags.get("experiment") == "Pets"
     assert "best/program.json" in [a.path for a in client.list_artifacts(run_id, "best")]
     assert f"mlflow_run_id {run_id}" in " ".join(str(optimized.decision).split())
+
+
+def test_the_default_policy_is_the_default_preset_without_the_latency_ceiling(stub, tmp_path):
+    from gepa_lab.core.settings import PromotionPolicy
+    from gepa_lab.dspy import default_policy
+
+    optimizer = teleprompter(stub, tmp_path, promotion=None)
+    assert optimizer.promotion == default_policy()
+    assert default_policy().gates.ceilings == {**PromotionPolicy().gates.ceilings, "latency_ms": None}
+    assert teleprompter(stub, tmp_path, promotion="default").promotion == PromotionPolicy()
+
+
+@pytest.mark.slow
+def test_the_benchmark_quick_mode_writes_its_report(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "experiments" / "dspy_vs_gepa.py"), "--quick", "--out-dir",
+                           str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = (tmp_path / "dspy_vs_gepa.md").read_text()
+    assert "QUICK MODE" in report and "| dspy.GEPA |" in report and "| gepa-lab |" in report
+    assert "holdout gain" in report and str(tmp_path) not in report

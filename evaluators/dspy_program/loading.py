@@ -77,27 +77,25 @@ def _forward_params(program: Any) -> Mapping[str, inspect.Parameter]:
     return params
 
 
-def program_inputs(program: Any) -> list[str] | None:
-    """The input fields a program's `forward` names (a single predictor: its signature's input
-    fields); None when it takes `**kwargs` and says no more."""
+def program_inputs(program: Any) -> tuple[list[str], list[str]] | None:
+    """(the input fields a program's `forward` names, the required ones); a single predictor
+    (`forward(**kwargs)`): its signature's input fields, all required; None when it says no more."""
     params = _forward_params(program).values()
-    named = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if any(p.kind is p.VAR_KEYWORD for p in params) and not named:
         signature = getattr(program, "signature", None) or getattr(getattr(program, "predict", None), "signature", None)
-        return list(signature.input_fields) if signature is not None else None
-    return named
+        return (list(signature.input_fields),) * 2 if signature is not None else None
+    return [p.name for p in named], [p.name for p in named if p.default is p.empty]
 
 
 def check_inputs(program: Any, inputs: Sequence[str], where: str = "evaluator.inputs") -> None:
     """The inputs must be what the program's forward takes: its required arguments, and no
     argument it does not know."""
-    takes = program_inputs(program)
-    if takes is None:
+    found = program_inputs(program)
+    if found is None:
         return
-    params = _forward_params(program)
-    required = [n for n in takes if n in params and params[n].default is inspect.Parameter.empty]
-    missing, unknown = [n for n in required if n not in inputs], [n for n in inputs if n not in takes]
-    if missing or unknown:
+    takes, required = found
+    if [n for n in required if n not in inputs] or [n for n in inputs if n not in takes]:
         fix = ", ".join(n for n in takes if n in inputs or n in required)
-        raise ValueError(f"{where} is {list(inputs)} but {type(program).__name__}.forward takes ({', '.join(takes)}); "
-                         f"set {where}=[{fix}]")
+        raise ValueError(f"{where} {list(inputs)} do not match {type(program).__name__}.forward({', '.join(takes)}): "
+                         f"set {where} to [{fix}]")
