@@ -10,7 +10,8 @@ Both sides get the same metric-call budget and the same threads. dspy.GEPA searc
 (2 x 10 calls, inside its wall time); gepa-lab gets `max_metric_calls=B + 20` because its budget
 includes that holdout comparison. Reported per side (median over repeats, sides alternating):
 wall time, metric calls (program-level metric calls, counted in the metric), LM requests, the
-holdout score of the seed and of the returned program. The targets (issue 23): gepa-lab's wall
+holdout score of the seed and of the returned program, and the CPU time of the process (less
+sensitive than wall time to a machine shared with other jobs). The targets (issue 23): gepa-lab's wall
 time <= 1.5 x dspy.GEPA's, its holdout gain no worse. gepa-lab runs without MLflow (as dspy.GEPA
 does by default); one extra row shows the same run with its MLflow record (a SQLite store that
 already exists).
@@ -38,7 +39,7 @@ from stub_llm import StubLLM  # noqa: E402
 
 from gepa_lab.dspy import GEPA  # noqa: E402
 
-COLUMNS = ["engine", "repeat", "budget", "threads", "latency_ms", "wall_s", "metric_calls", "lm_requests",
+COLUMNS = ["engine", "repeat", "budget", "threads", "latency_ms", "wall_s", "cpu_s", "metric_calls", "lm_requests",
            "reflection_requests", "holdout_seed", "holdout_returned", "holdout_gain", "eligible"]
 
 
@@ -107,10 +108,12 @@ def lms(stub: StubLLM) -> tuple[Any, Any]:
 def measure(engine: str, repeat: int, args: argparse.Namespace, data: dict[str, list[Any]],
             mlflow_uri: str | None) -> dict[str, Any]:
     with StubLLM(dspy_task.respond, latency_s=args.latency_ms / 1000.0) as stub:
+        cpu = time.process_time()  # this process's CPU, all threads (the stub's own serving included)
         if engine == "dspy.GEPA":
             row = run_dspy(stub, data, args.budget, args.threads)
         else:
             row = run_lab(stub, data, args.budget, args.threads, mlflow_uri)
+        row["cpu_s"] = time.process_time() - cpu
         requests = list(stub.requests)
     reflection = [r for r in requests if r.model.endswith("stub-reflect")]
     return {"engine": engine, "repeat": repeat, "budget": args.budget, "threads": args.threads,
@@ -121,14 +124,17 @@ def measure(engine: str, repeat: int, args: argparse.Namespace, data: dict[str, 
 def table(rows: list[dict[str, Any]]) -> list[str]:
     engines = list(dict.fromkeys(r["engine"] for r in rows))
     base = statistics.median(r["wall_s"] for r in rows if r["engine"] == "dspy.GEPA")
-    out = ["| engine | wall s (median) | ratio to dspy.GEPA | metric calls | LM requests | reflections | "
-           "holdout seed -> returned | gain | eligible |", "|---|---|---|---|---|---|---|---|---|"]
+    cpu_base = statistics.median(r["cpu_s"] for r in rows if r["engine"] == "dspy.GEPA")
+    out = ["| engine | wall s (median) | ratio to dspy.GEPA | CPU s (ratio) | metric calls | LM requests | reflections | "
+           "holdout seed -> returned | gain | eligible |", "|---|---|---|---|---|---|---|---|---|---|"]
     for engine in engines:
         mine = [r for r in rows if r["engine"] == engine]
         wall = statistics.median(r["wall_s"] for r in mine)
         first = mine[0]
         walls = ", ".join(f"{r['wall_s']:.2f}" for r in mine)
-        out.append(f"| {engine} | {wall:.2f} ({walls}) | {wall / base:.2f}x | {first['metric_calls']} | "
+        cpu = statistics.median(r["cpu_s"] for r in mine)
+        out.append(f"| {engine} | {wall:.2f} ({walls}) | {wall / base:.2f}x | {cpu:.2f} ({cpu / cpu_base:.2f}x) | "
+                   f"{first['metric_calls']} | "
                    f"{first['lm_requests']} | {first['reflection_requests']} | {first['holdout_seed']:.3f} -> "
                    f"{first['holdout_returned']:.3f} | {first['holdout_gain']:+.3f} | "
                    f"{'-' if first['eligible'] is None else first['eligible']} |")
