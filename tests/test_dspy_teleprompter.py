@@ -141,9 +141,11 @@ def test_a_two_predictor_program_is_optimized_with_per_predictor_feedback(stub, 
     assert {"result.json", "events.jsonl", "evaluations.jsonl", "checkpoint.json", "program.json"} <= {
         p.name for p in run.iterdir()}
     assert decision.program_file == run / "program.json"
-    plain = Pets()
-    plain.load(str(decision.program_file))
-    assert {n: p.signature.instructions for n, p in plain.named_predictors()} == instructions
+    optimized.save(str(tmp_path / "mine.json"))  # the returned program's own state, as a user saves it
+    for path in (decision.program_file, tmp_path / "mine.json"):
+        plain = Pets()
+        plain.load(str(path))
+        assert {n: p.signature.instructions for n, p in plain.named_predictors()} == instructions
     result = json.loads((run / "result.json").read_text())
     assert result["promotion_eligible"] and result["dataset"]["id"] == "Pets"
     assert set(result["dataset"]["digests"]) == {"feedback", "validation", "holdout"}
