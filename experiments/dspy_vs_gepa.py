@@ -25,6 +25,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,13 @@ class Counted:
 
     def __init__(self) -> None:
         self.calls = 0
+        self._lock = threading.Lock()  # both optimizers call the metric from worker threads
 
     def __call__(self, gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
                  pred_trace: Any = None) -> Any:
         if pred_name is None:
-            self.calls += 1
+            with self._lock:
+                self.calls += 1
         return dspy_task.metric(gold, pred, trace, pred_name, pred_trace)
 
 
