@@ -169,6 +169,17 @@ def test_a_not_eligible_winner_is_not_returned_nor_saved_as_program_json(stub, t
     assert anyway.decision.returned == "winner" and QUOTE in anyway.extract.predict.signature.instructions
 
 
+def test_the_result_does_not_depend_on_num_threads(stub, tmp_path):
+    def run(threads: int):
+        optimized = teleprompter(stub, tmp_path / str(threads), num_threads=threads).compile(
+            Pets(), trainset=examples(0), valset=examples(10), holdoutset=examples(20))
+        result = optimized.decision.result
+        return ([(p.id, p.validation_scores) for p in result.pool], result.metric_calls, result.best_id,
+                result.holdout_cases, {n: p.signature.instructions for n, p in optimized.named_predictors()})
+
+    assert run(1) == run(4)
+
+
 def test_an_interrupted_compile_resumes_from_its_run_dir(stub, tmp_path):
     stub.fail_next(400, model="stub-reflect")  # a bad request is a bug: the run stops, resumable
     with pytest.raises(Exception, match="reflector DspyReflector raised"):
