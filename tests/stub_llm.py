@@ -7,6 +7,7 @@ scripted replies and a `usage` block; it can answer 429 or 500 on demand and log
 
     with StubLLM(responder) as stub:           # responder(request) -> str | Reply
         stub.fail_next(429, times=1)           # the next request gets a 429
+    StubLLM(responder, latency_s=0.02)         # every answer waits 20 ms, like a fast provider
         lm = dspy.LM("openai/stub", api_base=stub.url, api_key="k", engine="litellm", cache=False)
 
 No network beyond 127.0.0.1; the server thread is a daemon and `close()` (or the context
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,9 +92,10 @@ class _Failure:
 class StubLLM:
     """The server. `responder(request)` gives the reply for every request not failed on demand."""
 
-    def __init__(self, responder: Responder, log_path: str | Path | None = None):
+    def __init__(self, responder: Responder, log_path: str | Path | None = None, latency_s: float = 0.0):
         self.responder = responder
         self.log_path = Path(log_path) if log_path is not None else None
+        self.latency_s = latency_s
         self.requests: list[StubRequest] = []
         self._failures: list[_Failure] = []
         self._lock = threading.Lock()
@@ -154,6 +157,8 @@ class StubLLM:
             kind = "rate_limit_exceeded" if failure == 429 else "server_error"
             return failure, {"error": {"message": f"stub {failure}", "type": kind, "code": kind}}
         reply = self.responder(request)
+        if self.latency_s:
+            time.sleep(self.latency_s)
         if isinstance(reply, str):
             reply = Reply(reply)
         if reply.status != 200:
@@ -180,6 +185,9 @@ class StubLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waits for the
+            # client's delayed ACK (about 40 ms per request on Linux), which no provider adds.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass

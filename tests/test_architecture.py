@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gepa_lab"
-ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli"}
+ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli", "gepa_lab.dspy"}  # dspy: the DSPy teleprompter
 ENGINE = "gepa_lab.search.engine"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from stub_llm import Reply, StubLLM, chat_fields
 
-from gepa_lab import Case, Dataset, EvaluationSettings, SearchConfig, optimize
+from gepa_lab import Case, Dataset, EvaluationSettings, PromotionPolicy, SearchConfig, optimize
 from gepa_lab.core.artifacts import TextsArtifact
 from gepa_lab.core.errors import is_transient
 from gepa_lab.data import load_dataset, load_dataset_dir
@@ -287,9 +287,11 @@ def test_a_short_run_saves_every_candidate_and_the_winner_as_program_state(stub,
 
     small = Dataset("m", "v1", math_dataset.feedback[:4], math_dataset.validation[:4], math_dataset.holdout[:4])
     seed = TextsArtifact({"predict": "Solve the arithmetic word problem."})
+    # Lenient: the stub's wall-clock latency is noise, and the default latency ceiling would judge it.
     result = optimize(seed, small, ev, Reflector(), SearchConfig(max_iterations=1, minibatch_size=2),
-                      run_dir=run_dir, trackers=ev.run_trackers(run_dir))
+                      promotion=PromotionPolicy.preset("lenient"), run_dir=run_dir, trackers=ev.run_trackers(run_dir))
     assert result.best_id != result.seed_id and result.candidate_holdout.score == 1.0
+    assert result.promotion_eligible
     saved = {p.stem for p in (run_dir / "programs").glob("*.json")}
     assert saved == {result.seed_id, result.best_id}
     winner = make_program()
@@ -332,6 +334,7 @@ def test_the_winner_program_state_is_logged_to_mlflow(stub, monkeypatch, math_da
     small = Dataset("m", "v1", math_dataset.feedback[:2], math_dataset.validation[:2], math_dataset.holdout[:2])
     result = optimize(TextsArtifact({"predict": "Solve."}), small, ev, Reflector(),
                       SearchConfig(max_iterations=1, minibatch_size=2), run_dir=run_dir,
+                      promotion=PromotionPolicy.preset("lenient"),  # the stub's latency is noise
                       trackers=[MlflowTracker(uri=uri, plots=False), *ev.run_trackers(run_dir)])
     client = MlflowClient(tracking_uri=uri)
     run_id = result.links["mlflow_run_id"]
@@ -344,3 +347,66 @@ def test_the_winner_program_state_is_logged_to_mlflow(stub, monkeypatch, math_da
     assert SECRET.encode() not in db
     stored = [p for p in (tmp_path / "mlruns").rglob("*") if p.is_file()]
     assert stored and not [p for p in stored if SECRET.encode() in p.read_bytes()]
+
+
+# -- per-predictor feedback, checks up front (issue 23) ------------------------------------------------
+def test_per_predictor_feedback_is_narrowed_to_the_reflected_predictor():
+    from gepa_lab.lm.records import compose_feedback, for_component, split_feedback, trace_line
+
+    feedback = compose_feedback("Wrong answer.", {"extract.predict": "Quote the\nright sentence.", "answer": "",
+                                                  "finish": "Drop the unit."})
+    assert split_feedback(feedback) == ("Wrong answer.", {"extract.predict": "Quote the right sentence.",
+                                                          "finish": "Drop the unit."})
+    trace = "\n".join(["provider seed 7 (sent to the provider)", trace_line("extract.predict", "inputs", "{}"),
+                       trace_line("finish", "outputs", '{"answer": "4 cats"}')])
+    record = {"case_id": "case-1", "score": 0.0, "feedback": feedback, "trace": trace}
+    narrowed = for_component(record, "finish")
+    assert narrowed["feedback"] == "Wrong answer.\nAbout `finish`: Drop the unit."
+    assert narrowed["trace"] == "provider seed 7 (sent to the provider)\n[finish] outputs: {\"answer\": \"4 cats\"}"
+    assert for_component(record, "other")["feedback"] == "Wrong answer."  # no section of its own
+    plain = {"feedback": "Just text.", "trace": "no tags"}
+    assert for_component(plain, "finish") == plain  # nothing to narrow
+
+
+def test_a_five_argument_metric_is_asked_about_each_predictor(stub, monkeypatch, math_dataset):
+    import dspy
+
+    from evaluators.dspy_program import DspyProgramEvaluator
+
+    calls = []
+
+    def metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
+        calls.append((pred_name, None if pred_trace is None else len(pred_trace)))
+        return dspy.Prediction(score=1.0, feedback="overall" if pred_name is None else f"about {pred_name}")
+
+    ev = DspyProgramEvaluator(PROGRAM, metric, ["question"], lm={"model": "openai/stub-task", "api_base": stub.url,
+                                                                  "api_key_env": None})
+    [result] = ev.evaluate(TextsArtifact({"predict": "Solve. NUMBER-ONLY"}), math_dataset.validation[:1], 3)
+    assert calls == [(None, None), ("predict", 1)]
+    assert result.feedback == "overall\n[feedback for predict] about predict"
+    assert "[predict] inputs:" in result.trace and "[predict] outputs:" in result.trace
+    assert "metric_source" in ev.fingerprint()
+
+
+def test_forgotten_inputs_and_a_wrong_metric_fail_when_the_evaluator_is_built(stub):
+    import dspy
+
+    from evaluators.dspy_program import DspyProgramEvaluator
+
+    class TwoInputs(dspy.Module):
+        def __init__(self):
+            super().__init__()
+            self.answer = dspy.Predict("context, question -> answer")
+
+        def forward(self, context, question):
+            return self.answer(context=context, question=question)
+
+    lm = {"model": "openai/stub-task", "api_base": stub.url, "api_key_env": None}
+    with pytest.raises(ValueError, match=r"evaluator.inputs \['question'\] do not match TwoInputs.forward\(context, "
+                                         r"question\): set evaluator.inputs to \[context, question\]"):
+        DspyProgramEvaluator(TwoInputs(), METRIC, ["question"], lm=lm)
+    with pytest.raises(ValueError, match=r"it must accept \(gold, pred\) or dspy.GEPA's"):
+        DspyProgramEvaluator(PROGRAM, lambda gold: 1.0, ["question"], lm=lm)
+    with pytest.raises(ValueError, match="run from the directory that holds it, or add that directory to PYTHONPATH"):
+        DspyProgramEvaluator("no_such_pkg.mod:make", METRIC, ["question"], lm=lm)
+    assert not stub.requests

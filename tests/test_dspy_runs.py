@@ -171,6 +171,7 @@ def test_dspy_math_end_to_end_against_a_stub_server(tmp_path):
         stub.fail_next(500, model="stub-task")
         done = gepa("experiment=dspy_math", f"dataset.path={tmp_path / 'data'}", "tracking=none", "progress=log",
                     "search.max_iterations=2", "evaluation.retry_backoff_s=0", "reflection.retry_backoff_s=0",
+                    "promotion.gates.ceilings.latency_ms=null",  # the stub's wall-clock latency is noise
                     *lm_overrides("task", stub, "stub-task", 0.01), *lm_overrides("reflection", stub, "stub-reflect", 0.5),
                     cwd=tmp_path)
         requests = list(stub.requests)

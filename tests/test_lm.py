@@ -346,3 +346,26 @@ def test_engine_run_with_the_dspy_reflector_retries_rejects_and_never_leaks(stub
     assert any("fb task" in r.text for r in stub.requests)
     assert all(CANARY not in r.text and "val task" not in r.text and "ho task" not in r.text for r in stub.requests)
     assert all(SECRET.encode() not in data for data in files)
+
+
+# -- LM objects built by the caller (the DSPy teleprompter) ----------------------------------------
+def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
+    import dspy
+
+    from gepa_lab.lm.client import lm_and_settings
+    from gepa_lab.lm.config import settings_of
+
+    lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1", api_key="sk-never-recorded-123456",
+                 temperature=0.3, max_tokens=77, cache=False)
+    used, settings = lm_and_settings(lm, "lm.task")
+    assert used is lm
+    assert (settings.model, settings.api_base, settings.temperature, settings.max_tokens) == (
+        "openai/stub", "http://127.0.0.1:9/v1", 0.3, 77)
+    assert settings.api_key_env is None and "sk-never" not in json.dumps(settings.public())
+    with pytest.raises(ConfigError, match=r"reflection_lm must be a dspy.LM, .*\(got str\)"):
+        settings_of("openai/gpt-4o", "reflection_lm")
+    with pytest.raises(ConfigError, match=r"task_lm: api_base must be an http\(s\) URL"):
+        settings_of(dspy.LM("openai/stub", api_base="127.0.0.1:9"), "task_lm")
+    _, from_mapping = lm_and_settings({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1",
+                                       "api_key_env": None}, "lm.task")
+    assert from_mapping.model == "openai/stub"

@@ -4,7 +4,8 @@
     program_texts(program) / apply_texts(program, artifact)   the program <-> a texts artifact
     freeze_hf_dataset(...)                                    an HF save_to_disk dataset -> JSONL splits + manifest
 
-dspy is imported when an evaluator is built, not with this package.
+From Python, `gepa_lab.dspy.GEPA` (a DSPy teleprompter) builds this evaluator from a program, a
+metric and `dspy.Example` lists. dspy is imported when an evaluator is built, not with this package.
 """
 
 from evaluators.dspy_program.evaluator import DspyProgramEvaluator

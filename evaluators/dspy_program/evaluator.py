@@ -3,8 +3,12 @@
 The artifact is a `texts` artifact, one text per predictor (its name -> its instructions). Each
 case runs the program with those instructions on the `lm.task` model (its own LM copy, the case's
 provider seed), and the configured metric grades the prediction: a number, or a
-`dspy.Prediction(score=..., feedback=...)` as dspy.GEPA's feedback metrics return. Tokens, USD and
-latency of the case's LM calls become the objectives `tokens`, `cost_usd` and `latency_ms`.
+`dspy.Prediction(score=..., feedback=...)` as dspy.GEPA's feedback metrics return. A metric with
+dspy.GEPA's five arguments `(gold, pred, trace, pred_name, pred_trace)` is also asked about each
+predictor that ran (once per predictor per case); its answers become per-predictor sections of
+the feedback, which the LM reflector narrows to the predictor it improves
+(`gepa_lab.lm.records`). Tokens, USD and latency of the case's LM calls become the objectives
+`tokens`, `cost_usd` and `latency_ms`.
 
 A reply the adapter cannot parse scores 0 with feedback saying so (a task failure); rate limits,
 server errors, timeouts and dropped connections are raised for gepa_lab's retry layer
@@ -24,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.dspy_program.examples import to_example, verdict
-from evaluators.dspy_program.loading import load_metric, load_program
+from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
 from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
 from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Case, Evaluation
-from gepa_lab.lm.client import build_lm, transient_errors
-from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.core.contracts import Case, Evaluation, sha256_hex
+from gepa_lab.lm.client import lm_and_settings, transient_errors
+from gepa_lab.lm.config import LMSettings
 from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.records import compose_feedback, trace_line
 from gepa_lab.lm.usage import Usage, UsageMeter
 
 log = logging.getLogger("gepa_lab.dspy_program")
@@ -53,33 +58,35 @@ def dumps(value: Any) -> str:
 class DspyProgramEvaluator:
     """Evaluator (`gepa_lab.core.contracts.Evaluator`) for a DSPy program and metric.
 
-    program: `<module>:<attr>`, a `dspy.Module` instance or a factory returning one.
-    metric:  `<module>:<attr>`, `metric(example, prediction)` (or dspy.GEPA's five-argument form).
+    program: `<module>:<attr>` (a `dspy.Module` instance or a factory returning one), or the module.
+    metric:  `<module>:<attr>` or the function: `metric(example, prediction)`, or dspy.GEPA's
+             five-argument form (then also asked about each predictor).
     inputs:  the case fields the program takes (keyword arguments of `program(...)`).
     label:   the example field a plain-text `expected` is stored under.
-    lm:      the `lm.task` settings.
+    lm:      the `lm.task` settings, or a `dspy.LM` the caller built.
     run_dir: where to write each scored candidate's program state (`programs/<id>.json`, as
              `program.save` writes it; `program.load` restores it); `auto`: the Hydra run
              directory when built by the command line; None: nowhere.
     """
 
-    def __init__(self, program: str | None, metric: str | None, inputs: Sequence[str],
-                 lm: LMSettings | Mapping[str, Any] | None = None, label: str = "answer", run_dir: str | None = None):
-        if not program or not metric:
-            missing = "program" if not program else "metric"
+    def __init__(self, program: Any, metric: Any, inputs: Sequence[str],
+                 lm: LMSettings | Mapping[str, Any] | Any = None, label: str = "answer", run_dir: str | None = None):
+        # Everything is checked here, one line each, before the first paid call.
+        if program is None or program == "" or metric is None or metric == "":
+            missing = "program" if program is None or program == "" else "metric"
             raise ValueError(f"evaluator.{missing} is required: set evaluator.{missing}=<module>:<attr>")
         if isinstance(inputs, str) or not inputs or not all(isinstance(x, str) and x for x in inputs):
             raise ValueError(f"inputs must be a non-empty list of field names, got {inputs!r}")
         if not isinstance(label, str) or not label:
             raise ValueError(f"label must be a field name, got {label!r}")
-        self.settings = as_settings(lm, "lm.task")
-        self.program_spec, self.metric_spec = program, metric
-        self.inputs, self.label = list(inputs), label
         self.program = load_program(program)
         self.metric = load_metric(metric)
-        self._metric_args = _metric_args(self.metric)
+        self.program_spec, self.metric_spec = _name_of(program), _name_of(metric)
+        self._metric_form = metric_form(self.metric, self.metric_spec)
+        self.inputs, self.label = list(inputs), label
+        check_inputs(self.program, self.inputs)
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
-        self.lm = build_lm(self.settings, "lm.task")  # reads the key now: a missing one fails here
+        self.lm, self.settings = lm_and_settings(lm, "lm.task")  # reads the key now: a missing one fails here
         self.retryable_exceptions = transient_errors()
         self.meter = UsageMeter()
         self.run_dir = resolve_run_dir(run_dir)
@@ -95,8 +102,8 @@ class DspyProgramEvaluator:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
         predictors = {name: str(p.signature) for name, p in self.program.named_predictors()}
         return json.dumps({"evaluator": "dspy_program", "program": self.program_spec, "metric": self.metric_spec,
-                           "inputs": self.inputs, "label": self.label, "predictors": predictors,
-                           "lm": self.settings.public()}, sort_keys=True, default=str)
+                           "metric_source": _source_digest(self.metric), "inputs": self.inputs, "label": self.label,
+                           "predictors": predictors, "lm": self.settings.public()}, sort_keys=True, default=str)
 
     # -- programs per artifact ---------------------------------------------------------------
     def program_for(self, artifact: Artifact) -> Any:
@@ -146,21 +153,34 @@ class DspyProgramEvaluator:
         inputs = example.inputs().toDict()
         run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: own(**inputs))
         self.meter.add(run.usage)
-        trace = _trace(own, run)
+        names = {id(p): name for name, p in own.named_predictors()}
+        trace = _trace(names, run)
         if run.parse_error is not None:
             raw = getattr(run.parse_error, "lm_response", None)
             return Evaluation(case.id, 0.0, output=str(raw or ""), trace=trace,
                               feedback=("The model's reply did not follow the program's output format, so no "
                                         f"prediction was made: {' '.join(str(run.parse_error).split())[:600]}"),
                               objectives={**run.objectives(), "format_error": 1.0})
-        score, feedback = verdict(self._grade(example, run.value), f"metric {self.metric_spec}")
+        where = f"metric {self.metric_spec}"
+        if self._metric_form == 2:
+            score, feedback = verdict(self.metric(example, run.value), where)
+        else:
+            score, feedback = verdict(self.metric(example, run.value, None, None, None), where)
+            feedback = compose_feedback(feedback, self._per_predictor(example, run, names))
         return Evaluation(case.id, score, output=dumps(run.value), feedback=feedback, trace=trace,
                           objectives={**run.objectives(), "format_error": 0.0})
 
-    def _grade(self, example: Any, prediction: Any) -> Any:
-        if self._metric_args == 2:
-            return self.metric(example, prediction)
-        return self.metric(example, prediction, None, None, None)
+    def _per_predictor(self, example: Any, run: Metered, names: dict[int, str]) -> dict[str, str]:
+        """What the metric says about each predictor, given its first call in the trace (as
+        dspy.GEPA asks: `metric(gold, pred, trace, pred_name, [(predictor, inputs, outputs)])`)."""
+        first: dict[str, Any] = {}
+        for entry in run.trace:
+            name = names.get(id(entry[0]))
+            if name is not None and name not in first:
+                first[name] = entry
+        return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
+                              f"metric {self.metric_spec} (pred_name={name!r})")[1]
+                for name, entry in first.items()}
 
 
 def resolve_run_dir(value: str | Path | None) -> Path | None:
@@ -175,23 +195,27 @@ def resolve_run_dir(value: str | Path | None) -> Path | None:
         return None
 
 
-def _metric_args(metric: Any) -> int:
-    """2 when `metric(example, prediction)` is a valid call, else dspy.GEPA's five arguments."""
+def _name_of(value: Any) -> str:
+    """A reference as given, or an object's `module.qualname` (the fingerprint's stable part)."""
+    if isinstance(value, str):
+        return value
+    kind = value if inspect.isfunction(value) or inspect.isclass(value) else type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _source_digest(fn: Any) -> str | None:
+    """The metric's source text, hashed: an edited metric never reuses cached scores."""
     try:
-        inspect.signature(metric).bind(None, None)
-        return 2
-    except TypeError:
-        return 5
-    except ValueError:  # no signature (a builtin): try the short form
-        return 2
+        return sha256_hex(inspect.getsource(fn))[:16]
+    except (OSError, TypeError):
+        return None
 
 
-def _trace(program: Any, run: Metered) -> str:
-    names = {id(p): name for name, p in program.named_predictors()}
+def _trace(names: dict[int, str], run: Metered) -> str:
     lines = [run.seed_note()]
     for entry in run.trace:
         predictor, inputs, outputs = (list(entry) + [None, None, None])[:3]
         name = names.get(id(predictor), type(predictor).__name__)
-        lines.append(f"[{name}] inputs: {dumps(inputs)}")
-        lines.append(f"[{name}] outputs: {dumps(outputs)}")
+        lines.append(trace_line(name, "inputs", dumps(inputs)))
+        lines.append(trace_line(name, "outputs", dumps(outputs)))
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 A case's `input` is a JSON object holding the program's input fields, or (for a program with one
 input) the input text itself. Its `expected` is a JSON object of label fields, or a plain value
 stored under `label` (default `answer`). Metadata fields ride along for the metric (they never
-reach the reflector).
+reach the reflector). `examples_to_cases` goes the other way for the teleprompter.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gepa_lab.core.contracts import Case
+from gepa_lab.core.contracts import Case, canonical_json
 
 
 def _object(text: str | None) -> dict[str, Any] | None:
@@ -69,3 +69,41 @@ def verdict(value: Any, where: str) -> tuple[float, str]:
         raise ValueError(f"{where} must return a score in [0, 1] (a number, or an object with .score and "
                          f".feedback), got {value!r}")
     return float(score), feedback if isinstance(feedback, str) else str(feedback)
+
+
+def example_inputs(examples: Sequence[Any], where: str) -> list[str]:
+    """The input field names the examples declare (`dspy.Example(...).with_inputs(...)`): the same
+    for every example, or a ValueError naming the first that differs."""
+    inputs: list[str] | None = None
+    for i, example in enumerate(examples):
+        keys = getattr(example, "_input_keys", None)
+        if not callable(getattr(example, "inputs", None)):
+            raise ValueError(f"{where}[{i}] is {type(example).__name__}, not a dspy.Example")
+        if not keys:
+            raise ValueError(f"{where}[{i}] declares no input fields: build it as dspy.Example(...).with_inputs("
+                             f"{', '.join(repr(k) for k in list(example.keys())[:2])})")
+        if inputs is None:
+            inputs = sorted(keys)
+        elif sorted(keys) != inputs:
+            raise ValueError(f"{where}[{i}] has inputs {sorted(keys)} but the examples before it have {inputs}: "
+                             "every example needs the same with_inputs(...)")
+    if inputs is None:
+        raise ValueError(f"{where} is empty")
+    return inputs
+
+
+def examples_to_cases(examples: Sequence[Any], split: str, inputs: Sequence[str]) -> list[Case]:
+    """Examples as cases (`<split>-<n>`): the inputs as a JSON object, every other field as the
+    expected JSON object; what the evaluator turns back into the same examples."""
+    cases = []
+    for i, example in enumerate(examples):
+        data = example.toDict()
+        try:
+            text = canonical_json({k: data[k] for k in inputs})
+            labels = {k: v for k, v in data.items() if k not in inputs}
+            expected = canonical_json(labels) if labels else None
+        except TypeError as exc:
+            raise ValueError(f"{split}[{i}]: every field must be JSON data (text, numbers, lists, mappings): "
+                             f"{exc}") from None
+        cases.append(Case(f"{split}-{i:04d}", text, expected))
+    return cases

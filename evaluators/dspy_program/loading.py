@@ -1,11 +1,11 @@
-"""`module:attr` references from the config: the program (a `dspy.Module` instance or a factory
-returning one) and the metric."""
+"""The program and the metric, from `module:attr` references (the config) or as objects (the
+teleprompter), checked before anything is spent: the metric's signature, the program's inputs."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -21,7 +21,8 @@ def load_object(spec: str, what: str) -> Any:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"{what} {spec!r}: cannot import {module_name}: {exc}") from exc
+        raise ValueError(f"{what} {spec!r}: cannot import {module_name} ({exc}); run from the directory that "
+                         "holds it, or add that directory to PYTHONPATH") from exc
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise ValueError(f"{what} {spec!r}: {module_name} has no attribute {attr!r}")
@@ -29,14 +30,15 @@ def load_object(spec: str, what: str) -> Any:
     return obj
 
 
-def load_program(spec: str) -> Any:
-    """A fresh `dspy.Module`: the referenced instance (deep-copied) or what the factory returns."""
+def load_program(spec: Any) -> Any:
+    """A fresh `dspy.Module`: a `dspy.Module` given as is (deep-copied), or one named by
+    `<module>:<attr>` (an instance, deep-copied, or a factory returning one)."""
     import dspy
 
-    obj = load_object(spec, "evaluator.program")
+    obj = load_object(spec, "evaluator.program") if isinstance(spec, str) else spec
     if isinstance(obj, dspy.Module):
         return obj.deepcopy()
-    if callable(obj):
+    if callable(obj) and isinstance(spec, str):
         made = obj()
         if isinstance(made, dspy.Module):
             return made
@@ -44,21 +46,56 @@ def load_program(spec: str) -> Any:
     raise ValueError(f"evaluator.program {spec!r} is {type(obj).__name__}, not a dspy.Module or a factory of one")
 
 
-def load_metric(spec: str) -> Callable[..., Any]:
-    metric = load_object(spec, "evaluator.metric")
+def load_metric(spec: Any) -> Callable[..., Any]:
+    metric = load_object(spec, "evaluator.metric") if isinstance(spec, str) else spec
     if not callable(metric):
         raise ValueError(f"evaluator.metric {spec!r} is not callable")
     return metric  # type: ignore[no-any-return]
 
 
-def metric_arity(metric: Callable[..., Any]) -> int:
-    """How many positional arguments the metric takes, of dspy.GEPA's (gold, pred, trace,
-    pred_name, pred_trace); at least 2."""
+def metric_form(metric: Callable[..., Any], name: str) -> int:
+    """5 when the metric takes dspy.GEPA's (gold, pred, trace, pred_name, pred_trace) (it is then
+    also asked about each predictor), else 2 for `metric(gold, pred)`; a ValueError otherwise."""
     try:
-        params = list(inspect.signature(metric).parameters.values())
-    except (TypeError, ValueError):
+        signature = inspect.signature(metric)
+    except (TypeError, ValueError):  # no signature (a builtin): the short form
         return 2
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return 5
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return max(2, min(5, len(positional)))
+    for form in (5, 2):
+        try:
+            signature.bind(*[None] * form)
+            return form
+        except TypeError:
+            continue
+    raise ValueError(f"metric {name} takes {signature}; it must accept (gold, pred) or dspy.GEPA's "
+                     "(gold, pred, trace, pred_name, pred_trace)")
+
+
+def _forward_params(program: Any) -> Mapping[str, inspect.Parameter]:
+    # Read from the class: dspy warns whenever `forward` is looked up on an instance.
+    params = dict(inspect.signature(type(program).forward).parameters)
+    params.pop(next(iter(params)), None)  # self
+    return params
+
+
+def program_inputs(program: Any) -> tuple[list[str], list[str]] | None:
+    """(the input fields a program's `forward` names, the required ones); a single predictor
+    (`forward(**kwargs)`): its signature's input fields, all required; None when it says no more."""
+    params = _forward_params(program).values()
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if any(p.kind is p.VAR_KEYWORD for p in params) and not named:
+        signature = getattr(program, "signature", None) or getattr(getattr(program, "predict", None), "signature", None)
+        return (list(signature.input_fields),) * 2 if signature is not None else None
+    return [p.name for p in named], [p.name for p in named if p.default is p.empty]
+
+
+def check_inputs(program: Any, inputs: Sequence[str], where: str = "evaluator.inputs") -> None:
+    """The inputs must be what the program's forward takes: its required arguments, and no
+    argument it does not know."""
+    found = program_inputs(program)
+    if found is None:
+        return
+    takes, required = found
+    if [n for n in required if n not in inputs] or [n for n in inputs if n not in takes]:
+        fix = ", ".join(n for n in takes if n in inputs or n in required)
+        raise ValueError(f"{where} {list(inputs)} do not match {type(program).__name__}.forward({', '.join(takes)}): "
+                         f"set {where} to [{fix}]")

@@ -1,5 +1,7 @@
-"""The winner as the program's own saved state: `program.json` in the run dir (as `program.save`
-writes it, so `program.load` restores it) and `best/program.json` in the run's MLflow run."""
+"""The winner as the program's own saved state (as `program.save` writes it, so `program.load`
+restores it), in the run dir and under `best/` in the run's MLflow run: `program.json` when the
+winner is promotion-eligible, `program.not_eligible.json` when it is not, so a refused winner is
+never mistaken for a shippable one."""
 
 from __future__ import annotations
 
@@ -12,6 +14,11 @@ from gepa_lab.core.result import Result
 
 log = logging.getLogger("gepa_lab.dspy_program")
 PROGRAM_FILE = "program.json"
+NOT_ELIGIBLE_FILE = "program.not_eligible.json"
+
+
+def program_file(eligible: bool) -> str:
+    return PROGRAM_FILE if eligible else NOT_ELIGIBLE_FILE
 
 
 class ProgramStateTracker:
@@ -23,14 +30,15 @@ class ProgramStateTracker:
         self.path: Path | None = None
 
     def finish(self, result: Result) -> None:
-        self.path = self.evaluator.save_program(result.best, self.run_dir / PROGRAM_FILE)
-        log.info("winner's program state: %s (dspy: program.load(path))", self.path)
+        self.path = self.evaluator.save_program(result.best, self.run_dir / program_file(result.promotion_eligible))
+        log.info("winner's program state%s: %s (dspy: program.load(path))",
+                 "" if result.promotion_eligible else " (NOT ELIGIBLE)", self.path)
         run_id, uri = result.links.get("mlflow_run_id"), result.links.get("mlflow_tracking_uri")
         if run_id and uri:
             self._log_to_mlflow(run_id, uri)
         elif run_id:
             log.warning("%s not logged to MLflow run %s: its tracking URI holds a password (keep credentials "
-                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", PROGRAM_FILE, run_id)
+                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", self.path.name, run_id)
 
     def _log_to_mlflow(self, run_id: str, uri: str) -> None:
         assert self.path is not None

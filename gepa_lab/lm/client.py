@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.lm.config import LMSettings
+from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
 
@@ -72,6 +73,15 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
         return dspy.LM(settings.model, **kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{role}: dspy refused the LM settings: {' '.join(str(exc).split())}") from exc
+
+
+def lm_and_settings(value: Any, role: str = "lm") -> tuple[Any, LMSettings]:
+    """A ready LM object (a `dspy.LM` the caller built) as it is, or one built from settings (an
+    `LMSettings`, the `lm.<role>` config mapping, or None for the defaults); with its settings."""
+    if value is None or isinstance(value, (LMSettings, Mapping)) or not hasattr(value, "model"):
+        settings = as_settings(value, role)
+        return build_lm(settings, role), settings
+    return value, settings_of(value, role)
 
 
 def transient_errors() -> tuple[type[BaseException], ...]:

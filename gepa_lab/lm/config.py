@@ -97,6 +97,25 @@ def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") 
     return settings
 
 
+def settings_of(lm: Any, role: str = "lm") -> LMSettings:
+    """What gepa-lab records of an LM object the caller built (a `dspy.LM`): its model, endpoint
+    and sampling settings, never its key. Checked like settings: a model name, an http(s) base."""
+    model = getattr(lm, "model", None)
+    if not isinstance(model, str) or not callable(getattr(lm, "copy", None)):
+        raise ConfigError(f"{role} must be a dspy.LM, e.g. dspy.LM('openai/gpt-4o-mini') (got {type(lm).__name__})")
+    kwargs = getattr(lm, "kwargs", None) or {}
+    settings = LMSettings(model=model, api_base=kwargs.get("api_base") or kwargs.get("base_url"), api_key_env=None,
+                          temperature=kwargs.get("temperature", 0.0), cache=bool(getattr(lm, "cache", False)),
+                          max_tokens=kwargs.get("max_tokens") or kwargs.get("max_completion_tokens") or 1,
+                          num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 120.0)
+    if not model.strip():
+        raise ConfigError(f"{role} has no model name; build it as dspy.LM('<provider>/<model>')")
+    if settings.api_base is not None and not str(settings.api_base).startswith(("http://", "https://")):
+        raise ConfigError(f"{role}: api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
+                          f"(got {settings.api_base!r})")
+    return settings
+
+
 def _integer(value: Any, name: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")

@@ -4,6 +4,9 @@ The reflector sends the prompt of `gepa_lab.lm.prompt` as a messages list (syste
 signature adapter) and returns the model's raw text; the engine parses it with its tolerant JSON
 parser, so an unusable reply is a recorded `reflection_rejected`, not a crash. Tokens and USD of every call come from the LM's usage and are counted here, apart from the
 task's (`total_cost_usd` is what the engine adds to the run's reflection cost).
+
+Records that carry per-predictor feedback (`gepa_lab.lm.records`) are narrowed to the component
+being improved: the model sees that predictor's feedback and trace lines, not the others'.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.lm.client import accepts_seed, build_lm, transient_errors
-from gepa_lab.lm.config import LMSettings, as_settings
+from gepa_lab.lm.client import accepts_seed, lm_and_settings, transient_errors
+from gepa_lab.lm.config import LMSettings
 from gepa_lab.lm.prompt import build_prompt
+from gepa_lab.lm.records import for_component
 from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
 
 log = logging.getLogger("gepa_lab.lm")
@@ -25,16 +29,17 @@ log = logging.getLogger("gepa_lab.lm")
 class DspyReflector:
     """Reflector (`gepa_lab.core.contracts.Reflector`) backed by the `lm.reflection` model.
 
-    `lm`: the LM settings (the YAML passes `${lm.reflection}`); `seed`: sent to providers that
-    accept one (`null`: none), so a rerun asks the same questions the same way.
+    `lm`: the LM settings (the YAML passes `${lm.reflection}`) or a `dspy.LM` built by the caller;
+    `seed`: sent to providers that accept one (`null`: none), so a rerun asks the same questions
+    the same way.
     """
 
-    def __init__(self, lm: LMSettings | Mapping[str, Any] | None = None, seed: int | None = None):
-        self.settings = as_settings(lm, "lm.reflection")
+    def __init__(self, lm: LMSettings | Mapping[str, Any] | Any = None, seed: int | None = None):
+        # Builds the LM now: a missing key or a bad setting fails before anything is spent.
+        self._lm, self.settings = lm_and_settings(lm, "lm.reflection")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"reflector.seed must be an integer or null, got {seed!r}")
         self.seed = None if seed is None else seed % 2**31  # what providers accept
-        self._lm = build_lm(self.settings, "lm.reflection")  # reads the key now: a missing one fails here
         self.retryable_exceptions = transient_errors()
         self.meter = UsageMeter()
 
@@ -53,7 +58,7 @@ class DspyReflector:
 
     # -- one reflection ----------------------------------------------------------------------
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
-        system, user = build_prompt(artifact, component, records)
+        system, user = build_prompt(artifact, component, [for_component(r, component) for r in records])
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings) else {}
         lm = self._lm.copy()  # its own history: this call's usage only
