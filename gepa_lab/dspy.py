@@ -34,13 +34,15 @@ from gepa_lab.core.result import Result
 from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, SearchConfig
 from gepa_lab.lm.config import settings_of
 from gepa_lab.lm.reflector import DspyReflector
-from gepa_lab.runs.checkpoint import CheckpointStore
+from gepa_lab.runs.record import run_state
 from gepa_lab.search.engine import optimize
 from gepa_lab.summary import format_summary
 from gepa_lab.tracking.progress import ProgressTracker
 
 log = logging.getLogger("gepa_lab")
-SELECTION = {"pareto": "pareto", "current_best": "best"}  # dspy.GEPA's names -> search.parent_selection
+# dspy.GEPA's names -> the search/parent policy
+SELECTION = {"pareto": {"_target_": "gepa_lab.search.policies.Pareto"},
+             "current_best": {"_target_": "gepa_lab.search.policies.CurrentBest"}}
 
 
 @dataclass(frozen=True)
@@ -109,10 +111,13 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         if candidate_selection_strategy not in SELECTION:
             raise ConfigError(f"candidate_selection_strategy must be one of {', '.join(SELECTION)} "
                               f"(got {candidate_selection_strategy!r})")
-        self.search = SearchConfig(max_metric_calls=max_metric_calls, max_cost_usd=max_cost_usd,
-                                   time_limit_s=time_limit_s, max_iterations=max_iterations,
-                                   minibatch_size=reflection_minibatch_size, random_seed=seed,
-                                   parent_selection=SELECTION[candidate_selection_strategy], **dict(search or {}))
+        # Like dspy.GEPA, a parent already perfect on its minibatch is not reflected on (no child
+        # could beat it); `search={"skip_perfect_parents": False}` turns that off.
+        self.search = SearchConfig(**{"max_metric_calls": max_metric_calls, "max_cost_usd": max_cost_usd,
+                                      "time_limit_s": time_limit_s, "max_iterations": max_iterations,
+                                      "minibatch_size": reflection_minibatch_size, "random_seed": seed,
+                                      "parent": SELECTION[candidate_selection_strategy],
+                                      "skip_perfect_parents": True, **dict(search or {})})
         self.evaluation = EvaluationSettings(workers=num_threads or dspy.settings.num_threads or 1)
         self.promotion = (default_policy() if promotion is None else PromotionPolicy.preset(promotion)
                           if isinstance(promotion, str) else promotion)
@@ -165,12 +170,10 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         if self.run_dir is None:
             return Path("gepa_lab_runs") / datetime.now().strftime("%Y%m%d-%H%M%S-%f"), False
         run_dir = Path(self.run_dir)
-        store = CheckpointStore(run_dir)
-        if not store.exists():
-            return run_dir, False
-        if store.load(self.search.max_metric_calls).finished:
+        state = run_state(run_dir)
+        if state == "finished":
             raise ResumeError(f"{run_dir} holds a finished run (see its result.json); pass a new run_dir")
-        return run_dir, True
+        return run_dir, state == "unfinished"
 
     def _mlflow(self) -> list[Any]:
         if not self.mlflow:

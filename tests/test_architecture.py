@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gepa_lab"
-ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli", "gepa_lab.dspy"}  # dspy: the DSPy teleprompter
+# The command line, the DSPy teleprompter, the study report (`--confirm` runs the engine's confirmation).
+ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli", "gepa_lab.dspy", "gepa_lab.report"}
 ENGINE = "gepa_lab.search.engine"
 
 

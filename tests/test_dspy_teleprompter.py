@@ -138,7 +138,7 @@ def test_a_two_predictor_program_is_optimized_with_per_predictor_feedback(stub, 
 
     # The run record is the CLI's; the saved state loads in plain dspy.
     run = decision.run_dir
-    assert {"result.json", "events.jsonl", "evaluations.jsonl", "checkpoint.json", "program.json"} <= {
+    assert {"result.json", "events.jsonl", "evaluations.jsonl", "experiment.json", "program.json"} <= {
         p.name for p in run.iterdir()}
     assert decision.program_file == run / "program.json"
     optimized.save(str(tmp_path / "mine.json"))  # the returned program's own state, as a user saves it
@@ -190,7 +190,8 @@ def test_an_interrupted_compile_resumes_from_its_run_dir(stub, tmp_path):
     optimized = teleprompter(stub, tmp_path).compile(Pets(), trainset=examples(0), valset=examples(10),
                                                      holdoutset=examples(20))
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
-    assert [e["kind"] for e in events][:2] == ["run_failed", "run_resumed"]
+    lifecycle = [e["kind"] for e in events if e["kind"] in ("run_failed", "run_resumed")]
+    assert lifecycle == ["run_failed", "run_resumed"]
     assert optimized.decision.eligible
     # The seed's validation was paid once: the resumed run served it from the run's cache.
     passages = {e.passage for e in examples(10)}
