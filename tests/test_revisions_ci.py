@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,15 +151,16 @@ class Workflow:
     workspace: Path
     store_url: str
     password: str = ""
+    tracking_uri: str | None = None  # GEPA_LAB_TRACKING_URI (unset: mlflow.db in the workspace)
+    overrides: str = OVERRIDES
     runs: int = 0
-    env: dict[str, str] = field(default_factory=dict)
 
     def environment(self, seed: int) -> dict[str, str]:
         self.runs += 1
         provided = {"REVISIONS_URL": self.store_url, "PGPASSWORD": self.password,
-                    "MLFLOW_TRACKING_URI": f"sqlite:///{self.workspace}/mlflow.db", "MLFLOW_TRACKING_USERNAME": "",
-                    "MLFLOW_TRACKING_PASSWORD": "", "EXPERIMENT": "recipe", "RANDOM_SEED": str(seed),
-                    "OVERRIDES": OVERRIDES, "RUN_DIR": f"outputs/ci-{self.runs}-1"}
+                    "MLFLOW_TRACKING_URI": self.tracking_uri or f"sqlite:///{self.workspace}/mlflow.db",
+                    "MLFLOW_TRACKING_USERNAME": "", "MLFLOW_TRACKING_PASSWORD": "", "EXPERIMENT": "recipe",
+                    "RANDOM_SEED": str(seed), "OVERRIDES": self.overrides, "RUN_DIR": f"outputs/ci-{self.runs}-1"}
         literal = {k: str(v) for k, v in job()["env"].items() if "${{" not in str(v)}
         path = f"{PYTHON_BIN}{os.pathsep}{os.environ['PATH']}"  # the Install step's $GITHUB_PATH line
         return {**{k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PGPASSWORD")},
