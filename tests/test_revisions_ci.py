@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import ROOT
+from test_revisions_messages import documented
 from test_shared_services import postgres  # noqa: F401  (the PostgreSQL server fixture)
 
 from gepa_lab.core.artifacts import artifact_from_dict
@@ -68,7 +69,15 @@ def test_the_workflow_runs_one_command_for_every_week():
     assert "[postgres]" in step("Install")["run"]
 
 
-def test_no_psycopg2_anywhere_in_the_repository():
+def test_without_the_store_variable_the_job_fails_saying_which_variable(tmp_path):
+    env = {**os.environ, "REVISIONS_URL": ""}
+    done = subprocess.run(["bash", "-e", "-c", step("Check the store is configured")["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout.strip().startswith("::error::set the repository variable")
+    documented(done.stdout.strip())
+
+
+def test_the_repository_names_no_driver_but_psycopg_3():
     needle = "psycopg" + "2"  # psycopg 3 is the driver (SQLAlchemy's default for postgresql://)
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     found = [p for p in tracked if (ROOT / p).is_file() and needle.encode() in (ROOT / p).read_bytes()]
@@ -299,6 +308,7 @@ def year(tmp_path: Path, store_url: str, password: str = "") -> None:
             stale = alice.paste(pasted(week.summary, "approve", "alice"))  # ... so this one's parent is stale
             assert stale.returncode == 1 and "is now rejected: stale parent" in stale.stderr, stale.stderr
             assert len(stale.stderr.strip().splitlines()) == 1
+            documented(stale.stderr.strip())
             assert snapshot(store_url)[revision_id].status == "rejected"
             events.append("stale")
         elif "rolled back" not in events:

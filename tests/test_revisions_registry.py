@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from test_revisions_ci import ARTIFACT, Reviewer, Workflow, pasted
+from test_revisions_messages import documented
 from test_shared_services import start_mlflow, stop
 
 from gepa_lab.core.submission import Evidence, SubmissionRequest
@@ -152,6 +153,7 @@ def test_a_registry_failure_leaves_the_decision_committed(tmp_path):
             f"Weather Monitor v1 ({v1.id[:12]}) is active and published, but the MLflow prompt registry at "
             "http://127.0.0.1:9/ was not updated (ConnectionError: connection refused); bring it in line with: "
             "python -m gepa_lab.revisions sync-registry")
+        documented(str(failed.value))
         assert store.get(v1.id).status == "active" and (tmp_path / "published/weather-monitor/SKILL.md").is_file()
 
 
@@ -164,3 +166,4 @@ def test_sync_registry_needs_a_tracking_uri(tmp_path, monkeypatch):
     assert done.returncode == 2 and done.stderr.strip() == (
         "gepa_lab.revisions: error: sync-registry needs the MLflow server: pass --tracking-uri URI or set "
         "MLFLOW_TRACKING_URI")
+    documented(done.stderr.strip())

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from test_revisions_messages import documented
 from test_shared_services import postgres  # noqa: F401  (the PostgreSQL server fixture)
 
 from gepa_lab.core.submission import Evidence, SubmissionRequest
@@ -107,6 +108,7 @@ def test_upgrading_a_store_created_before_migrations(url, capsys, tmp_path):
     assert str(refused.value) == (
         f"revision store {shown} has schema revision 0001; this gepa-lab needs 0002: back the store up, "
         f"then upgrade it once with: python -m gepa_lab.revisions upgrade --store {shown}")
+    documented(str(refused.value))
     assert main(["list", "--store", url]) == 1 and "upgrade it once with" in capsys.readouterr().err
 
     assert main(["upgrade", "--store", url]) == 0
@@ -153,4 +155,6 @@ def test_upgrade_of_nothing_and_a_store_from_the_future(tmp_path, capsys):
         connection.execute(sa.text(f"UPDATE {schema.VERSION_TABLE} SET version_num = '0099'"))
     engine.dispose()
     assert main(["upgrade", "--store", url]) == 1
-    assert "has schema revision 0099, newer than this gepa-lab knows (0002)" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "has schema revision 0099, newer than this gepa-lab knows (0002)" in err
+    documented(err)
