@@ -69,6 +69,18 @@ def test_the_workflow_runs_one_command_for_every_week():
     assert "[postgres]" in step("Install")["run"]
 
 
+def commands(script: str) -> list[str]:
+    joined = script.replace("\\\n", " ")
+    return [" ".join(line.split("#")[0].split()) for line in joined.splitlines() if line.strip().startswith("python")]
+
+
+def test_docs_show_the_workflows_commands():
+    doc = (ROOT / "docs" / "revisions.md").read_text(encoding="utf-8").split("## The CI flow")[1]
+    documented = commands(doc.split("```bash")[1].split("```")[0])
+    run, report = (commands(step(name)["run"]) for name in STEPS[1:])
+    assert [documented[0] + ' "${extra[@]}"', documented[1]] == run + report
+
+
 def test_without_the_store_variable_the_job_fails_saying_which_variable(tmp_path):
     env = {**os.environ, "REVISIONS_URL": ""}
     done = subprocess.run(["bash", "-e", "-c", step("Check the store is configured")["run"]], cwd=tmp_path, env=env,

@@ -57,6 +57,8 @@ def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
 
 def _simulated(experiment: dict[str, Any]) -> bool:
     target = ((experiment.get("config") or {}).get("evaluator") or {}).get("_target_")
+    if not isinstance(target, str):
+        return False
     try:
         from hydra.utils import get_class
 
