@@ -12,9 +12,12 @@ reviewer commands are pasted from the summary into a shell in another directory.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -29,6 +32,7 @@ from test_shared_services import postgres  # noqa: F401  (the PostgreSQL server 
 
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.revisions.ci import mlflow_link, summary
+from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.errors import StoreMissing
 from gepa_lab.revisions.store import Revision, RevisionStore
 
@@ -203,22 +207,55 @@ class Workflow:
         return Week(seed, code, self.workspace / env["RUN_DIR"], (self.workspace / "summary.md").read_text(), log)
 
 
+def setenv(values: dict[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 class Reviewer:
-    """A person in their own checkout, pasting commands."""
+    """A person in their own checkout, pasting commands. `shell` runs one in bash, as typed;
+    `paste` runs the pasted line's `python -m gepa_lab.revisions` in this process (same argument
+    split as the shell's, without a new interpreter per command), in the reviewer's directory and
+    environment (`env`: variables set for the reviewer, None: unset)."""
 
     def __init__(self, home: Path, store_url: str, password: str):
         self.home, self.store_url = home, store_url
-        self.env = {**os.environ, "PGPASSWORD": password, "PATH": f"{PYTHON_BIN}{os.pathsep}{os.environ['PATH']}"}
-        self.env.pop("MLFLOW_TRACKING_URI", None)
+        self.env: dict[str, str | None] = {"PGPASSWORD": password or None, "MLFLOW_TRACKING_URI": None}
         home.mkdir()
 
-    def paste(self, command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", "-c", command], cwd=self.home, env=self.env, capture_output=True, text=True,
+    def shell(self, command: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PATH": f"{PYTHON_BIN}{os.pathsep}{os.environ['PATH']}"}
+        env.update({k: v for k, v in self.env.items() if v is not None})
+        for name in (k for k, v in self.env.items() if v is None):
+            env.pop(name, None)
+        return subprocess.run(["bash", "-c", command], cwd=self.home, env=env, capture_output=True, text=True,
                               timeout=300)
 
-    def revisions(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gepa_lab.revisions", *args, "--store", self.store_url],
-                              cwd=self.home, env=self.env, capture_output=True, text=True, timeout=300)
+    def paste(self, command: str) -> Done:
+        argv = shlex.split(command)
+        assert argv[:3] == ["python", "-m", "gepa_lab.revisions"], command
+        out, err = io.StringIO(), io.StringIO()
+        saved = {k: os.environ.get(k) for k in self.env}
+        try:
+            setenv(self.env)
+            with contextlib.chdir(self.home), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(argv[3:])
+        finally:
+            setenv(saved)
+        return Done(code, out.getvalue(), err.getvalue())
+
+    def revisions(self, *args: str) -> Done:
+        return self.paste(shlex.join(["python", "-m", "gepa_lab.revisions", *args, "--store", self.store_url]))
 
 
 def snapshot(store_url: str) -> dict[str, Revision]:
@@ -238,6 +275,7 @@ def check_landing(week: Week, before: dict[str, Revision], after: dict[str, Revi
     """Where the week's winner landed, checked against what docs/revisions.md says it must be:
     'not eligible', 'new', 'pending again' or 'refused'."""
     assert week.code == 0, week.log[-3000:]  # a finished run is a success, whatever its outcome
+    assert "alembic" not in week.log  # the store's migrations keep out of the run's log
     promotion, result, experiment = week.json("promotion.json"), week.json("result.json"), week.json("experiment.json")
     parent = active(before)
     assert experiment["seed"]["id"] == (parent.artifact_hash if parent else seed_file_id)  # seed.prefer_store
@@ -304,7 +342,9 @@ def year(tmp_path: Path, store_url: str, password: str = "") -> None:
         if outcome != "new":
             continue
         revision_id = week.json("promotion.json")["revision_id"]
-        shown = alice.paste(pasted(week.summary, "show", "alice"))  # pasted from the summary, another checkout
+        # Pasted from the summary in another checkout (the first into a real shell).
+        show = pasted(week.summary, "show", "alice")
+        shown = alice.paste(show) if events else alice.shell(show)
         assert shown.returncode == 0 and f"revision   {revision_id}" in shown.stdout, shown.stderr
         if "approved" not in events:
             decide(alice, week, revision_id, events)

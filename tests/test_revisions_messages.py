@@ -145,7 +145,7 @@ def test_names_stay_true_after_a_rollback(capsys, cwd):
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:-1]}
     assert rows[v1.id[:12]][-1] == "alice" and rows[v2.id[:12]][-1] == "bob"  # DECIDED BY: the approvers
     code, out, _ = cli(capsys, "show", v1.id[:8])
-    assert f"status     active by carol at {v1.status_at:%Y-%m-%d %H:%M} UTC: rolled back to by carol, replacing " \
+    assert f"status     active by carol at {v1.status_at:%Y-%m-%d %H:%M} UTC: re-activated by rollback, replacing " \
            f"{v2.id[:12]} (v2)" in out
     assert f"decided    by alice at {v1.decided_at:%Y-%m-%d %H:%M} UTC: first" in out
     code, _, err = cli(capsys, "approve", v2.id, "--actor", "dave")

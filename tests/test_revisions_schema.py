@@ -47,7 +47,9 @@ def differences(url: str) -> list[Any]:
         engine.dispose()
 
 
-def test_a_new_store_is_at_the_newest_revision_and_matches_the_models(url):
+def test_a_new_store_is_at_the_newest_revision_and_matches_the_models(url, capsys):
+    assert main(["list", "--store", url]) == 0  # an empty database is no store yet, and no error
+    assert capsys.readouterr().out.startswith("no revisions yet: no revision store at ")
     RevisionStore(url).close()
     assert schema.known() == ["0001", "0002"] and schema.head() == "0002"
     assert differences(url) == []

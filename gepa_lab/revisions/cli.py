@@ -221,9 +221,8 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
     try:
         decision = decide()
     except RegistryNotUpdated as exc:
-        decision = getattr(exc, "decision", None)
-        if decision is not None:
-            _emit(args, decision.to_dict(), _decision_text(verb, decision))
+        if exc.decision is not None:
+            _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
         raise
     _emit(args, decision.to_dict(), _decision_text(verb, decision))
     return 0

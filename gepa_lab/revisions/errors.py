@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gepa_lab.core.errors import GepaLabError
 from gepa_lab.core.submission import SubmissionRefused
 
@@ -53,3 +55,7 @@ class AlreadySubmitted(SubmissionRefused, RevisionError):
 class RegistryNotUpdated(RevisionError):
     """The decision is committed (the store is the source of truth), but the MLflow prompt
     registry could not be brought in line; `revisions sync-registry` does that later."""
+
+    def __init__(self, message: str, decision: Any = None):
+        super().__init__(message)
+        self.decision = decision  # the committed `service.Decision`

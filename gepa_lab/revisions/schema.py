@@ -15,16 +15,22 @@ new store create it once and the others then find it.
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
 from gepa_lab.revisions.errors import RevisionStoreError, StoreMissing
+
+# Alembic logs its plugin set-up (on import) and each migration step at INFO; a run's log (Hydra
+# sets INFO) is no place for them, so its logger is quieted before it is first imported, below.
+logging.getLogger("alembic").setLevel(logging.WARNING)
+
+from alembic import command  # noqa: E402
+from alembic.config import Config  # noqa: E402
+from alembic.runtime.migration import MigrationContext  # noqa: E402
+from alembic.script import ScriptDirectory  # noqa: E402
 
 SCRIPTS = Path(__file__).with_name("migrations")
 # Not Alembic's default `alembic_version`: MLflow's database has that table, and a store URL

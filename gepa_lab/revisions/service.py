@@ -273,7 +273,7 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     if action == "approved":
         _decide(row, "active", actor, comment)
     else:  # a rollback: the approver stays the approver
-        _set_status(row, "active", actor, f"rolled back to by {actor}"
+        _set_status(row, "active", actor, "re-activated by rollback"
                     + (f", replacing {_short(previous.id)} (v{previous.version})" if previous else ""))
     path = publish.artifact_dir(publish_root, artifact.name) / publish.render(row.body)[0]
     row.published_path = str(path)
@@ -316,12 +316,10 @@ def _mirror(registry: Registry | None, decision: Decision) -> Decision:
     try:
         return replace(decision, registered=registry.publish(r))
     except Exception as exc:  # any registry failure: the decision stands, the view is behind
-        error = RegistryNotUpdated(
+        raise RegistryNotUpdated(
             f"{r.artifact_name} v{r.version} ({_short(r.id)}) is active and published, but the MLflow prompt "
             f"registry at {registry.uri} was not updated ({describe(exc)}); bring it in line with: python -m "
-            "gepa_lab.revisions sync-registry")
-        error.decision = decision  # type: ignore[attr-defined]
-        raise error from exc
+            "gepa_lab.revisions sync-registry", decision) from exc
 
 
 def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = None, *,
