@@ -366,10 +366,11 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
         transfer = build("transfer.evaluator", cfg.transfer.evaluator)
         dataset, seed = load_dataset(conf.dataset)
-        if conf.seed.from_store:  # the active revision is the seed (and the submission's parent)
+        if conf.seed.from_store or conf.seed.prefer_store:  # the active revision is the seed (and the parent)
             from gepa_lab.revisions.submitter import active_seed
 
-            seed = active_seed(conf.seed.from_store, conf.seed.store, submitter)
+            seed = active_seed(conf.seed.from_store, conf.seed.store, submitter,
+                               fallback=seed if conf.seed.prefer_store else None)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():

@@ -29,10 +29,12 @@ PROGRESS_MODES = ("auto", "bar", "log", "off")
 class SeedSource:
     """Where the seed artifact comes from: the dataset's seed file (default), or the active revision
     of the artifact `from_store` names in the revision store (docs/revisions.md), which is then
-    also the submission's parent."""
+    also the submission's parent. `prefer_store`: the store's active revision of the seed's own
+    artifact when there is one, else the seed file (one setting for every CI run)."""
 
     from_store: str | None = None  # artifact name
     store: str | None = None  # store URL; None: submitter.url, else sqlite:///revisions.db
+    prefer_store: bool = False
 
 
 @dataclass

@@ -104,7 +104,7 @@ def test_reject_and_decision_errors(capsys, store):
     code, _, err = cli(capsys, "approve", v1.id, "--actor", "bob")
     assert code == 1 and err.strip().splitlines() == [
         f"gepa_lab.revisions: error: revision {v1.id[:12]} (Weather Monitor v1) is already rejected by alice at "
-        f"{store.get(v1.id).to_dict()['decided_at']}; it cannot be approved"]
+        f"{store.get(v1.id).to_dict()['decided_at']} (no); it cannot be approved"]
     assert cli(capsys, "show", "nope")[0] == 1
     code, _, err = cli(capsys, "approve", v1.id, "--actor", "auto-expire")
     assert code == 2 and "reserved for automatic decisions" in err
@@ -138,7 +138,7 @@ def test_sweep_is_opt_in(capsys, store, monkeypatch):
     (["sweep", "--approval-timeout", "soon"], 2, "'soon' is not a duration"),
     (["list", "--status", "live"], 2, "invalid choice: 'live'"),
     (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
-    (["list", "--store", "sqlite:///elsewhere.db"], 1, "no revision store at"),
+    (["show", "abcd", "--store", "sqlite:///elsewhere.db"], 1, "no revision store at"),
     (["list", "--store", "not a url"], 1, "is not a database URL"),
     (["audit", "--limit", "0"], 2, "--limit must be at least 1"),
 ])

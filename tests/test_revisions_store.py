@@ -399,8 +399,9 @@ def test_opening_stores(tmp_path):
         RevisionStore("sqlite://")
     RevisionStore(f"sqlite:///{tmp_path / 'v.db'}").close()
     db = sqlite3.connect(tmp_path / "v.db")
-    db.execute("UPDATE store_meta SET value = '99' WHERE key = 'schema_version'")
+    db.execute("UPDATE revision_store_version SET version_num = '9999'")
     db.commit()
     db.close()
-    with pytest.raises(RevisionStoreError, match="schema version 99"):
+    with pytest.raises(RevisionStoreError, match=r"has schema revision 9999, newer than this gepa-lab knows "
+                                                 r"\(0002\); install the gepa-lab version that upgraded it"):
         RevisionStore(f"sqlite:///{tmp_path / 'v.db'}")

@@ -299,8 +299,8 @@ def test_creates_on_postgresql_run_their_name_checks_one_at_a_time(postgres, mon
 
 
 def test_parallel_jobs_opening_one_new_store_on_postgresql_all_succeed(postgres, monkeypatch):
-    """Sweep jobs that open a new revision store at the same moment race on CREATE TABLE and on the
-    schema-version row; every one of them must end up with a working store."""
+    """Sweep jobs that open a new revision store at the same moment: one creates it (under an
+    advisory lock), the others wait and find it; every one of them ends up with a working store."""
     import threading
 
     from gepa_lab.revisions.store import RevisionStore
@@ -325,4 +325,5 @@ def test_parallel_jobs_opening_one_new_store_on_postgresql_all_succeed(postgres,
             t.join(60)
         assert errors == []
         rows = postgres.execute(f"fresh{attempt}", "select key, value from store_meta")
-        assert rows == [("schema_version", "1")]
+        assert rows == [("schema_version", "2")]  # created once, by the migrations, at the newest revision
+        assert postgres.execute(f"fresh{attempt}", "select version_num from revision_store_version") == [("0002",)]

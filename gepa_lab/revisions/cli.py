@@ -1,9 +1,11 @@
-"""`python -m gepa_lab.revisions`: list, show, diff, approve, reject, rollback, audit, monitor, sweep.
+"""`python -m gepa_lab.revisions`: list, show, diff, approve, reject, rollback, audit, monitor, sweep,
+sync-registry, upgrade.
 
 Every command takes `--store URL` (default: sqlite:///revisions.db in the working directory, the
 store `submit=true` uses) and `--json`. Errors are one line on stderr: exit 2 for bad arguments,
 1 for a refused or failed request (not found, already decided, stale parent, store errors), 3 for
-`monitor --fail-on-regression` when the active revision scores below its parent.
+`monitor --fail-on-regression` when the active revision scores below its parent. `list` and
+`audit` on a store that does not exist yet say so and exit 0.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import re
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,6 +27,10 @@ from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
 EXIT_REGRESSION = 3
+EMPTY_OK = ("list", "audit")  # a store that does not exist yet has no revisions: not an error
+NO_STORE = ("upgrade",)  # opens the database itself
+HOLDOUT_NOTE = ("HOLDOUT is each run's seed -> winner on that run's own holdout draw (DELTA is that pair's "
+                "difference): compare deltas, or `monitor` revisions on one seed, not scores across rows")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     publishing.add_argument("--publish-dir", default=DEFAULT_PUBLISH_ROOT, metavar="DIR",
                             help="managed directory; each artifact is published in DIR/<artifact name>/ "
                                  f"(default ./{DEFAULT_PUBLISH_ROOT})")
+    publishing.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
+                            help="MLflow tracking URI whose prompt registry also gets the active revision (alias "
+                                 "production); default $MLFLOW_TRACKING_URI, unset: no registry")
 
     parser = _Parser(prog=f"python -m {PROG}", description="Review, publish and roll back artifact revisions.",
                      parents=[common])
@@ -99,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="opt-in: auto-approve (actor auto-expire) revisions pending longer than a timeout")
     p.add_argument("--approval-timeout", type=_duration, default=None, metavar="DURATION",
                    help="e.g. 72h; without it the sweeper does nothing (off by default)")
+    p = sub.add_parser("sync-registry", parents=[common],
+                       help="rebuild the MLflow prompt registry view: every approved revision, production = active")
+    p.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
+                   help="MLflow tracking URI (default $MLFLOW_TRACKING_URI)")
+    sub.add_parser("upgrade", parents=[common],
+                   help="migrate the store's schema to this gepa-lab's revision (back it up first)")
     return parser
 
 
@@ -113,29 +130,34 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells)
 
 
-def _score(value: Any, signed: bool = False) -> str:
-    if not isinstance(value, (int, float)):
-        return "-"
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
-
-
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
 
 
 # -- commands -----------------------------------------------------------------------------------
 def _list(store: Any, args: argparse.Namespace) -> int:
+    from gepa_lab.revisions.store import fmt_score
+
     revisions = store.revisions(args.artifact, args.status or ())
-    rows = [(r.id[:12], r.artifact_name, r.version, r.status, _score(r.evidence.get("candidate_score")),
-             _score(r.evidence.get("delta"), True), _when(r.submitted_at), r.decided_by) for r in revisions]
+    rows = [(r.id[:12], r.artifact_name, r.version, r.status,
+             f"{fmt_score(r.evidence.get('baseline_score'))}->{fmt_score(r.evidence.get('candidate_score'))}",
+             fmt_score(r.evidence.get("delta"), signed=True), _when(r.submitted_at), r.decided_by) for r in revisions]
     text = _table(("REVISION", "ARTIFACT", "VER", "STATUS", "HOLDOUT", "DELTA", "SUBMITTED (UTC)", "DECIDED BY"),
-                  rows) if rows else "no revisions"
+                  rows) + f"\n({HOLDOUT_NOTE})" if rows else "no revisions"
     _emit(args, [r.to_dict() for r in revisions], text)
     return 0
 
 
+def _monitored(m: dict[str, Any]) -> str:
+    from gepa_lab.revisions.store import fmt_score
+
+    return (f"{m.get('split')} seed {m.get('seed')}, {m.get('cases')} cases: active {fmt_score(m.get('active_mean'))} "
+            f"vs parent {fmt_score(m.get('parent_mean'))} (delta {fmt_score(m.get('delta'), signed=True)})")
+
+
 def _show(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.publish import render
+    from gepa_lab.revisions.store import fmt_score
 
     r = store.get(args.revision)
     ev = r.evidence
@@ -143,7 +165,8 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     lines = [
         f"revision   {r.id}",
         f"artifact   {r.artifact_name} v{r.version} ({r.kind}, {r.action})",
-        f"status     {r.status}" + (f": {r.status_reason}" if r.status_reason else ""),
+        f"status     {r.status}" + (f" by {r.status_by} at {_when(r.status_at)} UTC" if r.status_by else "")
+        + (f": {r.status_reason}" if r.status_reason else ""),
         f"parent     {r.parent_revision_id or 'none (create)'}",
         f"source     {r.source}",
         f"submitted  {_when(r.submitted_at)} UTC",
@@ -153,16 +176,18 @@ def _show(store: Any, args: argparse.Namespace) -> int:
                      + (f": {r.decision_comment}" if r.decision_comment else ""))
     if r.published_path:
         lines.append(f"published  {r.published_path}")
-    lines.append(f"evidence   holdout {_score(ev.get('baseline_score'))} -> {_score(ev.get('candidate_score'))} "
-                 f"(delta {_score(ev.get('delta'), True)}, {ev.get('case_count')} cases); dataset "
+    lines.append(f"evidence   holdout {fmt_score(ev.get('baseline_score'))} -> {fmt_score(ev.get('candidate_score'))} "
+                 f"(delta {fmt_score(ev.get('delta'), signed=True)}, {ev.get('case_count')} cases); dataset "
                  f"{ev.get('dataset_id')} {ev.get('dataset_version')}; experiment {ev.get('experiment_id')}"
                  + (f"; MLflow run {ev['mlflow_run_id']}" if ev.get("mlflow_run_id") else ""))
     for gate in r.gates:
         verdict = "passed" if gate.get("passed") else "failed"
         reasons = "; ".join(gate.get("reasons", []))
         lines.append(f"gate       {gate.get('gate')} {verdict}" + (f": {reasons}" if reasons else ""))
+    monitoring = store.monitoring(r.id)
+    lines += [f"monitored  {_when(m.at)} UTC by {m.actor}: {_monitored(m.to_dict())}" for m in monitoring]
     lines += ["", f"--- {file_name}", body.rstrip("\n")]
-    _emit(args, r.to_dict(), "\n".join(lines))
+    _emit(args, {**r.to_dict(), "monitoring": [m.to_dict() for m in monitoring]}, "\n".join(lines))
     return 0
 
 
@@ -182,11 +207,34 @@ def _diff(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _registry(args: argparse.Namespace) -> Any:
+    from gepa_lab.revisions.registry import PromptRegistry
+
+    return PromptRegistry(args.tracking_uri) if args.tracking_uri else None
+
+
+def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> int:
+    """Run a decision and print it; when only the registry update failed, print the (committed)
+    decision too, then the error."""
+    from gepa_lab.revisions.errors import RegistryNotUpdated
+
+    try:
+        decision = decide()
+    except RegistryNotUpdated as exc:
+        if exc.decision is not None:
+            _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
+        raise
+    _emit(args, decision.to_dict(), _decision_text(verb, decision))
+    return 0
+
+
 def _decision_text(verb: str, decision: Any) -> str:
     r = decision.revision
-    lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.decided_by}"]
+    lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
     if decision.published is not None:
         lines.append(f"published {decision.published}")
+    if decision.registered is not None:
+        lines.append(f"registered {decision.registered} (alias production)")
     if decision.previous is not None:
         lines.append(f"archived {decision.previous[:12]}")
     return "\n".join(lines)
@@ -195,50 +243,52 @@ def _decision_text(verb: str, decision: Any) -> str:
 def _approve(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.service import approve
 
-    decision = approve(store, args.revision, args.actor, args.comment, publish_root=Path(args.publish_dir))
-    _emit(args, decision.to_dict(), _decision_text("approved", decision))
-    return 0
+    return _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
+                                                      publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
 def _reject(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.service import reject
 
-    decision = reject(store, args.revision, args.actor, args.comment)
-    _emit(args, decision.to_dict(), _decision_text("rejected", decision))
-    return 0
+    return _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
 
 
 def _rollback(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.service import rollback
 
-    decision = rollback(store, args.artifact, args.actor, args.comment, to=args.to,
-                        publish_root=Path(args.publish_dir))
-    _emit(args, decision.to_dict(), _decision_text("re-activated", decision))
-    return 0
+    return _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
+                                                           publish_root=Path(args.publish_dir),
+                                                           registry=_registry(args)))
 
 
 def _audit(store: Any, args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     entries = store.audit(args.artifact, args.revision, args.limit)
-    rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor,
-             e.comment or e.detail.get("reason") or e.detail.get("status") or "") for e in entries]
+    rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _note(e)) for e in entries]
     text = _table(("AT (UTC)", "ACTION", "ARTIFACT", "REVISION", "ACTOR", "NOTE"), rows) if rows else "no entries"
     _emit(args, [e.to_dict() for e in entries], text)
     return 0
 
 
+def _note(entry: Any) -> str:
+    if entry.action == "monitored":
+        return _monitored(entry.detail)
+    return str(entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
+
+
 def _monitor(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.monitor import monitor
+    from gepa_lab.revisions.store import fmt_score
 
     result = monitor(store, args.artifact, args.run_dir, split=args.split, seed=args.seed, actor=args.actor)
     regressed = result.delta is not None and result.delta < 0
     verdict = ("no parent to compare with" if result.delta is None else
                "REGRESSED: the active revision scores below its parent (roll back with: python -m "
-               f"{PROG} rollback {args.artifact!r} --actor NAME)" if regressed else "holds against its parent")
+               f"{PROG} rollback {shlex.quote(args.artifact)} --actor NAME)" if regressed else "holds against its parent")
     text = (f"monitored {result.revision_id[:12]} on {result.cases} {result.split} cases (seed {result.seed}): "
-            f"active {_score(result.active_mean)}, parent {_score(result.parent_mean)}, "
-            f"delta {_score(result.delta, True)}\n{verdict}")
+            f"active {fmt_score(result.active_mean)}, parent {fmt_score(result.parent_mean)}, "
+            f"delta {fmt_score(result.delta, signed=True)}\n{verdict}")
     _emit(args, {**result.to_dict(), "regressed": regressed}, text)
     return EXIT_REGRESSION if regressed and args.fail_on_regression else 0
 
@@ -249,15 +299,39 @@ def _sweep(store: Any, args: argparse.Namespace) -> int:
     if args.approval_timeout is None:
         raise UsageError("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
                          "(e.g. 72h) to auto-approve revisions pending longer than that")
-    outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir))
+    outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
     _emit(args, [o.to_dict() for o in outcomes], text)
     return 0
 
 
+def _sync_registry(store: Any, args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    if registry is None:
+        raise UsageError("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
+    synced = registry.sync(store)
+    rows = [(s.artifact_name, s.prompt, s.registered, s.production) for s in synced]
+    text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows
+            else "no approved revisions to register")
+    _emit(args, [s.to_dict() for s in synced], text)
+    return 0
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    from gepa_lab.revisions.store import RevisionStore, display_url, parse_url
+
+    before, after = RevisionStore.upgrade(args.store)
+    url = display_url(parse_url(args.store))
+    text = (f"revision store {url} is at schema revision {after}; nothing to do" if before == after
+            else f"upgraded revision store {url} from schema revision {before} to {after}")
+    _emit(args, {"store": url, "from": before, "to": after}, text)
+    return 0
+
+
 COMMANDS = {"list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject,
-            "rollback": _rollback, "audit": _audit, "monitor": _monitor, "sweep": _sweep}
+            "rollback": _rollback, "audit": _audit, "monitor": _monitor, "sweep": _sweep,
+            "sync-registry": _sync_registry}
 
 
 def _fail(message: str, code: int) -> int:
@@ -265,9 +339,26 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from gepa_lab.revisions.errors import InvalidRequest
+def _run(args: argparse.Namespace) -> int:
+    from gepa_lab.revisions.errors import StoreMissing
     from gepa_lab.revisions.store import RevisionStore
+
+    if args.command in NO_STORE:
+        return _upgrade(args)
+    try:
+        # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
+        store = RevisionStore(args.store, create=False)
+    except StoreMissing as exc:
+        if args.command not in EMPTY_OK:
+            raise
+        _emit(args, [], f"no revisions yet: {exc} (the first run with submit=true creates it)")
+        return 0
+    with store:
+        return COMMANDS[args.command](store, args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from gepa_lab.revisions.errors import InvalidRequest, StoreMissing
 
     try:
         args = build_parser().parse_args(argv)
@@ -276,10 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.store = getattr(args, "store", DEFAULT_STORE_URL)
     args.json = getattr(args, "json", False)
     try:
-        # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
-        with RevisionStore(args.store, create=False) as store:
-            return COMMANDS[args.command](store, args)
+        return _run(args)
     except (UsageError, InvalidRequest) as exc:
         return _fail(str(exc), 2)
+    except StoreMissing as exc:
+        return _fail(f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
     except GepaLabError as exc:
         return _fail(str(exc), 1)

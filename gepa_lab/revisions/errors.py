@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gepa_lab.core.errors import GepaLabError
 from gepa_lab.core.submission import SubmissionRefused
 
@@ -33,3 +35,27 @@ class RevisionStoreError(RevisionError, RuntimeError):
 
 class ImmutableRevision(RevisionError, RuntimeError):
     """Something tried to change a stored revision's body or the audit log: a bug, refused."""
+
+
+class StoreMissing(RevisionStoreError):
+    """Nothing at that URL yet (no SQLite file, or a database without the store's tables). Read
+    commands report an empty store; the others say where they looked."""
+
+    def __init__(self, url: str):
+        super().__init__(f"no revision store at {url}")
+        self.url = url
+
+
+class AlreadySubmitted(SubmissionRefused, RevisionError):
+    """The winner is a revision another run already submitted on the same parent, and a decision
+    has been taken on it (rejected, active, archived): nothing is stored, the message says what
+    happened to it."""
+
+
+class RegistryNotUpdated(RevisionError):
+    """The decision is committed (the store is the source of truth), but the MLflow prompt
+    registry could not be brought in line; `revisions sync-registry` does that later."""
+
+    def __init__(self, message: str, decision: Any = None):
+        super().__init__(message)
+        self.decision = decision  # the committed `service.Decision`

@@ -111,17 +111,10 @@ _REQUIRED = {"skill": ("name", "description", "when_to_use"), "prompt": ("text",
              "tool_description": ("description",), "routing_policy": ("policy",)}
 
 
-def spec_gate(artifact: dict[str, Any], name: str, action: str, existing: Sequence[str]) -> GateResult:
-    """Required fields, at least two steps for a skill, name length, and on create the duplicate
-    and sibling name checks against `existing` artifact names."""
-    kind = artifact.get("kind")
-    reasons: list[str] = []
-    if kind not in KINDS:
-        return GateResult("SpecGate", False, (f"unknown artifact kind {kind!r}",))
-    for field_name in _REQUIRED.get(str(kind), ()):
-        value = artifact.get(field_name)
-        if not isinstance(value, str) or not value.strip():
-            reasons.append(f"{field_name} is required")
+def _field_reasons(artifact: dict[str, Any], kind: str) -> list[str]:
+    """Required fields non-blank; a skill's steps (at least MIN_STEPS, none blank)."""
+    reasons = [f"{f} is required" for f in _REQUIRED.get(kind, ())
+               if not isinstance(artifact.get(f), str) or not artifact[f].strip()]
     if kind not in _REQUIRED:  # named texts (`texts`): every text is required
         named = {k: v for k, v in artifact.items() if k != "kind"}
         if not named:
@@ -132,9 +125,13 @@ def spec_gate(artifact: dict[str, Any], name: str, action: str, existing: Sequen
         steps = steps if isinstance(steps, list | tuple) else []
         if len(steps) < MIN_STEPS:
             reasons.append(f"a skill needs at least {MIN_STEPS} steps (got {len(steps)})")
-        for i, step in enumerate(steps, 1):
-            if not isinstance(step, str) or not step.strip():
-                reasons.append(f"step {i} is empty")
+        reasons += [f"step {i} is empty" for i, step in enumerate(steps, 1)
+                    if not isinstance(step, str) or not step.strip()]
+    return reasons
+
+
+def _name_and_size_reasons(artifact: dict[str, Any], name: str) -> list[str]:
+    reasons = []
     if not name.strip():
         reasons.append("the artifact needs a name")
     elif not canonical_name(name):
@@ -145,6 +142,16 @@ def spec_gate(artifact: dict[str, Any], name: str, action: str, existing: Sequen
                for k, v in artifact.items() if k != "kind" and isinstance(v, str | list | tuple))
     if size > MAX_ARTIFACT_CHARS:
         reasons.append(f"artifact is {size} characters; the limit is {MAX_ARTIFACT_CHARS}")
+    return reasons
+
+
+def spec_gate(artifact: dict[str, Any], name: str, action: str, existing: Sequence[str]) -> GateResult:
+    """Required fields, at least two steps for a skill, name length, and on create the duplicate
+    and sibling name checks against `existing` artifact names."""
+    kind = artifact.get("kind")
+    if kind not in KINDS:
+        return GateResult("SpecGate", False, (f"unknown artifact kind {kind!r}",))
+    reasons = _field_reasons(artifact, str(kind)) + _name_and_size_reasons(artifact, name)
     if action == "create" and name.strip():
         reasons += _name_reasons(name, existing)
     return GateResult("SpecGate", not reasons, tuple(reasons))

@@ -8,26 +8,35 @@ Status moves:
     reject    pending_approval | pending_eval -> rejected
     rollback  archived -> active, current active -> archived
 Anything else is an error that changes nothing.
+
+`decided_by` / `decided_at` / `decision_comment` record the review decision and never change
+after it; `status_by` / `status_at` record who moved the revision to its current status (an
+archive names whoever's approval or rollback archived it). Approve, rollback and the sweeper
+also update the MLflow prompt registry when given one (`registry`), after the commit: the store
+is the source of truth, the registry a view `sync-registry` can rebuild.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from gepa_lab.core.artifacts import KINDS, artifact_from_dict
 from gepa_lab.core.contracts import canonical_json, sha256_hex
+from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import SubmissionRequest
 from gepa_lab.revisions import publish
 from gepa_lab.revisions.errors import (
     AlreadyDecided,
+    AlreadySubmitted,
     InvalidRequest,
+    RegistryNotUpdated,
     RevisionError,
     RevisionNotFound,
     StaleParent,
@@ -41,6 +50,7 @@ from gepa_lab.revisions.store import (
     Revision,
     RevisionRow,
     RevisionStore,
+    fmt_score,
     iso,
     utcnow,
 )
@@ -69,13 +79,16 @@ def _short(revision_id: str | None) -> str:
 class Submission:
     revision: Revision
     resubmitted: bool  # True: the same artifact on the same parent was already stored
+    note: str | None = None  # a resubmission of another run's revision: whose it is
 
     def to_dict(self) -> dict[str, Any]:
         rev = self.revision
+        reasons = rev.reasons if rev.status == "pending_eval" or rev.decided_by == GATES else []
+        if rev.status == "rejected" and rev.decided_by != GATES:
+            reasons = [rev.status_reason or f"rejected by {rev.decided_by}"]
         return {"revision_id": rev.id, "status": rev.status, "artifact_name": rev.artifact_name,
                 "version": rev.version, "parent_revision_id": rev.parent_revision_id, "action": rev.action,
-                "reasons": rev.reasons if rev.status != "pending_approval" else [],
-                "resubmitted": self.resubmitted}
+                "reasons": ([self.note] if self.note else []) + reasons, "resubmitted": self.resubmitted}
 
 
 @dataclass(frozen=True)
@@ -83,10 +96,19 @@ class Decision:
     revision: Revision
     previous: str | None = None  # the revision archived by this decision
     published: Path | None = None
+    registered: str | None = None  # the prompt registry's URI of the now active version
 
     def to_dict(self) -> dict[str, Any]:
         return {"revision": self.revision.to_dict(), "archived": self.previous,
-                "published": None if self.published is None else str(self.published)}
+                "published": None if self.published is None else str(self.published), "registered": self.registered}
+
+
+class Registry(Protocol):
+    """A publish target beside the managed directory (`gepa_lab.revisions.registry`)."""
+
+    uri: str
+
+    def publish(self, revision: Revision) -> str: ...
 
 
 # -- submit -------------------------------------------------------------------------------------
@@ -131,9 +153,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             RevisionRow.artifact_name == name, RevisionRow.parent_key == parent_key,
             RevisionRow.artifact_hash == digest)).one_or_none()
         if existing is not None:
-            store.audit_entry(session, artifact=name, revision_id=existing.id, action="resubmitted",
-                              actor=request.source, detail={"status": existing.status})
-            return Submission(Revision.of(existing), True)
+            return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:
             parent = session.get(RevisionRow, request.parent_revision_id)
             if parent is None:
@@ -153,13 +173,49 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
             submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
-            decided_by=GATES if rejected else None, decided_at=moment if rejected else None)
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None,
+            status_by=GATES if rejected else request.source, status_at=moment)
         session.add(row)
         session.flush()
         store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
                           detail={"status": row.status, "version": row.version,
                                   "parent_revision_id": row.parent_revision_id, "reasons": verdict.reasons})
         return Submission(Revision.of(row), False)
+
+
+def _resubmission(store: RevisionStore, session: Session, existing: RevisionRow,
+                  request: SubmissionRequest) -> Submission:
+    """The same artifact on the same parent is stored already. The run that submitted it (a retried
+    submission) gets it back. Another run's identical winner is never reported as its own: a
+    pending revision comes back with a note naming its submission; a decided one is refused,
+    saying what became of it."""
+    prior = Revision.of(existing)
+    own = prior.evidence.get("experiment_id") == request.evidence.experiment_id
+    if not own and prior.status not in PENDING:
+        raise AlreadySubmitted(f"this run's winner was already submitted as revision {_short(prior.id)} "
+                               f"({prior.artifact_name} v{prior.version}) by {prior.source} at "
+                               f"{iso(prior.submitted_at)}, and {_fate(prior)}; nothing new was stored")
+    store.audit_entry(session, artifact=prior.artifact_name, revision_id=prior.id, action="resubmitted",
+                      actor=request.source, detail={"status": prior.status,
+                                                    "experiment_id": request.evidence.experiment_id})
+    note = None if own else (
+        f"resubmission: identical to revision {_short(prior.id)} (v{prior.version}) submitted by {prior.source} at "
+        f"{iso(prior.submitted_at)}; its evidence (holdout {fmt_score(prior.evidence.get('candidate_score'))}, delta "
+        f"{fmt_score(prior.evidence.get('delta'), signed=True)}) is that run's, not this one's")
+    return Submission(prior, True, note)
+
+
+def _fate(prior: Revision) -> str:
+    """What happened to a decided revision, in words, with who and when."""
+    decided = f"{prior.decided_by} at {iso(prior.decided_at)}"
+    if prior.status == "rejected":
+        why = prior.decision_comment or prior.status_reason
+        return f"was rejected by {decided}" + (f": {why}" if why else " (no reason given)")
+    if prior.status == "active":
+        return f"is the active revision (approved by {decided})"
+    return (f"was approved by {decided}, then archived by {prior.status_by} at {iso(prior.status_at)} "
+            f"({prior.status_reason}); to bring it back: python -m gepa_lab.revisions rollback "
+            f"{prior.artifact_name!r} --to {_short(prior.id)} --actor NAME")
 
 
 def _check_parent(artifact: ArtifactRow, parent_id: str | None) -> None:
@@ -184,17 +240,25 @@ def _locked(session: Session, store: RevisionStore, ref: str) -> tuple[RevisionR
 
 
 def _already(row: RevisionRow, verb: str) -> AlreadyDecided:
-    by = f" by {row.decided_by} at {iso(row.decided_at)}" if row.decided_by else ""
+    by = f" by {row.status_by} at {iso(row.status_at)}" if row.status_by else ""
+    why = f" ({row.status_reason})" if row.status_reason else ""
     return AlreadyDecided(f"revision {_short(row.id)} ({row.artifact_name} v{row.version}) is already "
-                          f"{row.status}{by}; it cannot be {verb}")
+                          f"{row.status}{by}{why}; it cannot be {verb}")
+
+
+def _set_status(row: RevisionRow, status: str, actor: str, reason: str = "") -> None:
+    row.status = status
+    row.status_by = actor
+    row.status_at = utcnow()
+    row.status_reason = reason
 
 
 def _decide(row: RevisionRow, status: str, actor: str, comment: str | None, reason: str = "") -> None:
-    row.status = status
+    """The review decision: set once (approve, reject), never by archive or rollback."""
+    _set_status(row, status, actor, reason)
     row.decided_by = actor
-    row.decided_at = utcnow()
+    row.decided_at = row.status_at
     row.decision_comment = comment
-    row.status_reason = reason
 
 
 def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact: ArtifactRow, actor: str,
@@ -202,12 +266,15 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
     previous = store.active_row(session, artifact.name)
     if previous is not None and previous.id != row.id:
-        previous.status = "archived"
-        previous.status_reason = f"replaced by {_short(row.id)} (v{row.version})"
+        _set_status(previous, "archived", actor, f"replaced by {_short(row.id)} (v{row.version})")
         store.audit_entry(session, artifact=artifact.name, revision_id=previous.id, action="archived", actor=actor,
                           comment=comment, detail={"replaced_by": row.id})
         session.flush()  # archived before the new one is active: at most one active row at any time
-    _decide(row, "active", actor, comment)
+    if action == "approved":
+        _decide(row, "active", actor, comment)
+    else:  # a rollback: the approver stays the approver
+        _set_status(row, "active", actor, "re-activated by rollback"
+                    + (f", replacing {_short(previous.id)} (v{previous.version})" if previous else ""))
     path = publish.artifact_dir(publish_root, artifact.name) / publish.render(row.body)[0]
     row.published_path = str(path)
     artifact.active_revision_id = row.id
@@ -218,7 +285,8 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     session.flush()  # constraint violations surface before anything is written to disk
     publish.publish(publish_root, artifact.name, row.body, {
         "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
-        "kind": row.kind, "decided_by": actor, "decided_at": iso(row.decided_at), "source": row.source})
+        "kind": row.kind, "decided_by": row.decided_by, "decided_at": iso(row.decided_at), "activated_by": actor,
+        "activated_at": iso(row.status_at), "source": row.source})
     return (previous.id if previous else None), path
 
 
@@ -240,8 +308,23 @@ def _published_transaction(store: RevisionStore, work: Callable[[Session, Rememb
         raise
 
 
+def _mirror(registry: Registry | None, decision: Decision) -> Decision:
+    """After the commit: point the registry's alias at the now active revision."""
+    if registry is None:
+        return decision
+    r = decision.revision
+    try:
+        return replace(decision, registered=registry.publish(r))
+    except Exception as exc:  # any registry failure: the decision stands, the view is behind
+        raise RegistryNotUpdated(
+            f"{r.artifact_name} v{r.version} ({_short(r.id)}) is active and published, but the MLflow prompt "
+            f"registry at {registry.uri} was not updated ({describe(exc)}); bring it in line with: python -m "
+            "gepa_lab.revisions sync-registry", decision) from exc
+
+
 def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = None, *,
-            publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, system: bool = False) -> Decision:
+            publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, system: bool = False,
+            registry: Registry | None = None) -> Decision:
     """Publish a pending_approval revision. A stale parent rejects it (committed and audited) and
     raises StaleParent."""
     actor = check_actor(actor, system=system)
@@ -272,7 +355,7 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
     decision, stale = _published_transaction(store, work)
     if stale is not None:
         raise stale
-    return decision
+    return _mirror(registry, decision)
 
 
 def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = None) -> Decision:
@@ -282,14 +365,15 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
         row, _ = _locked(session, store, ref)
         if row.status not in PENDING:
             raise _already(row, "rejected")
-        _decide(row, "rejected", actor, comment, "rejected by reviewer")
+        _decide(row, "rejected", actor, comment, comment or "")
         store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                           comment=comment)
         return Decision(Revision.of(row))
 
 
 def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str | None = None, *,
-             to: str | None = None, publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT) -> Decision:
+             to: str | None = None, publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT,
+             registry: Registry | None = None) -> Decision:
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
     root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
@@ -313,7 +397,7 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
                                    {"from": artifact.active_revision_id})
         return Decision(Revision.of(target), previous, path)
 
-    return _published_transaction(store, work)
+    return _mirror(registry, _published_transaction(store, work))
 
 
 def _last_archived(session: Session, artifact_name: str) -> RevisionRow | None:
@@ -340,7 +424,8 @@ class SweepOutcome:
 
 
 def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | None = None,
-          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT) -> list[SweepOutcome]:
+          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, registry: Registry | None = None
+          ) -> list[SweepOutcome]:
     """Opt-in: auto-approve (actor `auto-expire`) every pending_approval revision submitted longer
     than `timeout` ago, oldest first, through the same checks as a human approval. `None` (the
     default everywhere) does nothing."""
@@ -358,8 +443,11 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
     comment = f"auto-approved: pending longer than the approval timeout ({timeout})"
     for revision_id, name in due:
         try:
-            decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True)
+            decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
+                               registry=registry)
             outcomes.append(SweepOutcome(revision_id, name, "approved", str(decision.published)))
+        except RegistryNotUpdated as exc:
+            outcomes.append(SweepOutcome(revision_id, name, "approved", str(exc)))
         except StaleParent as exc:
             outcomes.append(SweepOutcome(revision_id, name, "rejected", str(exc)))
         except AlreadyDecided as exc:

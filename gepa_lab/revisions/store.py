@@ -10,7 +10,8 @@ Tables:
 - `artifacts`   one row per artifact name: its kind and the pointer to its active revision.
 - `audit_log`   append-only: every submission, decision, archive, rollback and monitoring run.
 - `monitoring`  re-evaluations of active revisions against their parents.
-- `store_meta`  the schema version.
+- `store_meta`  one row (`schema_version`): the lock creates take, and the version a gepa-lab from
+                before migrations checks. The schema's revision is Alembic's (`schema`).
 
 Database constraints, not just code, keep the invariants: revision ids are primary keys,
 (artifact, version) is unique, (artifact, parent, artifact hash) is unique (a resubmission finds
@@ -55,31 +56,25 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import (
-    ArgumentError,
-    IntegrityError,
-    NoSuchModuleError,
-    ProgrammingError,
-    SQLAlchemyError,
-)
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import Lineage
+from gepa_lab.revisions import schema
 from gepa_lab.revisions.errors import (
     ImmutableRevision,
     RevisionError,
     RevisionNotFound,
     RevisionStoreError,
+    StoreMissing,
 )
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
-SCHEMA_VERSION = "1"
-INIT_ATTEMPTS = 5  # tries at creating a new store's schema while other processes create it too
 STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
 PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
+MIN_PREFIX = 4  # shortest id prefix accepted
 _STATUS_SQL = ", ".join(f"'{s}'" for s in STATUSES)
 
 
@@ -90,6 +85,15 @@ def utcnow() -> datetime:
 
 def iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat(timespec="milliseconds") + "Z"
+
+
+def fmt_score(value: Any, *, signed: bool = False) -> str:
+    """A score or delta for people: 4 decimals, "-" if missing, never "-0.0000" (a delta that
+    rounds to zero prints +0.0000)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "-"
+    rounded = round(float(value), 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{rounded:+.4f}" if signed else f"{rounded:.4f}"
 
 
 class Base(DeclarativeBase):
@@ -127,10 +131,15 @@ class RevisionRow(Base):
     submitted_at: Mapped[datetime] = mapped_column(DateTime)
     status: Mapped[str] = mapped_column(String(20))
     status_reason: Mapped[str] = mapped_column(Text, default="")
+    # The review decision (approve / reject, by a person, `gates` or `auto-expire`): set once.
     decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime)
     decision_comment: Mapped[str | None] = mapped_column(Text)
     published_path: Mapped[str | None] = mapped_column(Text)
+    # Who or what moved it to its current status (submitter, gates, approver, whoever's approval
+    # or rollback archived it, the rollback's actor). Migration 0002.
+    status_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
+    status_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     __table_args__ = (
         UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
@@ -219,13 +228,15 @@ class Revision:
     decided_at: datetime | None
     decision_comment: str | None
     published_path: str | None
+    status_by: str | None
+    status_at: datetime | None
 
     @classmethod
     def of(cls, row: RevisionRow) -> Revision:
         return cls(row.id, row.artifact_name, row.version, row.kind, row.artifact_hash, dict(row.body),
                    row.parent_revision_id, row.action, row.source, dict(row.evidence), list(row.gates),
                    row.submitted_at, row.status, row.status_reason or "", row.decided_by, row.decided_at,
-                   row.decision_comment, row.published_path)
+                   row.decision_comment, row.published_path, row.status_by, row.status_at)
 
     @property
     def reasons(self) -> list[str]:
@@ -233,7 +244,8 @@ class Revision:
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["submitted_at"], out["decided_at"] = iso(self.submitted_at), iso(self.decided_at)
+        for name in ("submitted_at", "decided_at", "status_at"):
+            out[name] = iso(getattr(self, name))
         return out
 
 
@@ -334,8 +346,9 @@ def _engine(url: URL, busy_timeout_s: float) -> Engine:
 
 # -- the store ----------------------------------------------------------------------------------
 class RevisionStore:
-    """One revision database. `create=False` refuses to create a missing SQLite file (the CLI's read
-    and decision commands: a typo'd --store must not produce an empty store)."""
+    """One revision database. `create=False` refuses to create a missing store (`StoreMissing`):
+    the CLI's commands must not turn a mistyped --store into an empty database. An existing store
+    at an older schema revision is refused until `upgrade` (see `schema`)."""
 
     def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, busy_timeout_s: float = 30.0):
         self.url = parse_url(url)
@@ -346,15 +359,37 @@ class RevisionStore:
                 raise RevisionStoreError(f"revision store directory {path.parent} does not exist; create it or "
                                          "use another --store / submitter.url")
             if not create and not path.is_file():
-                raise RevisionStoreError(f"no revision store at {path}; run from the directory that holds "
-                                         "revisions.db or pass --store URL")
+                raise StoreMissing(self.display_url)
         try:
             self.engine = _engine(self.url, busy_timeout_s)
         except (NoSuchModuleError, ImportError) as exc:
-            raise RevisionStoreError(f"no database driver for {self.display_url}: {describe(exc)} "
-                                     "(install the driver package, e.g. psycopg2-binary)") from exc
+            raise RevisionStoreError(f"no database driver for {self.display_url}: {describe(exc)} (postgresql:// "
+                                     "uses psycopg 3: pip install 'psycopg[binary]')") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._ensure_schema()
+        try:
+            schema.prepare(self.engine, self.display_url, create=create)
+        except SQLAlchemyError as exc:
+            self.engine.dispose()
+            raise self._error(exc) from exc
+        except RevisionError:
+            self.engine.dispose()
+            raise
+
+    @classmethod
+    def upgrade(cls, url: str) -> tuple[str, str]:
+        """Bring an existing store to the newest schema revision: (revision before, after)."""
+        parsed = parse_url(url)
+        shown = display_url(parsed)
+        if parsed.get_backend_name() == "sqlite" and not Path(str(parsed.database)).is_file():
+            raise StoreMissing(shown)
+        engine = _engine(parsed, 30.0)
+        try:
+            return schema.upgrade(engine, shown)
+        except SQLAlchemyError as exc:
+            raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}"
+                                     ) from exc
+        finally:
+            engine.dispose()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -368,28 +403,6 @@ class RevisionStore:
     def _error(self, exc: SQLAlchemyError) -> RevisionStoreError:
         cause = getattr(exc, "orig", None) or exc
         return RevisionStoreError(f"revision store {self.display_url}: {describe(cause)}")
-
-    def _ensure_schema(self) -> None:
-        """Create the tables and the schema-version row if missing. Parallel sweep jobs opening one
-        new store race here (on PostgreSQL both CREATE TABLE and the row insert can collide with
-        another process's): a collision means the other process built it, so look again."""
-        again = Retrying(retry=retry_if_exception_type((IntegrityError, ProgrammingError)),
-                         stop=stop_after_attempt(INIT_ATTEMPTS), wait=wait_incrementing(0.05, 0.05), reraise=True)
-        try:
-            again(self._create_schema)
-        except SQLAlchemyError as exc:
-            raise self._error(exc) from exc
-
-    def _create_schema(self) -> None:
-        Base.metadata.create_all(self.engine)
-        with self._sessions() as session, session.begin():
-            found = session.get(MetaRow, "schema_version")
-            if found is None:
-                session.add(MetaRow(key="schema_version", value=SCHEMA_VERSION))
-            elif found.value != SCHEMA_VERSION:
-                raise RevisionStoreError(
-                    f"revision store {self.display_url} has schema version {found.value}; this gepa-lab "
-                    f"reads version {SCHEMA_VERSION} (use the gepa-lab version that created it)")
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -447,7 +460,7 @@ class RevisionStore:
 
     # -- lookups (inside a transaction) --------------------------------------------------------
     def find(self, session: Session, ref: str) -> RevisionRow:
-        """A revision by id, unique id prefix (>= 4 characters) or `<artifact name>@v<version>`."""
+        """A revision by id, unique id prefix (>= MIN_PREFIX characters) or `<artifact name>@v<version>`."""
         ref = ref.strip()
         row = session.get(RevisionRow, ref)
         if row is not None:
@@ -459,7 +472,11 @@ class RevisionStore:
             row = found.one_or_none()
             if row is not None:
                 return row
-        if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref.lower()):
+        hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
+        if hexadecimal and len(ref) < MIN_PREFIX:
+            raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters of the "
+                                   "id, or <artifact>@v<version>")
+        if hexadecimal:
             matches = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(3))
             rows = list(matches)
             if len(rows) == 1:

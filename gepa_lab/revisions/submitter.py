@@ -8,13 +8,17 @@ opened and SQLAlchemy is not imported) because the default submitter is built fo
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.submission import Lineage, SubmissionRequest
+from gepa_lab.revisions.errors import RevisionStoreError
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
+
+log = logging.getLogger("gepa_lab")
 
 
 class StoreSubmitter:
@@ -55,16 +59,41 @@ class StoreSubmitter:
             return {**submission.to_dict(), "store": store.display_url}
 
 
-def active_seed(artifact_name: str, store_url: str | None = None, submitter: object = None) -> Artifact:
-    """`seed.from_store=<name>`: the artifact's active revision, from `store_url`, else the
-    submitter's store, else the default store."""
+def active_seed(artifact_name: str | None, store_url: str | None = None, submitter: object = None, *,
+                fallback: Artifact | None = None) -> Artifact:
+    """The seed from the revision store: the artifact's active revision, read from `store_url`,
+    else the submitter's store, else the default store.
+
+    `seed.from_store=<name>` (no `fallback`): that revision must exist. `seed.prefer_store=true`
+    (`fallback` = the seed file's artifact): the active revision of the seed's own artifact if
+    the store has one, else the seed file itself, so one setting serves the first run on an
+    empty store and every run after it."""
+    from gepa_lab.revisions.errors import StoreMissing
     from gepa_lab.revisions.store import RevisionStore
 
+    own = getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)
+    name = artifact_name or own
+    key = f"seed.from_store={name!r}" if artifact_name else "seed.prefer_store=true"
+    if not name:
+        raise ConfigError("seed.prefer_store=true needs the artifact's name in the store: the seed has no name field; "
+                          "set submitter.artifact_name=<name> or seed.from_store=<name>")
     url = check_store_url(store_url, "seed.store") if store_url else getattr(submitter, "url", None)
-    with RevisionStore(url or check_store_url(DEFAULT_STORE_URL), create=False) as store:
-        active = store.active(artifact_name)
-        if active is None:
-            known = ", ".join(repr(n) for n in store.artifact_names()) or "none"
-            raise ConfigError(f"seed.from_store={artifact_name!r}: no active revision of that artifact in "
-                              f"{store.display_url} (artifacts: {known})")
-        return artifact_from_dict(active.body)
+    try:
+        store = RevisionStore(url or check_store_url(DEFAULT_STORE_URL), create=False)
+    except StoreMissing as exc:
+        if fallback is not None:
+            log.info("%s: %s yet; the seed is the seed file", key, exc)
+            return fallback
+        raise RevisionStoreError(f"{key}: {exc}; point seed.store=URL or submitter.url=URL at the team's store (or "
+                                 "use seed.prefer_store=true to start from the seed file while it has none)") from exc
+    with store:
+        active = store.active(name)
+        if active is not None:
+            log.info("%s: the seed is revision %s (%s v%d) from %s", key, active.id[:12], name, active.version,
+                     store.display_url)
+            return artifact_from_dict(active.body)
+        if fallback is not None:
+            log.info("%s: %s has no active revision of %r; the seed is the seed file", key, store.display_url, name)
+            return fallback
+        known = ", ".join(repr(n) for n in store.artifact_names()) or "none"
+        raise ConfigError(f"{key}: no active revision of that artifact in {store.display_url} (artifacts: {known})")

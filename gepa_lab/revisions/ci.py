@@ -1,0 +1,137 @@
+"""The CI job summary of one `submit=true` run (docs/revisions.md §The CI flow):
+
+    python -m gepa_lab.revisions.ci RUN_DIR >> "$GITHUB_STEP_SUMMARY"
+
+Markdown from the run record alone (promotion.json, result.json, experiment.json): what was
+decided and why, what the store did with the winner, the MLflow run's link when the run logged
+to a tracking server, and the commands a reviewer pastes (with the store's URL, never a
+password). Always exits 0: the optimize step's exit code is the job's verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gepa_lab.revisions.store import display_url, fmt_score, parse_url
+
+REVIEW = "python -m gepa_lab.revisions"
+SIMULATED = "SkillCraft-sim: these scores calibrate the harness, not an LM"
+
+
+def _read(run_dir: Path, name: str) -> dict[str, Any]:
+    path = run_dir / name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def mlflow_link(links: dict[str, Any]) -> str | None:
+    """The run's page on an MLflow server (http/https tracking URI without credentials), else None."""
+    uri, run, experiment = (links.get(k) for k in ("mlflow_tracking_uri", "mlflow_run_id", "mlflow_experiment_id"))
+    if not (isinstance(uri, str) and run and experiment):
+        return None
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in ("http", "https") or parts.password or parts.username:
+        return None
+    return f"{uri.rstrip('/')}/#/experiments/{experiment}/runs/{run}"
+
+
+def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
+    revision = result.get("revision") or {}
+    if revision.get("store"):
+        return str(revision["store"])
+    url = (experiment.get("config") or {}).get("submitter", {}).get("url")
+    try:
+        return display_url(parse_url(url)) if isinstance(url, str) else None
+    except Exception:  # an unusable URL: the run's own error says so
+        return None
+
+
+def _simulated(experiment: dict[str, Any]) -> bool:
+    target = ((experiment.get("config") or {}).get("evaluator") or {}).get("_target_")
+    if not isinstance(target, str):
+        return False
+    try:
+        from hydra.utils import get_class
+
+        return getattr(get_class(target), "simulated", False) is True
+    except Exception:  # no evaluator recorded, or not importable here
+        return False
+
+
+def _headline(promotion: dict[str, Any], revision: dict[str, Any]) -> str:
+    reason = str(promotion.get("submission_reason") or "")
+    if not promotion.get("eligible"):
+        return "not eligible: nothing submitted"
+    if not promotion.get("submit"):
+        return "eligible (submit=false: nothing submitted)"
+    if reason.startswith("revision submission refused"):
+        return "refused by the revision store: nothing stored"
+    if reason.startswith("revision submission failed"):
+        return "submission FAILED"
+    again = " (already submitted by another run)" if revision.get("resubmitted") else ""
+    return f"revision {str(promotion.get('revision_id'))[:12]} is {promotion.get('revision_status')}{again}"
+
+
+def _review(revision_id: str, store: str | None, tracking: str | None) -> list[str]:
+    where = f" --store {shlex.quote(store)}" if store else ""
+    registry = f" --tracking-uri {shlex.quote(tracking)}" if tracking else ""
+    short = revision_id[:12]
+    return ["", "Review it from any checkout (the store's password comes from `PGPASSWORD` or `~/.pgpass`):", "",
+            "```bash", f"{REVIEW} show {short}{where}", f"{REVIEW} diff {short}{where}",
+            f"{REVIEW} approve {short} --actor YOUR_NAME{where}{registry}",
+            f"{REVIEW} reject {short} --actor YOUR_NAME --comment WHY{where}", "```"]
+
+
+def summary(run_dir: Path | str) -> str:
+    run_dir = Path(run_dir)
+    promotion = _read(run_dir, "promotion.json")
+    if not promotion:
+        return (f"## gepa-lab: no decision\n\nThe run did not finish (no `{run_dir / 'promotion.json'}`); its error is "
+                "in the optimize step's log.\n")
+    result, experiment = _read(run_dir, "result.json"), _read(run_dir, "experiment.json")
+    config = experiment.get("config") or {}
+    revision = result.get("revision") or {}
+    store = _store(result, experiment)
+    link = mlflow_link(result.get("links") or {})
+    title = f"{config.get('experiment_name', experiment.get('name', '?'))}, search.random_seed " \
+            f"{(config.get('search') or {}).get('random_seed', '?')}"
+    baseline, candidate = result.get("baseline_holdout") or {}, result.get("candidate_holdout") or {}
+    lines = [f"## gepa-lab {title}: {_headline(promotion, revision)}", "",
+             f"- **decision**: {'ELIGIBLE' if promotion.get('eligible') else 'NOT ELIGIBLE'}: {promotion.get('reason')}",
+             f"- **holdout**: seed {fmt_score(baseline.get('score'))} -> winner {fmt_score(candidate.get('score'))} "
+             f"(delta {fmt_score(promotion.get('holdout_delta'), signed=True)}, {candidate.get('cases', '?')} cases)"
+             + (f"; {SIMULATED}" if _simulated(experiment) else ""),
+             f"- **revision store**: {promotion.get('submission_reason')}"]
+    if store:
+        lines.append(f"- **store**: `{store}`")
+    if link:
+        lines.append(f"- **MLflow run**: [{result['links']['mlflow_run_id']}]({link})")
+    if promotion.get("revision_id"):
+        tracking = (result.get("links") or {}).get("mlflow_tracking_uri") if link else None
+        lines += _review(str(promotion["revision_id"]), store, tracking)
+    elif store:
+        lines += ["", f"The store's revisions: `{REVIEW} list{' --store ' + shlex.quote(store)}`"]
+    lines.append(f"\nRun record: `{run_dir}` (uploaded with this job).")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m gepa_lab.revisions.ci RUN_DIR", file=sys.stderr)
+        return 2
+    print(summary(args[0]), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

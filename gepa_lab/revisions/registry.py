@@ -1,0 +1,131 @@
+"""MLflow's prompt registry as a second publish target, for agents that load
+`prompts:/<name>@production` (`mlflow.genai.load_prompt`).
+
+Each approved revision becomes one prompt version: the text is the published file's (SKILL.md,
+PROMPT.md, ...), the tags carry the revision id, its holdout evidence and its approver, and the
+alias `production` names the active revision's version. Approve and the sweeper move the alias
+to the new revision, rollback moves it back. The prompt is named like the published directory
+(the artifact's canonical name: `recipe-cookbook-builder`).
+
+The SQL store stays the source of truth for gates, approvals and the audit log; the registry is
+a view of it. `sync` rebuilds that view: every revision that was ever approved gets its version
+(found again by its `gepa_lab.revision_id` tag, so nothing is registered twice) and the alias
+follows the active revision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gepa_lab.revisions.gates import canonical_name
+from gepa_lab.revisions.publish import render
+from gepa_lab.revisions.store import Revision, RevisionStore, fmt_score, iso
+
+ALIAS = "production"
+TAG = "gepa_lab."
+REVISION_TAG = TAG + "revision_id"
+
+
+def prompt_name(artifact_name: str) -> str:
+    return canonical_name(artifact_name)
+
+
+def version_tags(revision: Revision) -> dict[str, str]:
+    ev = revision.evidence
+    tags = {
+        REVISION_TAG: revision.id, TAG + "artifact": revision.artifact_name, TAG + "version": str(revision.version),
+        TAG + "kind": revision.kind, TAG + "approved_by": str(revision.decided_by),
+        TAG + "approved_at": str(iso(revision.decided_at)), TAG + "source": revision.source,
+        TAG + "holdout_baseline": fmt_score(ev.get("baseline_score")),
+        TAG + "holdout_score": fmt_score(ev.get("candidate_score")),
+        TAG + "holdout_delta": fmt_score(ev.get("delta"), signed=True),
+        TAG + "holdout_cases": str(ev.get("case_count")),
+        TAG + "dataset": f"{ev.get('dataset_id')} {ev.get('dataset_version')}",
+        TAG + "experiment_id": str(ev.get("experiment_id")),
+    }
+    if ev.get("mlflow_run_id"):
+        tags[TAG + "mlflow_run_id"] = str(ev["mlflow_run_id"])
+    return tags
+
+
+@dataclass(frozen=True)
+class Synced:
+    artifact_name: str
+    prompt: str
+    registered: int  # versions added by this sync
+    production: int | None  # the version the alias names afterwards (None: no active revision)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"artifact_name": self.artifact_name, "prompt": self.prompt, "registered": self.registered,
+                "production": self.production}
+
+
+class PromptRegistry:
+    """The prompt registry of the MLflow tracking server (or database) at `uri`."""
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from mlflow import MlflowClient
+
+            self._client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
+        return self._client
+
+    def _versions(self, name: str) -> dict[str, int]:
+        """revision id -> prompt version, for the versions this registry already has."""
+        if self.client.get_prompt(name) is None:
+            return {}
+        found: dict[str, int] = {}
+        token = None
+        while True:
+            page = self.client.search_prompt_versions(name, max_results=100, page_token=token)
+            for version in page:
+                if REVISION_TAG in version.tags:
+                    found.setdefault(version.tags[REVISION_TAG], int(version.version))
+            token = page.token
+            if not token:
+                return found
+
+    def _register(self, revision: Revision, known: dict[str, int]) -> int:
+        if revision.id in known:
+            return known[revision.id]
+        name = prompt_name(revision.artifact_name)
+        if self.client.get_prompt(name) is None:
+            self.client.create_prompt(name, description=f"gepa-lab artifact {revision.artifact_name!r} ({revision.kind}); "
+                                                        "versions are approved revisions, alias production the active one",
+                                      tags={TAG + "artifact": revision.artifact_name})
+        created = self.client.create_prompt_version(
+            name, render(revision.body)[1], description=f"gepa-lab revision {revision.id} (v{revision.version}) approved "
+                                                        f"by {revision.decided_by}", tags=version_tags(revision))
+        known[revision.id] = int(created.version)
+        return known[revision.id]
+
+    def publish(self, revision: Revision) -> str:
+        """Register `revision` (if it is not yet) and point `production` at it; its URI."""
+        name = prompt_name(revision.artifact_name)
+        version = self._register(revision, self._versions(name))
+        self.client.set_prompt_alias(name, ALIAS, version)
+        return f"prompts:/{name}/{version}"
+
+    def sync(self, store: RevisionStore) -> list[Synced]:
+        """Rebuild the view from the store: every approved revision registered (oldest first),
+        the alias on each artifact's active revision."""
+        approved = [r for r in store.revisions(statuses=("active", "archived"))]
+        out = []
+        for artifact in sorted({r.artifact_name for r in approved}):
+            name = prompt_name(artifact)
+            known = self._versions(name)
+            before = len(known)
+            active = None
+            for revision in sorted((r for r in approved if r.artifact_name == artifact), key=lambda r: r.version):
+                version = self._register(revision, known)
+                active = version if revision.status == "active" else active
+            if active is not None:
+                self.client.set_prompt_alias(name, ALIAS, active)
+            out.append(Synced(artifact, name, len(known) - before, active))
+        return out

@@ -1,0 +1,127 @@
+"""The revision store's schema, evolved by Alembic migrations (`migrations/versions/`).
+
+- A new (empty) database is created at the newest revision when a store is opened to write.
+- A store at an older revision is refused until someone runs `python -m gepa_lab.revisions
+  upgrade` once (docs/revisions.md §Schema upgrades says why it is a command, not automatic).
+- A store at a revision this code does not know was upgraded by a newer gepa-lab: refused.
+
+A store created before migrations existed has no version table, only `store_meta`'s
+`schema_version` "1": it is the baseline revision, stamped as such on upgrade.
+
+Creating and upgrading run in one transaction that first takes the store's write lock (SQLite:
+BEGIN IMMEDIATE, set up by `store`; PostgreSQL: an advisory lock), so parallel jobs opening one
+new store create it once and the others then find it.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect, text
+
+from gepa_lab.revisions.errors import RevisionStoreError, StoreMissing
+
+# Alembic logs its plugin set-up (on import) and each migration step at INFO; a run's log (Hydra
+# sets INFO) is no place for them, so its logger is quieted before it is first imported, below.
+logging.getLogger("alembic").setLevel(logging.WARNING)
+
+from alembic import command  # noqa: E402
+from alembic.config import Config  # noqa: E402
+from alembic.runtime.migration import MigrationContext  # noqa: E402
+from alembic.script import ScriptDirectory  # noqa: E402
+
+SCRIPTS = Path(__file__).with_name("migrations")
+# Not Alembic's default `alembic_version`: MLflow's database has that table, and a store URL
+# pointed at it by mistake must read as "not a revision store", not as an unknown revision.
+VERSION_TABLE = "revision_store_version"
+BASELINE = "0001"
+LOCK_KEY = 4_242_021  # pg_advisory_xact_lock key of schema changes
+
+
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPTS))
+    config.attributes["connection"] = connection
+    config.attributes["version_table"] = VERSION_TABLE
+    return config
+
+
+@lru_cache(maxsize=1)
+def _scripts() -> ScriptDirectory:
+    return ScriptDirectory.from_config(_config())
+
+
+def head() -> str:
+    found = _scripts().get_current_head()
+    assert found is not None
+    return found
+
+
+def known() -> list[str]:
+    """Every revision, oldest first."""
+    return [s.revision for s in reversed(list(_scripts().walk_revisions()))]
+
+
+def current(connection: Connection) -> str | None:
+    """The store's revision; None for a database without a revision store."""
+    found = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}).get_current_revision()
+    if found is not None:
+        return found
+    if not inspect(connection).has_table("store_meta"):
+        return None
+    version = connection.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar()
+    return BASELINE if version == "1" else f"schema_version {version}"  # pre-migration store
+
+
+def _lock(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
+
+
+def _refusal(url: str, found: str) -> RevisionStoreError:
+    if found in known():
+        return RevisionStoreError(
+            f"revision store {url} has schema revision {found}; this gepa-lab needs {head()}: back the store up, "
+            f"then upgrade it once with: python -m gepa_lab.revisions upgrade --store {url}")
+    return RevisionStoreError(
+        f"revision store {url} has schema revision {found}, newer than this gepa-lab knows ({head()}); install "
+        "the gepa-lab version that upgraded it")
+
+
+def prepare(engine: Engine, url: str, *, create: bool) -> None:
+    """Check that the store at `engine` is at the newest revision; create an empty one if `create`."""
+    with engine.connect() as connection:
+        found = current(connection)
+    if found == head():
+        return
+    if found is not None:
+        raise _refusal(url, found)
+    if not create:
+        raise StoreMissing(url)
+    with engine.begin() as connection:
+        _lock(connection)
+        found = current(connection)  # another process may have created it meanwhile
+        if found is None:
+            command.upgrade(_config(connection), "head")
+        elif found != head():
+            raise _refusal(url, found)
+
+
+def upgrade(engine: Engine, url: str) -> tuple[str, str]:
+    """Upgrade an existing store to the newest revision: (revision before, revision after)."""
+    with engine.begin() as connection:
+        _lock(connection)
+        found = current(connection)
+        if found is None:
+            raise StoreMissing(url)
+        if found not in known():
+            raise _refusal(url, found)
+        if found != head():
+            config = _config(connection)
+            if MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}
+                                          ).get_current_revision() is None:
+                command.stamp(config, found)  # a store from before migrations
+            command.upgrade(config, "head")
+        return found, head()
