@@ -23,6 +23,7 @@ from gepa_lab import (
     SearchConfig,
     optimize,
 )
+from gepa_lab.core.errors import ReflectorUnavailable
 
 SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
 CONFIG = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
@@ -239,6 +240,9 @@ class _FailingReflector:
     def __init__(self, failures: int):
         self.failures, self.calls = failures, 0
 
+    def fingerprint(self) -> str:  # an outage, not another reflector
+        return "varying-reflector-v1"
+
     def reflect(self, artifact, component, records):
         self.calls += 1
         if self.calls <= self.failures:
@@ -246,17 +250,21 @@ class _FailingReflector:
         return VaryingReflector().reflect(artifact, component, records)
 
 
-def test_reflector_errors_are_retried_then_stop_the_search_cleanly(tmp_path):
+def test_reflector_errors_are_retried_then_stop_the_run_resumably(tmp_path):
     retry = ReflectionSettings(max_retries=2, retry_backoff_s=0.0)
     recovered = optimize(long_seed(), long_dataset(), HashEvaluator(), _FailingReflector(2), CONFIG,
                          reflection=retry)
     assert recovered.stop_reason == "max_iterations"
-    dead = optimize(long_seed(), long_dataset(), HashEvaluator(), _FailingReflector(10**6), CONFIG,
-                    run_dir=tmp_path, reflection=retry)
-    assert dead.stop_reason == "reflector_error"
-    assert dead.best_id == dead.seed_id and dead.baseline_holdout.cases == 4
+    with pytest.raises(ReflectorUnavailable, match=r"reflector _FailingReflector kept failing \(3 attempts\): "
+                                                   r"ConnectionError: connection reset by the provider; the run "
+                                                   r"stopped at its last round end: resume it"):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), _FailingReflector(10**6), CONFIG, run_dir=tmp_path,
+                 reflection=retry)
     kinds = [json.loads(x)["kind"] for x in (tmp_path / "events.jsonl").read_text().splitlines()]
-    assert "reflector_failed" in kinds and (tmp_path / "result.json").exists()
+    assert kinds[-1] == "run_failed" and not (tmp_path / "result.json").exists()
+    back = optimize(long_seed(), long_dataset(), HashEvaluator(), _FailingReflector(0), CONFIG, run_dir=tmp_path,
+                    reflection=retry, resume=True)  # the provider is back: the search goes on
+    assert strip_volatile(back.to_dict()) == strip_volatile(recovered.to_dict())
 
 
 def test_cost_budget_stops_with_its_reason_and_keeps_the_holdout():

@@ -251,3 +251,35 @@ def test_a_transfer_evaluator_that_scores_the_seed_zero_everywhere_is_refused_no
     # Fixed, the finished search is decided without repaying it.
     fixed = _resume(tmp_path, transfer=HashEvaluator())
     assert fixed.transfer is not None and fixed.decision_number == 1
+
+
+def test_the_store_submitter_is_checked_before_anything_is_paid(tmp_path):
+    from gepa_lab import PromptArtifact
+    from gepa_lab.core.errors import ConfigError
+    from gepa_lab.revisions.submitter import StoreSubmitter
+
+    evaluator = _Counting()
+    data = Dataset("d", "1", _cases("fb", list("abcdefghij")), _cases("val", list("klmnopqrst")),
+                   _cases("ho", [f"h{i}" for i in range(10)]))
+    store = StoreSubmitter(url=f"sqlite:///{tmp_path}/revisions.db")
+    with pytest.raises(ConfigError, match="submit=true needs submitter.artifact_name: a prompt artifact has no name"):
+        optimize(PromptArtifact("Answer."), data, evaluator, VaryingReflector(), CONFIG, submit=True, submitter=store)
+    unreachable = StoreSubmitter(url="postgresql://gepa@127.0.0.1:9/revisions", artifact_name="answerer")
+    with pytest.raises(GepaLabError, match="revision") as info:
+        optimize(PromptArtifact("Answer."), data, evaluator, VaryingReflector(), CONFIG, submit=True,
+                 submitter=unreachable)
+    assert "\n" not in str(info.value) and evaluator.calls == 0
+
+
+class _MissingField(HashEvaluator):
+    def check_cases(self, cases):
+        for case in cases:
+            if "task" not in case.input:
+                raise ValueError(f"case {case.id!r} has no input field 'task'")
+
+
+def test_an_evaluator_refuses_a_case_it_cannot_read_before_anything_is_paid():
+    data = Dataset("d", "1", _cases("fb", ["task a", "b"]), _cases("val", ["task c"]), _cases("ho", ["task d"]))
+    with pytest.raises(ValueError, match="the dataset does not fit the evaluator _MissingField: ValueError: case "
+                                         "'fb-1' has no input field 'task'"):
+        optimize(long_seed(), data, _MissingField(), VaryingReflector(), CONFIG)

@@ -142,6 +142,11 @@ class DspyProgramEvaluator:
         return [ProgramStateTracker(self, run_dir)]
 
     # -- evaluation ----------------------------------------------------------------------------
+    def check_cases(self, cases: Sequence[Case]) -> None:
+        """Every case has the program's inputs and the label (before any LM request)."""
+        for case in cases:
+            to_example(case, self.inputs, self.label)
+
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
         check_names(self.program, artifact)
         program = self.program_for(artifact)

@@ -255,7 +255,9 @@ class Evaluator(Protocol):
       like timeouts and connection errors; anything else undeclared is a bug and stops the run);
     - `evaluates_batches = True`: call `evaluate` once with every uncached case of a batch
       instead of once per case (e.g. batched LM calls);
-    - `fingerprint() -> str`: names its configuration for the evaluation cache key.
+    - `fingerprint() -> str`: names its configuration for the evaluation cache key;
+    - `check_cases(cases) -> None`: raises ValueError for a case it could not evaluate (a missing
+      field), called on every case before anything is spent.
     """
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:

@@ -42,8 +42,8 @@ class ReflectorError(GepaLabError, RuntimeError):
 
 
 class ReflectorUnavailable(GepaLabError, RuntimeError):
-    """Transient reflector failures outlasted the retries: the search stops cleanly
-    (`stop_reason=reflector_error`) and the holdout comparison still runs."""
+    """Transient reflector failures (the provider down) outlasted the retries: the run stops at its
+    last round end, resumable once the provider is back."""
 
 
 class RunAborted(GepaLabError, RuntimeError):

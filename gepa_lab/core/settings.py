@@ -127,7 +127,7 @@ class EvaluationSettings:
 class ReflectionSettings:
     """Retries of transient reflector failures (provider errors, rate limits)."""
 
-    max_retries: int = 2  # then the search stops with stop_reason=reflector_error
+    max_retries: int = 2  # then the run stops, resumable
     retry_backoff_s: float = 1.0  # doubles per retry
 
     def __post_init__(self) -> None:

@@ -42,6 +42,18 @@ class StoreSubmitter:
         own = artifact.get("name")
         return own if isinstance(own, str) and own.strip() else self.artifact_name
 
+    def preflight(self, seed: Artifact) -> None:
+        """Before the run pays for anything: the winner will have a name in the store, and the store
+        opens (created now if it is new: a store that cannot be created fails here, not after the
+        search)."""
+        from gepa_lab.revisions.store import RevisionStore
+
+        if self._name(seed.to_dict()) is None:
+            raise ConfigError(f"submit=true needs submitter.artifact_name: a {seed.kind} artifact has no name of its "
+                              "own to file its revisions under (set submitter.artifact_name=<name>)")
+        with RevisionStore(self.url):
+            pass
+
     def lineage(self, artifact: dict[str, Any], seed_id: str) -> Lineage:
         from gepa_lab.revisions.store import RevisionStore
 

@@ -65,6 +65,7 @@ from gepa_lab.search.planning import plan_round, proposal_calls
 from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.preflight import (
+    check_cases,
     check_protocols,
     check_submitter,
     data_warnings,
@@ -190,7 +191,10 @@ class Run:
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):
-                raise ReflectorUnavailable(f"reflector {name} kept failing: {describe(exc)}") from exc
+                raise ReflectorUnavailable(
+                    f"reflector {name} kept failing ({self.request.reflection.max_retries + 1} attempts): "
+                    f"{describe(exc)}; the run stopped at its last round end: resume it when the provider is "
+                    "back") from exc
             raise ReflectorError(
                 f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
                 "a bad reply (fix the reflector, then resume the run; declare transient error types in "
@@ -268,7 +272,8 @@ class Run:
         self.record.search_end(str(state.stop_reason), self.snapshot())
 
     def run_round(self, k: int) -> list[Proposal] | None:
-        """One round; None when a budget or the reflector's outage ended the search mid-round."""
+        """One round; None when the money cap ended the search mid-round. A reflector that stays
+        down stops the run (resumable: nothing is decided on a search cut short by an outage)."""
         state, request = self.state, self.request
         assert state is not None
         reflector = request.reflector
@@ -285,12 +290,6 @@ class Run:
             if exc.partial is not None:
                 self.emit(*exc.partial)
             state.stop_reason = "cost_budget"
-        except ReflectorUnavailable as exc:
-            # A provider that stays down ends the search cleanly; the holdout still runs.
-            log.error("stopping the search: %s", exc)
-            self.trackers.note("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
-            self.record.event("reflector_failed", {"iteration": state.iteration, "error": str(exc)})
-            state.stop_reason = "reflector_error"
         finally:
             usage_after = _usage(reflector)
             self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
@@ -453,6 +452,9 @@ def optimize(
     validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
                      transfer=transfer is not None)
     check_protocols(evaluator, reflector, submitter, transfer)
+    check_cases(evaluator, dataset)
+    if transfer is not None:
+        check_cases(transfer, dataset, "transfer evaluator")
     if submit:
         check_submitter(submitter, seed)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,

@@ -42,6 +42,18 @@ def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: Revis
     declared_retryable(reflector)
 
 
+def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator") -> None:
+    """An evaluator that can check cases without paying for them (`check_cases(cases)`: every field
+    it needs is there) does so before anything is spent; its refusal is a one-line ValueError."""
+    check = getattr(evaluator, "check_cases", None)
+    if callable(check):
+        try:
+            check([case for name in SPLITS for case in dataset.split(name)])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") \
+                from exc
+
+
 def check_submitter(submitter: RevisionSubmitter | None, seed: Artifact) -> None:
     """With submit=true: a submitter that can check itself (`preflight(seed)`: store reachable,
     required settings present) does so before anything is spent."""
