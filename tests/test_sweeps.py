@@ -118,6 +118,35 @@ def test_resume_is_refused_under_multirun_with_one_line(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("launcher, setting, expected", [
+    ("parallel", "hydra.launcher.n_jobs=0", "hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once "
+                                            "(-1: one per CPU)"),
+    ("parallel", "hydra.launcher.batch_size=0", "hydra.launcher.batch_size must be 'auto' or an integer >= 1 (got '0')"),
+    ("slurm_local", "hydra.launcher.timeout_min=0", "hydra.launcher.timeout_min must be an integer >= 1 (got 0)"),
+    ("slurm_local", "hydra.launcher.cpus_per_task=0", "hydra.launcher.cpus_per_task must be an integer >= 1 (got 0)"),
+    ("slurm", "hydra.launcher.array_parallelism=0", "hydra.launcher.array_parallelism must be an integer >= 1 (got 0)"),
+])
+def test_a_bad_launcher_setting_is_one_line_before_any_job(tmp_path, launcher, setting, expected):
+    done = gepa("-m", "experiment=recipe", "tracking=none", f"hydra/launcher={launcher}", setting,
+                "search.random_seed=1,2", *FAST, cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (2, f"gepa_lab: error: {expected}")
+    assert not (tmp_path / "multirun").exists()
+
+
+def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_path):
+    """`hydra.sweeper.params` in an experiment file (on a search path given on the command line)
+    expand into jobs like command-line sweeps; the pre-flight composes each of them."""
+    conf = tmp_path / "conf" / "experiment"
+    conf.mkdir(parents=True)
+    (conf / "mine.yaml").write_text("# @package _global_\nexperiment_name: mine\nhydra:\n  sweeper:\n    params:\n"
+                                    "      promotion.bootstrap_resamples: 2000,1000000000000\n")
+    done = gepa("-m", f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", "tracking=none", *FAST,
+                "search.random_seed=1,2", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().startswith("gepa_lab: error: promotion.bootstrap_resamples must be at most 100000")
+    assert not (tmp_path / "multirun").exists()
+
+
 def test_report_errors_are_one_line(tmp_path):
     done = gepa("--sweep", "abc", "--experiment", "recipe", cwd=tmp_path, module="gepa_lab.report")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not allowed with" in done.stderr

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import nullcontext
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -399,8 +399,6 @@ def optimize(
     reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
-    if config.min_holdout_improvement is not None:  # the older spelling still works
-        promotion = replace(promotion, min_holdout_improvement=config.min_holdout_improvement)
     validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
                      transfer=transfer is not None)
     check_protocols(evaluator, reflector, submitter, transfer)
