@@ -242,8 +242,10 @@ def test_a_submitit_local_sweep_of_two_jobs_completes_and_is_reported(tmp_path, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher, sweep, code, expected", [
-    ("hydra/launcher=parallel", "search.minibatch_size=1,0", 2, "search.minibatch_size must be an integer >= 1 (got 0)"),
-    ("hydra/launcher=slurm_local", "search.minibatch_size=1,0", 2, "search.minibatch_size must be an integer >= 1"),
+    # A value only the evaluator's constructor refuses: found in the job (the pre-flight builds nothing).
+    ("hydra/launcher=parallel", "evaluator.token_budget=200000,-3", 2,
+     "evaluator: ValueError: token_budget must be a positive integer, got -3"),
+    ("hydra/launcher=slurm_local", "evaluator.token_budget=200000,-3", 2, "token_budget must be a positive integer"),
     ("hydra/launcher=slurm_local", "dataset.holdout=holdout.jsonl,nope.jsonl", 1, "dataset split file not found"),
 ], ids=["joblib-config", "submitit-config", "submitit-run"])
 def test_an_error_in_one_worker_job_is_one_line_and_a_nonzero_exit(tmp_path, launcher, sweep, code, expected):
