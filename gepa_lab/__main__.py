@@ -50,7 +50,7 @@ def entry() -> None:
 
     from gepa_lab.cli import fail
     from gepa_lab.config import describe_config_error
-    from gepa_lab.core.errors import ConfigError
+    from gepa_lab.core.errors import ConfigError, describe
 
     try:
         _parse_flags()
@@ -59,6 +59,8 @@ def entry() -> None:
         fail(str(exc), 2)
     except (HydraException, OmegaConfBaseException) as exc:
         fail(describe_config_error(exc), 2)
+    except ValueError as exc:  # Hydra's or a launcher's refusal (`evaluator=null`, a joblib setting):
+        fail(describe(exc), 2)  # the task turns its own into exit 1 before they get here
     except BrokenPipeError:  # `python -m gepa_lab ... | head`: the reader left; end as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush there
         raise SystemExit(128 + signal.SIGPIPE) from None

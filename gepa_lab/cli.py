@@ -127,6 +127,15 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for job in itertools.product(*per_key.values())]
 
 
+def check_run(config: DictConfig) -> None:
+    """A single run: its config, then its run directory."""
+    run_dir = str(config.hydra.run.dir).strip()
+    if not run_dir:  # Path("") would be the working directory
+        raise ConfigError("hydra.run.dir is empty (an unset variable?); name the run's directory, e.g. "
+                          "hydra.run.dir=outputs/ci-$RUN_ID")
+    check_run_dir(Path(run_dir), check_config(_task(config)).resume)
+
+
 def check_sweep(config: DictConfig) -> None:
     """Every job's config, composed with Hydra's compose API as the job will compose it, checked
     before the launcher starts any job (the sweep's base config alone would miss job 2's values)."""
@@ -136,6 +145,8 @@ def check_sweep(config: DictConfig) -> None:
         raise ConfigError(f"resume={config.resume} continues a single run; to continue a sweep, run the same "
                           "command with hydra.sweep.dir=<its sweep dir> (finished jobs are skipped, unfinished "
                           "ones resume)")
+    if not str(config.hydra.sweep.dir).strip():
+        raise ConfigError("hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
     check_launcher(config.hydra.launcher)
     for job in sweep_jobs(config):
         check_config(compose(config_name=config.hydra.job.config_name,
@@ -166,7 +177,7 @@ class ConfigCheck(Callback):
     in `run`."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        _refuse(lambda c: check_run_dir(Path(str(c.hydra.run.dir)), check_config(_task(c)).resume), config)
+        _refuse(check_run, config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _refuse(check_sweep, config)

@@ -121,6 +121,12 @@ def test_a_bad_command_line_flag_is_one_line(tmp_path, argument, expected):
     assert (done.returncode, done.stderr.strip()) == (2, expected)
 
 
+def test_an_empty_run_dir_is_refused_not_the_working_directory(tmp_path):
+    done = gepa("experiment=recipe", "tracking=none", "hydra.run.dir=", cwd=tmp_path)  # `hydra.run.dir=$UNSET`
+    assert done.returncode == 2 and "hydra.run.dir is empty" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
 def test_the_submitter_is_built_only_to_submit(tmp_path):
     """A submitter setting it refuses matters only to a run that submits."""
     args = ("experiment=recipe", "tracking=none", "progress=off", "search.max_iterations=0", "submitter.url=not-a-url")

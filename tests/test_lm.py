@@ -44,8 +44,7 @@ def compose(*overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from gepa_lab.config import to_config
-    from gepa_lab.config import register_configs
+    from gepa_lab.config import register_configs, to_config
 
     register_configs()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
