@@ -93,7 +93,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
 
 
 # -- the pre-flight: before a run directory exists, before any job of a sweep starts -------------
-# Launcher settings the launchers themselves check only when they launch (joblib: a traceback).
+# Launcher settings nothing checks before jobs start (joblib's own refusals: one line, in entry()).
 _LAUNCHER_MINIMUM = {"timeout_min": 1, "cpus_per_task": 1, "gpus_per_node": 0, "tasks_per_node": 1, "nodes": 1,
                      "mem_gb": 1, "array_parallelism": 1, "max_num_timeout": 0}
 
@@ -101,9 +101,6 @@ _LAUNCHER_MINIMUM = {"timeout_min": 1, "cpus_per_task": 1, "gpus_per_node": 0, "
 def check_launcher(launcher: DictConfig) -> None:
     if launcher.get("n_jobs") == 0:
         raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
-    batch = str(launcher.get("batch_size", "auto"))
-    if batch != "auto" and not (batch.isdigit() and int(batch) > 0):
-        raise ConfigError(f"hydra.launcher.batch_size must be 'auto' or an integer >= 1 (got {batch!r})")
     for key, minimum in _LAUNCHER_MINIMUM.items():
         if launcher.get(key) is not None:
             check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)

@@ -161,15 +161,9 @@ def to_config(cfg: DictConfig) -> Config:
 _SECRET_PARAMETER = re.compile(r"(?i)^(password|passwd|pwd|secret|token|access_token|api_?key)$")
 
 
-def _secret_source(key: str, scheme: str) -> str:
-    """Where the secret comes from instead: the environment its library reads."""
-    if scheme.startswith("postgres"):
-        return "PGPASSWORD (or a ~/.pgpass file)"
-    if key == "tracking.uri":
-        return "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
-    if key.startswith("lm."):
-        return f"the variable {key.rpartition('.')[0]}.api_key_env names"
-    return "the environment variable its client reads"
+# Where a secret comes from instead: the environment its library reads.
+_SECRET_FROM = {"postgres": "PGPASSWORD (or a ~/.pgpass file)",
+                "tracking.uri": "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"}
 
 
 def check_urls(node: Any, key: str = "") -> None:
@@ -190,9 +184,10 @@ def check_urls(node: Any, key: str = "") -> None:
         except ValueError:  # not a URL after all
             return
         if secret:
+            source = _SECRET_FROM.get("postgres" if url.scheme.startswith("postgres") else key,
+                                      "the environment variable its client reads")
             raise ConfigError(f"{key} holds a password, and the config is recorded with the run (.hydra/, "
-                              f"experiment.json, MLflow): remove it from the URL and set "
-                              f"{_secret_source(key, url.scheme)} instead")
+                              f"experiment.json, MLflow): remove it from the URL and set {source} instead")
 
 
 # -- `_target_` groups --------------------------------------------------------------------------
@@ -223,10 +218,9 @@ def _target(group: str, node: Any, required: bool) -> Any:
     keys = [str(k) for k in node.keys() if not str(k).startswith("_")]
     try:
         signature = inspect.signature(target)
-    except (TypeError, ValueError):  # nothing to check against (some builtins)
-        return target
-    try:
         signature.bind(**dict.fromkeys(keys))
+    except ValueError:  # no signature to check against (some builtins)
+        return target
     except TypeError as exc:
         takes = [n for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         unknown = [k for k in keys if k not in takes]
@@ -252,7 +246,7 @@ def build(group: str, node: Any) -> Any:
     """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
     from hydra.utils import instantiate
 
-    if _target(group, node, TARGET_GROUPS[group]) is None:
+    if not node:  # check_config refused an empty required group
         return None
     try:
         return instantiate(node, _convert_="all")

@@ -114,7 +114,7 @@ def test_plugin_configs_are_checked_against_their_class_without_building_it(over
     ("postgresql+psycopg://gepa:s3cret@db/revisions", "seed.store", "PGPASSWORD"),
     ("http://alice:s3cret@mlflow.internal:5000", "tracking.uri", "MLFLOW_TRACKING_PASSWORD"),
     ("postgresql://db/revisions?password=s3cret", "submitter.url", "PGPASSWORD"),
-    ("https://api.example.com/v1?api_key=s3cret", "lm.task.api_base", "the variable lm.task.api_key_env names"),
+    ("https://api.example.com/v1?api_key=s3cret", "lm.task.api_base", "the environment variable its client reads"),
 ])
 def test_a_url_with_a_secret_is_refused_without_echoing_it(url, key, source):
     group, _, name = key.rpartition(".")

@@ -121,7 +121,6 @@ def test_resume_is_refused_under_multirun_with_one_line(tmp_path):
 @pytest.mark.parametrize("launcher, setting, expected", [
     ("parallel", "hydra.launcher.n_jobs=0", "hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once "
                                             "(-1: one per CPU)"),
-    ("parallel", "hydra.launcher.batch_size=0", "hydra.launcher.batch_size must be 'auto' or an integer >= 1 (got '0')"),
     ("slurm_local", "hydra.launcher.timeout_min=0", "hydra.launcher.timeout_min must be an integer >= 1 (got 0)"),
     ("slurm_local", "hydra.launcher.cpus_per_task=0", "hydra.launcher.cpus_per_task must be an integer >= 1 (got 0)"),
     ("slurm", "hydra.launcher.array_parallelism=0", "hydra.launcher.array_parallelism must be an integer >= 1 (got 0)"),
