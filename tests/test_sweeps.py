@@ -132,6 +132,14 @@ def test_a_bad_launcher_setting_is_one_line_before_any_job(tmp_path, launcher, s
     assert not (tmp_path / "multirun").exists()
 
 
+def test_an_empty_sweep_dir_is_refused_not_the_working_directory(tmp_path):
+    done = gepa("-m", "experiment=recipe", "tracking=none", "hydra.sweep.dir=", "search.random_seed=1,2", *FAST,
+                cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        2, "gepa_lab: error: hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
+    assert not list(tmp_path.iterdir())
+
+
 def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_path):
     """`hydra.sweeper.params` in an experiment file (on a search path given on the command line)
     expand into jobs like command-line sweeps; the pre-flight composes each of them."""
