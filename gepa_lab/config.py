@@ -126,8 +126,8 @@ def describe_config_error(exc: BaseException) -> str:
             if isinstance(err, InterpolationKeyError):  # `${a.b}` names a key the config lacks
                 return f"config key {err.full_key}: {str(err.msg).splitlines()[0]} (pick options that provide it)"
             return unknown_key(str(err.full_key), _siblings(err))
-    first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-    return first.strip()
+    # Hydra's own message, its lines joined: the later ones often say what to do.
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
 def _siblings(err: OmegaConfBaseException) -> list[str]:
