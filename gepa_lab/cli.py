@@ -124,12 +124,28 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for job in itertools.product(*per_key.values())]
 
 
+def _unused_lm_setting(config: DictConfig) -> str | None:
+    """An `lm.*` override in a run whose components use no LM (no `lm` group composed): such a run
+    would quietly stay offline."""
+    if config.hydra.runtime.choices.get("lm") is not None:
+        return None
+    keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
+    return next((key for key in keys if key.startswith("lm.")), None)
+
+
+def _lm_unused(key: str) -> ConfigError:
+    return ConfigError(f"{key} is set, but no component of this run uses an LM; pick one that does "
+                       "(reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+
+
 def check_run(config: DictConfig) -> None:
     """A single run: its config, then its run directory."""
     run_dir = str(config.hydra.run.dir).strip()
     if not run_dir:  # Path("") would be the working directory
         raise ConfigError("hydra.run.dir is empty (an unset variable?); name the run's directory, e.g. "
                           "hydra.run.dir=outputs/ci-$RUN_ID")
+    if key := _unused_lm_setting(config):
+        raise _lm_unused(key)
     check_run_dir(Path(run_dir), check_config(_task(config)).resume)
 
 
@@ -145,9 +161,14 @@ def check_sweep(config: DictConfig) -> None:
     if not str(config.hydra.sweep.dir).strip():
         raise ConfigError("hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
     check_launcher(config.hydra.launcher)
+    unused = []  # lm.* settings are fine while some job uses an LM (reflector=feedback,dspy)
     for job in sweep_jobs(config):
-        check_config(compose(config_name=config.hydra.job.config_name,
-                             overrides=[*config.hydra.overrides.hydra, *job]))
+        composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
+                           return_hydra_config=True)
+        check_config(_task(composed))
+        unused.append(_unused_lm_setting(composed))
+    if unused and all(unused):
+        raise _lm_unused(str(unused[0]))
 
 
 def _task(config: DictConfig) -> DictConfig:

@@ -140,6 +140,19 @@ def test_an_empty_sweep_dir_is_refused_not_the_working_directory(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
+def test_lm_settings_are_refused_only_when_no_job_uses_an_lm(tmp_path):
+    lm = ("lm.reflection.api_base=http://127.0.0.1:9/v1", "lm.reflection.api_key_env=null")
+    offline = gepa("-m", "experiment=recipe", "tracking=none", "search.random_seed=1,2", *lm, *FAST, cwd=tmp_path)
+    assert offline.returncode == 2 and offline.stderr.strip() == (
+        "gepa_lab: error: lm.reflection.api_base is set, but no component of this run uses an LM; pick one that "
+        "does (reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+    mixed = gepa("-m", "experiment=recipe", "tracking=none", "reflector=feedback,dspy", *lm, "progress=off",
+                 "search.max_iterations=0", f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+    assert mixed.returncode == 0, mixed.stderr[-2000:]
+    assert len(job_dirs(tmp_path / "sweep")) == 2
+
+
 def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_path):
     """`hydra.sweeper.params` in an experiment file (on a search path given on the command line)
     expand into jobs like command-line sweeps; the pre-flight composes each of them."""
