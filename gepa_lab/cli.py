@@ -22,7 +22,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import build, check_config, describe_config_error
+from gepa_lab.config import build, check_config, describe_config_error, uses_lm
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
 from gepa_lab.core.settings import check_int
 
@@ -125,12 +125,11 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
 
 
 def _unused_lm_setting(config: DictConfig) -> str | None:
-    """An `lm.*` override in a run whose components use no LM (no `lm` group composed): such a run
-    would quietly stay offline."""
-    if config.hydra.runtime.choices.get("lm") is not None:
+    """An `lm` / `lm.*` override in a run whose components use no LM: it would quietly stay offline."""
+    if uses_lm(config):
         return None
     keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
-    return next((key for key in keys if key.startswith("lm.")), None)
+    return next((key for key in keys if key == "lm" or key.startswith("lm.")), None)
 
 
 def _lm_unused(key: str) -> ConfigError:
@@ -309,7 +308,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         assert isinstance(container, dict)
         run_config = {str(k): v for k, v in container.items()}
         run_config["hydra_choices"] = dict(hydra_choices or {})
-        if run_config["hydra_choices"].get("lm") is None:  # no component uses an LM
+        if not uses_lm(cfg):  # no LM settings recorded for a run that uses none
             del run_config["lm"]
         if sweep is not None:
             run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)

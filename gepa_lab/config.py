@@ -230,6 +230,12 @@ def _target(group: str, node: Any, required: bool) -> Any:
     return target
 
 
+def uses_lm(cfg: DictConfig) -> bool:
+    """Whether a component reads the `lm` settings (`${lm.task}`, `${lm.reflection}` in its YAML)."""
+    nodes = [OmegaConf.select(cfg, group) for group in TARGET_GROUPS]
+    return "${lm." in str([OmegaConf.to_container(n, resolve=False) for n in nodes if OmegaConf.is_config(n)])
+
+
 def check_config(cfg: DictConfig) -> Config:
     """Everything that can be checked without building anything; raises ConfigError."""
     from gepa_lab.tracking.progress import ProgressTracker

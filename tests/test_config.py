@@ -11,7 +11,7 @@ import yaml
 from hydra import compose, initialize_config_dir
 
 from gepa_lab import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
-from gepa_lab.config import Config, check_config, check_urls, register_configs
+from gepa_lab.config import Config, check_config, check_urls, register_configs, uses_lm
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.settings import PRESETS
 from gepa_lab.lm.config import LMConfig
@@ -84,6 +84,7 @@ def test_every_experiment_composes_and_validates(experiment):
 def test_the_lm_group_is_composed_only_where_a_component_uses_it(overrides, lm_option):
     cfg = composed(*overrides, hydra=True)
     assert cfg.hydra.runtime.choices.get("lm") == lm_option
+    assert uses_lm(cfg) is (lm_option is not None)  # what the run records and the pre-flight asks
     if lm_option is not None:  # the preset: the reflection role follows the task role
         assert cfg.lm.reflection.model == cfg.lm.task.model and cfg.lm.reflection.max_tokens == 4096
 
