@@ -184,7 +184,7 @@ def _refuse(check: Any, config: DictConfig) -> None:
         fail(str(exc), 2)
     except GepaLabError as exc:
         fail(str(exc), 1)
-    except (HydraException, OmegaConfBaseException) as exc:
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # composing a sweep's jobs
         fail(describe_config_error(exc), 2)
 
 
