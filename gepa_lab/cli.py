@@ -268,6 +268,17 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         raise SweepJobFailed(f"gepa_lab: error: {exc.message}" if exc.code == 1 else exc.code) from None
 
 
+def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: dict[str, Any] | None) -> dict[str, Any]:
+    """The resolved config as the run records it: no `lm` settings for a run that uses no LM."""
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)
+    run_config = {str(k): v for k, v in container.items() if k != "lm" or uses_lm(cfg)}
+    run_config["hydra_choices"] = dict(hydra_choices or {})
+    if sweep is not None:
+        run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
+    return run_config
+
+
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
@@ -304,14 +315,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
-        container = OmegaConf.to_container(cfg, resolve=True)
-        assert isinstance(container, dict)
-        run_config = {str(k): v for k, v in container.items()}
-        run_config["hydra_choices"] = dict(hydra_choices or {})
-        if not uses_lm(cfg):  # no LM settings recorded for a run that uses none
-            del run_config["lm"]
-        if sweep is not None:
-            run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
+        run_config = _run_config(cfg, hydra_choices, sweep)
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
         if callable(extra):

@@ -195,16 +195,16 @@ TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submi
                  "transfer.evaluator": False}
 
 
-def _target(group: str, node: Any, required: bool) -> Any:
+def _check_target(group: str, node: Any, required: bool) -> None:
     """The class a `_target_` group names, located by Hydra's instantiate (as a partial: nothing is
     built), its keys bound to the constructor's parameters as instantiate's call will bind them."""
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
-    if node is None or (OmegaConf.is_dict(node) and len(node) == 0):
+    if not node:
         if required:
             raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
-        return None
+        return
     if not OmegaConf.is_dict(node) or "_target_" not in node:
         raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group.replace('.', '/')}/)")
     path = str(node["_target_"])
@@ -220,14 +220,13 @@ def _target(group: str, node: Any, required: bool) -> Any:
         signature = inspect.signature(target)
         signature.bind(**dict.fromkeys(keys))
     except ValueError:  # no signature to check against (some builtins)
-        return target
+        return
     except TypeError as exc:
         takes = [n for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         unknown = [k for k in keys if k not in takes]
         if unknown:
             raise ConfigError(unknown_key(f"{group}.{unknown[0]}", takes, f"{group} takes: {', '.join(takes)}")) from None
         raise ConfigError(f"{group}: {exc}; set it in the {group} config") from None
-    return target
 
 
 def uses_lm(cfg: DictConfig) -> bool:
@@ -244,7 +243,7 @@ def check_config(cfg: DictConfig) -> Config:
     check_urls(dataclasses.asdict(conf))
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
-        _target(group, OmegaConf.select(cfg, group), required)
+        _check_target(group, OmegaConf.select(cfg, group), required)
     return conf
 
 
