@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from pathlib import Path
 
 import hydra
@@ -26,22 +28,42 @@ def main(cfg: DictConfig) -> None:
     run(cfg, Path(runtime.output_dir), dict(runtime.choices))
 
 
+def _parse_flags() -> None:
+    """Hydra's own argument parser first, so a bad flag is one line (argparse would print its usage
+    block before the error)."""
+    from hydra.main import get_args_parser
+
+    from gepa_lab.cli import fail
+
+    parser = get_args_parser()
+    parser.error = lambda message: fail(f"{message} (`python -m gepa_lab --help`)", 2)  # type: ignore[method-assign]
+    parser.parse_args()
+
+
 def entry() -> None:
     """Hydra prints its own multi-line errors unless HYDRA_FULL_ERROR is set, in which case it
-    raises them: we turn composition errors (single run or -m) into one line and exit code 2."""
+    raises them: we turn composition errors (single run or -m) into one line and exit code 2, and
+    a closed stdout (`| head`) into a quiet exit 141."""
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from gepa_lab.cli import describe_config_error, fail
-    from gepa_lab.core.errors import ConfigError
+    from gepa_lab.cli import fail
+    from gepa_lab.config import describe_config_error
+    from gepa_lab.core.errors import ConfigError, describe
 
     try:
+        _parse_flags()
         main()
     except ConfigError as exc:  # raised by the config check before any run directory exists
         fail(str(exc), 2)
     except (HydraException, OmegaConfBaseException) as exc:
         fail(describe_config_error(exc), 2)
+    except ValueError as exc:  # Hydra's or a launcher's refusal (`evaluator=null`, a joblib setting):
+        fail(describe(exc), 2)  # the task turns its own into exit 1 before they get here
+    except BrokenPipeError:  # `python -m gepa_lab ... | head`: the reader left; end as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush there
+        raise SystemExit(128 + signal.SIGPIPE) from None
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The Hydra task: turn a composed config into objects, run `optimize`, print the decision.
+"""The Hydra task: the pre-flight (before a run directory exists; under -m before any job
+starts), then the run: turn the composed config into objects, run `optimize`, print the decision.
 
 Every error ends with one line on stderr: exit code 2 for configuration and command-line errors,
 1 for a run that could not start or finish, 130 for an interrupt (the run stays resumable).
@@ -6,12 +7,8 @@ Every error ends with one line on stderr: exit code 2 for configuration and comm
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import difflib
 import hashlib
-import importlib
-import inspect
+import itertools
 import json
 import logging
 import os
@@ -19,14 +16,15 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf, open_dict, read_write
-from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config
+from gepa_lab.config import build, check_config, describe_config_error, uses_lm
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.core.settings import check_int
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -34,8 +32,6 @@ OFFLINE_ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "HF_HUB_OFFLINE": "1",
 }
-KEYS_HINT = "`python -m gepa_lab --cfg job` prints every key"
-_HYDRA_KEYS = {"_target_", "_args_", "_partial_", "_convert_", "_recursive_"}
 
 
 # Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr
@@ -62,153 +58,11 @@ class SweepJobFailed(SystemExit, Exception):
     with the job's one-line error (exit 1) or exit 130, without a traceback."""
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
     _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
     raise Failure(code, message)
-
-
-# -- configuration errors -----------------------------------------------------------------------
-def describe_config_error(exc: BaseException) -> str:
-    """One line for a Hydra / OmegaConf composition error, built from the exceptions' fields."""
-    from hydra.errors import MissingConfigException, OverrideParseException
-
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    for err in chain:
-        if isinstance(err, MissingConfigException) and err.missing_cfg_file:
-            group, _, option = err.missing_cfg_file.rpartition("/")
-            if group:
-                options = ", ".join(err.options or []) or "none"
-                return f"unknown option {group}={option}; available: {options}"
-            return f"config {err.missing_cfg_file!r} not found"
-        if isinstance(err, OverrideParseException):
-            return f"cannot parse the override {err.override!r}; write key=value (`python -m gepa_lab --help`)"
-        if isinstance(err, OmegaConfBaseException) and err.full_key:
-            if isinstance(err, ValidationError):
-                reason = str(err.msg).splitlines()[0] if err.msg else "wrong type"
-                return f"config key {err.full_key} cannot take {err.value!r}: {reason}"
-            if isinstance(err, InterpolationKeyError):  # `${a.b}` names a key the config lacks
-                return f"config key {err.full_key}: {str(err.msg).splitlines()[0]} (pick options that provide it)"
-            return unknown_key(str(err.full_key), _siblings(err))
-    first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-    return first.strip()
-
-
-def _siblings(err: OmegaConfBaseException) -> list[str]:
-    parent = err.parent_node
-    if isinstance(parent, DictConfig):
-        return [str(k) for k in parent.keys()]
-    schema = err.object_type
-    return [f.name for f in dataclasses.fields(schema)] if dataclasses.is_dataclass(schema) else []
-
-
-def unknown_key(full_key: str, known: list[str]) -> str:
-    name = full_key.rpartition(".")[2]
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown config key {full_key!r}{hint} ({KEYS_HINT})"
-
-
-def _forced_keys(node: DictConfig, prefix: str = "") -> list[str]:
-    """Keys a `+key=value` override force-added to a typed group (Hydra accepts those silently)."""
-    schema = OmegaConf.get_type(node)
-    if not dataclasses.is_dataclass(schema):
-        return []
-    fields = [f.name for f in dataclasses.fields(schema)]
-    found = []
-    for key in map(str, node.keys()):
-        if key not in fields:
-            found.append(unknown_key(prefix + key, fields))
-        elif OmegaConf.is_dict(child := node[key]):
-            found += _forced_keys(child, f"{prefix}{key}.")
-    return found
-
-
-def to_config(cfg: DictConfig) -> Config:
-    """Full validation (types, unknown keys, value ranges) into the root dataclass."""
-    forced = _forced_keys(cfg)
-    if forced:
-        raise ConfigError(forced[0])
-    try:
-        obj = OmegaConf.to_object(cfg)
-    except OmegaConfBaseException as exc:
-        raise ConfigError(describe_config_error(exc)) from exc
-    assert isinstance(obj, Config)
-    return obj
-
-
-# -- `_target_` groups --------------------------------------------------------------------------
-TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False,  # required?
-                 "transfer.evaluator": False}
-
-
-def _target(group: str, node: Any, required: bool) -> Any:
-    """The class a `_target_` group names, after checking the keys against its constructor."""
-    if node is None or (OmegaConf.is_dict(node) and len(node) == 0):
-        if required:
-            raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
-        return None
-    if not OmegaConf.is_dict(node) or "_target_" not in node:
-        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group.replace('.', '/')}/)")
-    path = str(node["_target_"])
-    target = _locate(group, path)
-    _check_arguments(group, target, [str(k) for k in node.keys() if k not in _HYDRA_KEYS])
-    return target
-
-
-def _locate(group: str, path: str) -> Any:
-    """`package.module.Name` -> the object (quietly: hydra.utils.get_object logs its failures)."""
-    module_name, _, name = path.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module_name), name)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"{group}._target_ {path!r} cannot be imported: {describe(exc)}") from exc
-
-
-def check_config(cfg: DictConfig) -> Config:
-    """Everything that can be checked without building anything; raises ConfigError."""
-    conf = to_config(cfg)
-    for group, required in TARGET_GROUPS.items():
-        _target(group, OmegaConf.select(cfg, group), required)
-    return conf
-
-
-def build(group: str, node: Any) -> Any:
-    """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
-    from hydra.utils import instantiate
-
-    if _target(group, node, TARGET_GROUPS[group]) is None:
-        return None
-    try:
-        return instantiate(node, _convert_="all")
-    except Exception as exc:
-        cause = exc.__cause__ or exc
-        if isinstance(cause, (TypeError, ValueError)):
-            raise ConfigError(f"{group}: {describe(cause)}") from cause
-        raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause
-
-
-def _check_arguments(group: str, target: Any, keys: list[str]) -> None:
-    try:
-        params = inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for key in keys:
-        if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(f"unknown config key '{group}.{key}'; {hint}{group} takes: {', '.join(accepted)}")
-    for name, p in params.items():
-        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in keys:
-            raise ConfigError(f"config key '{group}.{name}' is required")
 
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
@@ -239,33 +93,112 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                            "writable directory or set hydra.run.dir=<a writable path>") from None
 
 
-class ConfigCheck(Callback):
-    """Registered in conf/config.yaml (`hydra.callbacks`): checks the composed config before Hydra
-    creates a run directory (single run) or launches any job (multirun); each job checks its own
-    config again in `run`."""
+# -- the pre-flight: before a run directory exists, before any job of a sweep starts -------------
+# Launcher settings nothing checks before jobs start (joblib's own refusals: one line, in entry()).
+_LAUNCHER_MINIMUM = {"timeout_min": 1, "cpus_per_task": 1, "gpus_per_node": 0, "tasks_per_node": 1, "nodes": 1,
+                     "mem_gb": 1, "array_parallelism": 1, "max_num_timeout": 0}
 
-    def _check(self, config: DictConfig) -> None:
-        task = copy.deepcopy(config)
-        with read_write(task), open_dict(task):
-            del task["hydra"]
-        try:
-            conf = check_config(task)
-            if config.hydra.mode is None or str(config.hydra.mode) == "RunMode.RUN":
-                check_run_dir(Path(str(config.hydra.run.dir)), conf.resume)
-            elif conf.resume:  # a sweep resumes job by job (docs/study.md)
-                raise ConfigError(f"resume={conf.resume} continues a single run; to continue a sweep, run the "
-                                  "same command with hydra.sweep.dir=<its sweep dir> (finished jobs are skipped, "
-                                  "unfinished ones resume)")
-        except ConfigError as exc:
-            fail(str(exc), 2)  # SystemExit: Hydra turns a callback's exceptions into warnings
-        except GepaLabError as exc:
-            fail(str(exc), 1)
+
+def check_launcher(launcher: DictConfig) -> None:
+    if launcher.get("n_jobs") == 0:
+        raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
+    for key, minimum in _LAUNCHER_MINIMUM.items():
+        if launcher.get(key) is not None:
+            check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
+
+
+def sweep_jobs(config: DictConfig) -> list[list[str]]:
+    """Every job's overrides, expanded as Hydra's basic sweeper expands them: `hydra.sweeper.params`
+    then the command line, each key's values (a comma list, range or glob), the product over keys."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+    lines = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    per_key: dict[str, list[str]] = {}
+    for override in parser.parse_overrides(lines):
+        key = override.get_key_element()
+        values = (override.sweep_string_iterator() if override.is_sweep_override()
+                  else [override.get_value_element_as_str()])
+        per_key[key] = [f"{key}={value}" for value in values]
+    return [list(job) for job in itertools.product(*per_key.values())]
+
+
+def _unused_lm_setting(config: DictConfig) -> str | None:
+    """An `lm` / `lm.*` override in a run whose components use no LM: it would quietly stay offline."""
+    if uses_lm(config):
+        return None
+    keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
+    return next((key for key in keys if key == "lm" or key.startswith("lm.")), None)
+
+
+def _lm_unused(key: str) -> ConfigError:
+    return ConfigError(f"{key} is set, but no component of this run uses an LM; pick one that does "
+                       "(reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+
+
+def check_run(config: DictConfig) -> None:
+    """A single run: its config, then its run directory."""
+    run_dir = str(config.hydra.run.dir).strip()
+    if not run_dir:  # Path("") would be the working directory
+        raise ConfigError("hydra.run.dir is empty (an unset variable?); name the run's directory, e.g. "
+                          "hydra.run.dir=outputs/ci-$RUN_ID")
+    if key := _unused_lm_setting(config):
+        raise _lm_unused(key)
+    check_run_dir(Path(run_dir), check_config(_task(config)).resume)
+
+
+def check_sweep(config: DictConfig) -> None:
+    """Every job's config, composed with Hydra's compose API as the job will compose it, checked
+    before the launcher starts any job (the sweep's base config alone would miss job 2's values)."""
+    from hydra import compose
+
+    if OmegaConf.select(config, "resume"):  # a sweep resumes job by job (docs/study.md)
+        raise ConfigError(f"resume={config.resume} continues a single run; to continue a sweep, run the same "
+                          "command with hydra.sweep.dir=<its sweep dir> (finished jobs are skipped, unfinished "
+                          "ones resume)")
+    if not str(config.hydra.sweep.dir).strip():
+        raise ConfigError("hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
+    check_launcher(config.hydra.launcher)
+    unused = []  # lm.* settings are fine while some job uses an LM (reflector=feedback,dspy)
+    for job in sweep_jobs(config):
+        composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
+                           return_hydra_config=True)
+        check_config(_task(composed))
+        unused.append(_unused_lm_setting(composed))
+    if unused and all(unused):
+        raise _lm_unused(str(unused[0]))
+
+
+def _task(config: DictConfig) -> DictConfig:
+    return OmegaConf.masked_copy(config, [str(k) for k in config if k != "hydra"])
+
+
+def _refuse(check: Any, config: DictConfig) -> None:
+    """A refusal as one line and an exit: Hydra turns a callback's exceptions into warnings."""
+    from hydra.errors import HydraException
+
+    try:
+        check(config)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    except GepaLabError as exc:
+        fail(str(exc), 1)
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # composing a sweep's jobs
+        fail(describe_config_error(exc), 2)
+
+
+class ConfigCheck(Callback):
+    """Registered in conf/config.yaml (`hydra.callbacks`): the pre-flight, before Hydra creates a
+    run directory (single run) or launches any job (multirun); each job checks its own config again
+    in `run`."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(config)
+        _refuse(check_run, config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(config)
+        _refuse(check_sweep, config)
 
 
 # -- sweeps (multirun) -------------------------------------------------------------------------
@@ -340,6 +273,18 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
         raise SweepJobFailed(f"gepa_lab: error: {exc.message}" if exc.code == 1 else exc.code) from None
 
 
+def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: dict[str, Any] | None) -> dict[str, Any]:
+    """The resolved config as the run records it: no `lm` settings for a run that uses no LM."""
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)
+    run_config = {str(k): v for k, v in container.items() if k != "lm" or uses_lm(cfg)}
+    run_config["hydra_choices"] = dict(hydra_choices or {})
+    run_config["overrides"] = job_overrides()  # a study pairs its runs by them (gepa_lab/study.py)
+    if sweep is not None:
+        run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
+    return run_config
+
+
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
@@ -363,7 +308,9 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
                 return 0
             resume = state == "unfinished"
         evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
-        tracker, submitter = build("tracking", cfg.tracking), build("submitter", cfg.submitter)
+        tracker = build("tracking", cfg.tracking)
+        # The store is opened only by what uses it: a submission, or a seed read from it.
+        submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
         transfer = build("transfer.evaluator", cfg.transfer.evaluator)
         dataset, seed = load_dataset(conf.dataset)
         if conf.seed.from_store or conf.seed.prefer_store:  # the active revision is the seed (and the parent)
@@ -375,13 +322,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
-        container = OmegaConf.to_container(cfg, resolve=True)
-        assert isinstance(container, dict)
-        run_config = {str(k): v for k, v in container.items()}
-        run_config["hydra_choices"] = dict(hydra_choices or {})
-        run_config["overrides"] = job_overrides()  # a study pairs its runs by them (gepa_lab/study.py)
-        if sweep is not None:
-            run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
+        run_config = _run_config(cfg, hydra_choices, sweep)
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
         if callable(extra):

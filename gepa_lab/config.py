@@ -1,19 +1,32 @@
-"""The root structured config. Its groups are the engine's own dataclasses (`gepa_lab.core.settings`)
-and the dataset loader's (`gepa_lab.data.DatasetSource`); evaluators, reflectors, trackers and
-submitters are chosen by `_target_` in their YAML and built with `hydra.utils.instantiate`.
+"""The root structured config and the checks of a composed one.
+
+Its groups are the engine's own dataclasses (`gepa_lab.core.settings`) and the dataset loader's
+(`gepa_lab.data.DatasetSource`): their defaults are the only ones (no YAML restates them) and the
+promotion presets are `PromotionPolicy.preset`'s, registered here as the options of `promotion`.
+Evaluators, reflectors, trackers and submitters are chosen by `_target_` in their YAML and built
+with `hydra.utils.instantiate`. `check_config` refuses what can be refused without building
+anything (types, unknown keys, ranges, `_target_` classes and their arguments, secrets in URLs),
+each as one line.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import inspect
+import re
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
-from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.errors import ConfigError, GepaLabError, describe
 from gepa_lab.core.settings import (
+    PRESETS,
     EvaluationSettings,
     PromotionPolicy,
     ReflectionSettings,
@@ -21,8 +34,6 @@ from gepa_lab.core.settings import (
 )
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig
-
-PROGRESS_MODES = ("auto", "bar", "log", "off")
 
 
 @dataclass
@@ -51,24 +62,22 @@ class Config:
     experiment_name: str = "default"
     submit: bool = False
     resume: str | None = None  # run dir of an interrupted run to continue
-    progress: str = "auto"  # auto | bar | log | off
+    progress: str = "auto"  # auto | bar | log | off (gepa_lab.tracking.progress checks it)
     dataset: DatasetSource = MISSING
     seed: SeedSource = field(default_factory=SeedSource)
     search: SearchConfig = field(default_factory=SearchConfig)
     evaluation: EvaluationSettings = field(default_factory=EvaluationSettings)
     reflection: ReflectionSettings = field(default_factory=ReflectionSettings)
     promotion: PromotionPolicy = field(default_factory=PromotionPolicy)
-    lm: LMConfig = field(default_factory=LMConfig)  # lm.task, lm.reflection (gepa_lab.lm)
+    # lm.task, lm.reflection (gepa_lab.lm). The `lm` group is composed only by the evaluators and
+    # reflectors that use an LM (their YAML selects it); a run without one does not record it.
+    lm: LMConfig = field(default_factory=LMConfig)
     # `_target_` groups: a mapping with `_target_` and the constructor's arguments (or empty: none).
     evaluator: Any = MISSING
     reflector: Any = MISSING
     tracking: Any = field(default_factory=dict)
     submitter: Any = field(default_factory=dict)
     transfer: TransferConfig = field(default_factory=TransferConfig)
-
-    def __post_init__(self) -> None:
-        if self.progress not in PROGRESS_MODES:
-            raise ConfigError(f"progress must be one of {', '.join(PROGRESS_MODES)} (got {self.progress!r})")
 
 
 def _run_dir(resume: str | None, fresh: str) -> str:
@@ -87,7 +96,175 @@ def _dirname(overrides: str) -> str:
 
 
 def register_configs() -> None:
-    ConfigStore.instance().store(name="base_config", node=Config)
+    store = ConfigStore.instance()
+    store.store(name="base_config", node=Config)
+    for name in PRESETS:
+        store.store(group="promotion", name=name, node=PromotionPolicy.preset(name))
     OmegaConf.register_new_resolver("gepa_lab.run_dir", _run_dir, replace=True)
     OmegaConf.register_new_resolver("gepa_lab.dirname", _dirname, replace=True)
     OmegaConf.register_new_resolver("gepa_lab.hydra_subdir", _hydra_subdir, replace=True, use_cache=True)
+
+
+# -- configuration errors -----------------------------------------------------------------------
+KEYS_HINT = "`python -m gepa_lab --cfg job` prints every key"
+
+
+def describe_config_error(exc: BaseException) -> str:
+    """One line for a Hydra / OmegaConf composition error, built from the exceptions' fields."""
+    from hydra.errors import MissingConfigException, OverrideParseException
+
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for err in chain:
+        if isinstance(err, MissingConfigException) and err.missing_cfg_file:
+            group, _, option = err.missing_cfg_file.rpartition("/")
+            if group:
+                options = ", ".join(err.options or []) or "none"
+                return f"unknown option {group}={option}; available: {options}"
+            return f"config {err.missing_cfg_file!r} not found"
+        if isinstance(err, OverrideParseException):
+            return f"cannot parse the override {err.override!r}; write key=value (`python -m gepa_lab --help`)"
+        if isinstance(err, OmegaConfBaseException) and err.full_key:
+            if isinstance(err, ValidationError):
+                reason = str(err.msg).splitlines()[0] if err.msg else "wrong type"
+                return f"config key {err.full_key} cannot take {err.value!r}: {reason}"
+            if isinstance(err, InterpolationKeyError):  # `${a.b}` names a key the config lacks
+                return f"config key {err.full_key}: {str(err.msg).splitlines()[0]} (pick options that provide it)"
+            return unknown_key(str(err.full_key), _siblings(err))
+    # Hydra's own message, its lines joined: the later ones often say what to do.
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+
+
+def _siblings(err: OmegaConfBaseException) -> list[str]:
+    parent = err.parent_node
+    if isinstance(parent, DictConfig):
+        return [str(k) for k in parent.keys()]
+    schema = err.object_type
+    return [f.name for f in dataclasses.fields(schema)] if dataclasses.is_dataclass(schema) else []
+
+
+def unknown_key(full_key: str, known: list[str], hint: str = KEYS_HINT) -> str:
+    name = full_key.rpartition(".")[2]
+    close = difflib.get_close_matches(name, known, n=1)
+    did_you_mean = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown config key {full_key!r}{did_you_mean} ({hint})"
+
+
+def to_config(cfg: DictConfig) -> Config:
+    """Types, unknown keys and value ranges, into the root dataclass. The composed config is merged
+    onto a fresh schema, which refuses the keys a `+key=value` override forced into a typed group."""
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(Config), OmegaConf.to_container(cfg))
+        conf = OmegaConf.to_object(merged)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(describe_config_error(exc)) from exc
+    assert isinstance(conf, Config)
+    return conf
+
+
+# -- secrets in URLs ----------------------------------------------------------------------------
+_SECRET_PARAMETER = re.compile(r"(?i)^(password|passwd|pwd|secret|token|access_token|api_?key)$")
+
+
+# Where a secret comes from instead: the environment its library reads.
+_SECRET_FROM = {"postgres": "PGPASSWORD (or a ~/.pgpass file)",
+                "tracking.uri": "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"}
+
+
+def check_urls(node: Any, key: str = "") -> None:
+    """A URL holding a password (or a secret query parameter) is refused, naming its key but never
+    its value: the resolved config is written to .hydra/, experiment.json and MLflow, so secrets
+    come from the environment only."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            check_urls(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, list):
+        for value in node:
+            check_urls(value, key)
+    elif isinstance(node, str) and "://" in node:
+        try:
+            url = urllib.parse.urlsplit(node)
+            secret = bool(url.password) or any(_SECRET_PARAMETER.match(name)
+                                               for name, _ in urllib.parse.parse_qsl(url.query))
+        except ValueError:  # not a URL after all
+            return
+        if secret:
+            source = _SECRET_FROM.get("postgres" if url.scheme.startswith("postgres") else key,
+                                      "the environment variable its client reads")
+            raise ConfigError(f"{key} holds a password, and the config is recorded with the run (.hydra/, "
+                              f"experiment.json, MLflow): remove it from the URL and set {source} instead")
+
+
+# -- `_target_` groups --------------------------------------------------------------------------
+TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False,  # required?
+                 "transfer.evaluator": False}
+
+
+def _check_target(group: str, node: Any, required: bool) -> None:
+    """The class a `_target_` group names, located by Hydra's instantiate (as a partial: nothing is
+    built), its keys bound to the constructor's parameters as instantiate's call will bind them."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    if not node:
+        if required:
+            raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
+        return
+    if not OmegaConf.is_dict(node) or "_target_" not in node:
+        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group.replace('.', '/')}/)")
+    path = str(node["_target_"])
+    try:
+        target = instantiate({"_target_": path, "_partial_": True}).func
+    except InstantiationException as exc:
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
+            cause = cause.__cause__
+        raise ConfigError(f"{group}._target_ {path!r} cannot be imported: {describe(cause)}") from None
+    keys = [str(k) for k in node.keys() if not str(k).startswith("_")]
+    try:
+        signature = inspect.signature(target)
+        signature.bind(**dict.fromkeys(keys))
+    except ValueError:  # no signature to check against (some builtins)
+        return
+    except TypeError as exc:
+        takes = [n for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = [k for k in keys if k not in takes]
+        if unknown:
+            raise ConfigError(unknown_key(f"{group}.{unknown[0]}", takes, f"{group} takes: {', '.join(takes)}")) from None
+        raise ConfigError(f"{group}: {exc}; set it in the {group} config") from None
+
+
+def uses_lm(cfg: DictConfig) -> bool:
+    """Whether a component reads the `lm` settings (`${lm.task}`, `${lm.reflection}` in its YAML)."""
+    nodes = [OmegaConf.select(cfg, group) for group in TARGET_GROUPS]
+    return "${lm." in str([OmegaConf.to_container(n, resolve=False) for n in nodes if OmegaConf.is_config(n)])
+
+
+def check_config(cfg: DictConfig) -> Config:
+    """Everything that can be checked without building anything; raises ConfigError."""
+    from gepa_lab.tracking.progress import ProgressTracker
+
+    conf = to_config(cfg)
+    check_urls(dataclasses.asdict(conf))
+    ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
+    for group, required in TARGET_GROUPS.items():
+        _check_target(group, OmegaConf.select(cfg, group), required)
+    return conf
+
+
+def build(group: str, node: Any) -> Any:
+    """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
+    from hydra.utils import instantiate
+
+    if not node:  # check_config refused an empty required group
+        return None
+    try:
+        return instantiate(node, _convert_="all")
+    except Exception as exc:
+        cause = exc.__cause__ or exc
+        if isinstance(cause, (TypeError, ValueError)):
+            raise ConfigError(f"{group}: {describe(cause)}") from cause
+        raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause

@@ -44,6 +44,7 @@ def test_recipe_experiment_runs_to_a_decision(tmp_path):
     assert result["holdout_interval"][0] <= result["holdout_delta"] <= result["holdout_interval"][1]
     experiment = json.loads((record / "experiment.json").read_text())
     assert experiment["config"]["hydra_choices"]["experiment"] == "recipe"
+    assert "lm" not in experiment["config"]  # no component uses an LM: none composed, none recorded
     assert "pre-flight: the metric budget (1000 calls) allows" in done.stderr
     iteration_lines = [x for x in done.stderr.splitlines() if "gepa_lab.progress" in x and "] - iteration " in x]
     assert len(iteration_lines) == result["proposals"] > 0
@@ -83,14 +84,69 @@ def test_bad_config_exits_2_with_one_line(tmp_path, override, expected):
     ("search.max_iteratons=3,4", "unknown config key 'search.max_iteratons'"),
     ("search.random_seed=1,x", "config key search.random_seed cannot take 'x'"),
     ("search.minibatch_size=1,0", "search.minibatch_size must be an integer >= 1 (got 0)"),
+    ("promotion.bootstrap_resamples=2000,1000000000000", "promotion.bootstrap_resamples must be at most 100000"),
+    ("reflector._target_=evaluators.skillcraft.reflectors.feedback.FeedbackReflector,nowhere.Reflector",
+     "reflector._target_ 'nowhere.Reflector' cannot be imported"),
+    ("search.random_seed=1,2 submitter.url=sqlite:///r.db,postgresql://gepa:s3cret@db/revisions",
+     "submitter.url holds a password"),
 ])
-def test_bad_sweep_exits_2_with_one_line(tmp_path, sweep, expected):
-    done = gepa("-m", "experiment=recipe", "tracking=none", "progress=off", "search.max_iterations=1", sweep,
+def test_every_job_of_a_sweep_is_checked_before_any_job_starts(tmp_path, sweep, expected):
+    """Job 1 (or later) is bad, job 0 is fine: the sweep is refused before job 0 runs."""
+    done = gepa("-m", "experiment=recipe", "tracking=none", "progress=off", "search.max_iterations=1", *sweep.split(),
                 cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error: ")]
     assert len(errors) == 1 and expected in errors[0], done.stderr
-    assert "Traceback" not in done.stderr
+    assert "Traceback" not in done.stderr and "s3cret" not in done.stderr
+    assert not (tmp_path / "multirun").exists()  # no job ran, no sweep dir was created
+
+
+def test_a_url_with_a_password_is_refused_before_anything_is_written(tmp_path):
+    done = gepa("experiment=recipe", "tracking=mlflow", "tracking.uri=postgresql://gepa:s3cret@db/mlflow",
+                "submit=true", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("gepa_lab: error: tracking.uri holds a password, and the config is recorded with "
+                                   "the run (.hydra/, experiment.json, MLflow): remove it from the URL and set "
+                                   "PGPASSWORD (or a ~/.pgpass file) instead")
+    assert not list(tmp_path.iterdir())  # no run dir, no .hydra/, no MLflow store
+
+
+@pytest.mark.parametrize("argument, expected", [
+    ("--foo", "gepa_lab: error: unrecognized arguments: --foo (`python -m gepa_lab --help`)"),
+    ("--cfg=everything", "gepa_lab: error: argument --cfg/-c: invalid choice: 'everything' (choose from 'job', "
+                         "'hydra', 'all') (`python -m gepa_lab --help`)"),
+])
+def test_a_bad_command_line_flag_is_one_line(tmp_path, argument, expected):
+    done = gepa(argument, "experiment=recipe", cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (2, expected)
+
+
+def test_an_empty_run_dir_is_refused_not_the_working_directory(tmp_path):
+    done = gepa("experiment=recipe", "tracking=none", "hydra.run.dir=", cwd=tmp_path)  # `hydra.run.dir=$UNSET`
+    assert done.returncode == 2 and "hydra.run.dir is empty" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_submitter_is_built_only_to_submit(tmp_path):
+    """A submitter setting it refuses matters only to a run that submits."""
+    args = ("experiment=recipe", "tracking=none", "progress=off", "search.max_iterations=0", "submitter.url=not-a-url")
+    assert gepa(*args, cwd=tmp_path).returncode == 0
+    done = gepa(*args, "submit=true", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "gepa_lab: error: submitter: ValueError: submitter.url 'not-a-url' is not a database URL")
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly(tmp_path):
+    """`python -m gepa_lab ... | head`: the summary meets a closed pipe after the run is recorded."""
+    proc = subprocess.Popen([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
+                             "search.max_iterations=1", f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before the first line
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr and "Exception ignored" not in stderr
+    assert (tmp_path / "run" / "result.json").is_file()
 
 
 def test_a_bad_evaluator_value_exits_2(tmp_path):

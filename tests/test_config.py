@@ -1,37 +1,136 @@
-"""The Hydra config tree: every option composes into the engine's own dataclasses."""
+"""The Hydra config tree: every option composes into the engine's own dataclasses, whose defaults
+and presets are the only ones; the `lm` group only where a component uses an LM."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 from hydra import compose, initialize_config_dir
 
-from gepa_lab import PromotionPolicy, SearchConfig
-from gepa_lab.cli import check_config
-from gepa_lab.config import register_configs
+from gepa_lab import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
+from gepa_lab.config import Config, check_config, check_urls, register_configs, uses_lm
+from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.settings import PRESETS
+from gepa_lab.lm.config import LMConfig
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 register_configs()
 
 
-def composed(*overrides: str):
+def composed(*overrides: str, hydra: bool = False):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra)
 
 
-@pytest.mark.parametrize("preset", ["lenient", "default", "strict"])
-def test_promotion_yaml_presets_equal_the_library_presets(preset):
+@pytest.mark.parametrize("preset", PRESETS)
+def test_each_promotion_option_is_the_library_preset(preset):
     assert check_config(composed("experiment=recipe", f"promotion={preset}")).promotion == PromotionPolicy.preset(preset)
+
+
+def test_the_promotion_presets_differ():
+    policies = [PromotionPolicy.preset(name) for name in PRESETS]
+    assert all(a != b for i, a in enumerate(policies) for b in policies[i + 1:])
 
 
 def test_the_default_config_is_the_engine_defaults():
     conf = check_config(composed("experiment=recipe"))
-    assert conf.search == SearchConfig()
-    assert conf.promotion == PromotionPolicy()
+    assert (conf.search, conf.evaluation, conf.reflection, conf.promotion) == (
+        SearchConfig(), EvaluationSettings(), ReflectionSettings(), PromotionPolicy())
+
+
+SCHEMAS = {"search": SearchConfig, "evaluation": EvaluationSettings, "reflection": ReflectionSettings,
+           "promotion": PromotionPolicy, "lm": LMConfig}
+TOP_LEVEL = {"experiment_name": "default", "submit": False, "resume": None, "progress": "auto"}
+
+
+def _restated(node: dict, defaults: dict, where: str) -> list[str]:
+    found = []
+    for key, value in node.items():
+        if isinstance(value, dict) and isinstance(defaults.get(key), dict):
+            found += _restated(value, defaults[key], f"{where}.{key}")
+        elif key in defaults and value == defaults[key]:
+            found.append(f"{where}.{key}: {value!r}")
+    return found
+
+
+@pytest.mark.parametrize("path", [CONF / "config.yaml", *sorted((CONF / "experiment").glob("*.yaml")),
+                                  *sorted((CONF / "lm").glob("*.yaml"))], ids=lambda p: str(p.relative_to(CONF)))
+def test_no_yaml_file_restates_a_dataclass_default(path):
+    """Defaults live once, in the dataclasses: YAML files hold presets and experiments only."""
+    node = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if path.parent.name == "lm":
+        node = {"lm": node}
+    defaults = {**TOP_LEVEL, **{group: dataclasses.asdict(schema()) for group, schema in SCHEMAS.items()}}
+    assert TOP_LEVEL == {k: getattr(Config(dataset=None), k) for k in TOP_LEVEL}
+    assert _restated({k: v for k, v in node.items() if k in defaults}, defaults, path.stem) == []
 
 
 @pytest.mark.parametrize("experiment", sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")))
 def test_every_experiment_composes_and_validates(experiment):
     conf = check_config(composed(f"experiment={experiment}"))
     assert conf.experiment_name == experiment
+
+
+@pytest.mark.parametrize("overrides, lm_option", [
+    (["experiment=recipe"], None),
+    (["experiment=recipe", "reflector=dspy"], "default"),
+    (["experiment=recipe", "evaluator=skillcraft_dspy"], "default"),
+    (["experiment=dspy_math"], "default"),  # two components select it: composed once
+    (["experiment=dspy_math", "lm=ollama"], "ollama"),
+])
+def test_the_lm_group_is_composed_only_where_a_component_uses_it(overrides, lm_option):
+    cfg = composed(*overrides, hydra=True)
+    assert cfg.hydra.runtime.choices.get("lm") == lm_option
+    assert uses_lm(cfg) is (lm_option is not None)  # what the run records and the pre-flight asks
+    if lm_option is not None:  # the preset: the reflection role follows the task role
+        assert cfg.lm.reflection.model == cfg.lm.task.model and cfg.lm.reflection.max_tokens == 4096
+
+
+def test_a_forced_key_in_a_typed_group_is_refused():
+    cfg = composed("experiment=recipe", "+search.foo=1", "+promotion.gates.bar=2")
+    with pytest.raises(ConfigError, match=r"unknown config key 'search.foo'"):
+        check_config(cfg)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("+evaluator.famly=weather", "unknown config key 'evaluator.famly'; did you mean 'family'? (evaluator takes: family,"),
+    ("reflector._target_=gepa_lab.nope.Reflector", "reflector._target_ 'gepa_lab.nope.Reflector' cannot be imported: "
+                                                   "ModuleNotFoundError: No module named 'gepa_lab.nope'"),
+    ("reflector._target_=gepa_lab.core.settings.NoSuchClass", "'gepa_lab.core.settings.NoSuchClass' cannot be "
+                                                              "imported: ModuleNotFoundError: No module named "),
+    ("evaluator._target_=gepa_lab.core.settings.GatePolicy", "unknown config key 'evaluator.family'"),
+    ("tracking._target_=gepa_lab.tracking.progress.ProgressTracker", "unknown config key 'tracking.uri'"),
+])
+def test_plugin_configs_are_checked_against_their_class_without_building_it(override, message):
+    with pytest.raises(ConfigError) as info:
+        check_config(composed("experiment=recipe", override))
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("url, key, source", [
+    ("postgresql://gepa:s3cret@db/revisions", "submitter.url", "PGPASSWORD"),
+    ("postgresql+psycopg://gepa:s3cret@db/revisions", "seed.store", "PGPASSWORD"),
+    ("http://alice:s3cret@mlflow.internal:5000", "tracking.uri", "MLFLOW_TRACKING_PASSWORD"),
+    ("postgresql://db/revisions?password=s3cret", "submitter.url", "PGPASSWORD"),
+    ("https://api.example.com/v1?api_key=s3cret", "lm.task.api_base", "the environment variable its client reads"),
+])
+def test_a_url_with_a_secret_is_refused_without_echoing_it(url, key, source):
+    group, _, name = key.rpartition(".")
+    config: dict = {}
+    node = config
+    for part in group.split("."):
+        node = node.setdefault(part, {})
+    node[name] = url
+    with pytest.raises(ConfigError) as info:
+        check_urls(config)
+    assert str(info.value).startswith(f"{key} holds a password") and source in str(info.value)
+    assert "s3cret" not in str(info.value)
+
+
+@pytest.mark.parametrize("url", ["postgresql://gepa@db/revisions", "sqlite:///revisions.db", "http://127.0.0.1:5000",
+                                 "https://example.com/a?page=2", "not a url"])
+def test_a_url_without_a_secret_passes(url):
+    check_urls({"submitter": {"url": url}, "tracking": {"uri": url}})

@@ -39,8 +39,10 @@ def test_the_table_was_read():
 @pytest.mark.slow
 @pytest.mark.parametrize("args, code, message", ROWS, ids=[r[0] for r in ROWS])
 def test_each_documented_input_gives_its_documented_error(tmp_path, args, code, message):
-    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
-                           *args.split()], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    flags = [a for a in args.split() if a.startswith("-")]  # before the overrides, as argparse wants them
+    overrides = [a for a in args.split() if not a.startswith("-")]
+    done = subprocess.run([sys.executable, "-m", "gepa_lab", *flags, "experiment=recipe", "tracking=none",
+                           "progress=off", *overrides], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error:")]
     assert done.returncode == code, done.stderr
     assert len(errors) == 1, done.stderr

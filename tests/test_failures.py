@@ -258,4 +258,5 @@ def test_an_unknown_evaluator_argument_exits_2(plugin_dir):
     done = _gepa(plugin_dir, "+evaluator.per_stepp=1")
     assert done.returncode == 2
     assert done.stderr.strip() == ("gepa_lab: error: unknown config key 'evaluator.per_stepp'; did you mean "
-                                   "'per_step'? evaluator takes: per_step, broken")
+                                   "'per_step'? (evaluator takes: per_step, broken)")
+    assert not (plugin_dir / "outputs").exists()  # found before Hydra creates a run dir

@@ -44,8 +44,7 @@ def compose(*overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from gepa_lab.cli import to_config
-    from gepa_lab.config import register_configs
+    from gepa_lab.config import register_configs, to_config
 
     register_configs()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
@@ -73,10 +72,10 @@ def test_lm_ollama_option_needs_no_key():
 
 
 def test_the_reflection_role_follows_the_task_role_unless_set():
-    _, conf = compose("lm.task.model=openai/local", "lm.task.api_base=http://127.0.0.1:8000/v1")
+    _, conf = compose("reflector=dspy", "lm.task.model=openai/local", "lm.task.api_base=http://127.0.0.1:8000/v1")
     assert (conf.lm.reflection.model, conf.lm.reflection.api_base) == ("openai/local", "http://127.0.0.1:8000/v1")
     assert conf.lm.reflection.max_tokens == 4096  # its own budget
-    _, conf = compose("lm.task.model=openai/local", "lm.reflection.model=openai/strong")
+    _, conf = compose("reflector=dspy", "lm.task.model=openai/local", "lm.reflection.model=openai/strong")
     assert (conf.lm.task.model, conf.lm.reflection.model) == ("openai/local", "openai/strong")
 
 

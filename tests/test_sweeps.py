@@ -119,6 +119,55 @@ def test_resume_is_refused_under_multirun_with_one_line(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("launcher, setting, expected", [
+    ("parallel", "hydra.launcher.n_jobs=0", "hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once "
+                                            "(-1: one per CPU)"),
+    ("slurm_local", "hydra.launcher.timeout_min=0", "hydra.launcher.timeout_min must be an integer >= 1 (got 0)"),
+    ("slurm_local", "hydra.launcher.cpus_per_task=0", "hydra.launcher.cpus_per_task must be an integer >= 1 (got 0)"),
+    ("slurm", "hydra.launcher.array_parallelism=0", "hydra.launcher.array_parallelism must be an integer >= 1 (got 0)"),
+])
+def test_a_bad_launcher_setting_is_one_line_before_any_job(tmp_path, launcher, setting, expected):
+    done = gepa("-m", "experiment=recipe", "tracking=none", f"hydra/launcher={launcher}", setting,
+                "search.random_seed=1,2", *FAST, cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (2, f"gepa_lab: error: {expected}")
+    assert not (tmp_path / "multirun").exists()
+
+
+def test_an_empty_sweep_dir_is_refused_not_the_working_directory(tmp_path):
+    done = gepa("-m", "experiment=recipe", "tracking=none", "hydra.sweep.dir=", "search.random_seed=1,2", *FAST,
+                cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        2, "gepa_lab: error: hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_lm_settings_are_refused_only_when_no_job_uses_an_lm(tmp_path):
+    lm = ("lm.reflection.api_base=http://127.0.0.1:9/v1", "lm.reflection.api_key_env=null")
+    offline = gepa("-m", "experiment=recipe", "tracking=none", "search.random_seed=1,2", *lm, *FAST, cwd=tmp_path)
+    assert offline.returncode == 2 and offline.stderr.strip() == (
+        "gepa_lab: error: lm.reflection.api_base is set, but no component of this run uses an LM; pick one that "
+        "does (reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+    mixed = gepa("-m", "experiment=recipe", "tracking=none", "reflector=feedback,dspy", *lm, "progress=off",
+                 "search.max_iterations=0", f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+    assert mixed.returncode == 0, mixed.stderr[-2000:]
+    assert len(job_dirs(tmp_path / "sweep")) == 2
+
+
+def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_path):
+    """`hydra.sweeper.params` in an experiment file (on a search path given on the command line)
+    expand into jobs like command-line sweeps; the pre-flight composes each of them."""
+    conf = tmp_path / "conf" / "experiment"
+    conf.mkdir(parents=True)
+    (conf / "mine.yaml").write_text("# @package _global_\nexperiment_name: mine\nhydra:\n  sweeper:\n    params:\n"
+                                    "      promotion.bootstrap_resamples: 2000,1000000000000\n")
+    done = gepa("-m", f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", "tracking=none", *FAST,
+                "search.random_seed=1,2", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().startswith("gepa_lab: error: promotion.bootstrap_resamples must be at most 100000")
+    assert not (tmp_path / "multirun").exists()
+
+
 def test_report_errors_are_one_line(tmp_path):
     done = gepa("--sweep", "abc", "--experiment", "recipe", cwd=tmp_path, module="gepa_lab.report")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not allowed with" in done.stderr
@@ -214,8 +263,10 @@ def test_a_submitit_local_sweep_of_two_jobs_completes_and_is_reported(tmp_path, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher, sweep, code, expected", [
-    ("hydra/launcher=parallel", "search.minibatch_size=1,0", 2, "search.minibatch_size must be an integer >= 1 (got 0)"),
-    ("hydra/launcher=slurm_local", "search.minibatch_size=1,0", 2, "search.minibatch_size must be an integer >= 1"),
+    # A value only the evaluator's constructor refuses: found in the job (the pre-flight builds nothing).
+    ("hydra/launcher=parallel", "evaluator.token_budget=200000,-3", 2,
+     "evaluator: ValueError: token_budget must be a positive integer, got -3"),
+    ("hydra/launcher=slurm_local", "evaluator.token_budget=200000,-3", 2, "token_budget must be a positive integer"),
     ("hydra/launcher=slurm_local", "dataset.holdout=holdout.jsonl,nope.jsonl", 1, "dataset split file not found"),
 ], ids=["joblib-config", "submitit-config", "submitit-run"])
 def test_an_error_in_one_worker_job_is_one_line_and_a_nonzero_exit(tmp_path, launcher, sweep, code, expected):

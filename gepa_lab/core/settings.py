@@ -1,11 +1,12 @@
 """The engine's settings. These dataclasses are also the Hydra structured configs of the groups
-`search`, `evaluation`, `reflection` and `promotion` (registered once in `gepa_lab.config`):
-one definition per setting, validated on construction.
+`search`, `evaluation`, `reflection` and `promotion` (registered once in `gepa_lab.config`, the
+promotion presets too): one definition per setting and per default, validated on construction.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
@@ -13,6 +14,12 @@ from typing import Any, TypeVar
 from gepa_lab.core.errors import ConfigError
 
 T = TypeVar("T")
+# Threads a run may start per pool (case workers, concurrent proposals): far beyond what a provider's
+# rate limit or a machine serves, so a larger number is a typo, not a plan.
+MAX_THREADS = 256
+# Bootstrap resamples: the interval's bounds are stable to the printed digits long before this,
+# and the resampling matrix grows with resamples x holdout cases (10**12 asked for 149 GiB).
+MAX_RESAMPLES = 100_000
 
 
 def _policy(name: str) -> Any:
@@ -29,13 +36,18 @@ def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
     return cls(**{str(k): v for k, v in value.items()})
 
 
-def _int(value: Any, name: str, minimum: int, hint: str = "") -> None:
+def check_int(value: Any, name: str, minimum: int, hint: str = "", *, maximum: int | None = None,
+              why: str = "") -> None:
+    """The range check of every integer setting (ConfigError naming the key)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"{name} must be an integer >= {minimum}{hint} (got {value!r})")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be at most {maximum} (got {value!r}){why}")
 
 
-def _number(value: Any, name: str, low: float, high: float = math.inf, *, optional: bool = False,
-            open_low: bool = False) -> None:
+def check_number(value: Any, name: str, low: float, high: float = math.inf, *, optional: bool = False,
+                 open_low: bool = False) -> None:
+    """The range check of every real-valued setting; `optional`: None means no limit."""
     if value is None and optional:
         return
     ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
@@ -44,6 +56,11 @@ def _number(value: Any, name: str, low: float, high: float = math.inf, *, option
         bound = f"> {low:g}" if open_low else (f"between {low:g} and {high:g}" if high < math.inf else f">= {low:g}")
         suffix = " (or null for no limit)" if optional else ""
         raise ConfigError(f"{name} must be a number {bound}{suffix} (got {value!r})")
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name} must be {' or '.join(repr(c) for c in choices)} (got {value!r})")
 
 
 @dataclass
@@ -56,8 +73,6 @@ class SearchConfig:
     random_seed: int = 1
     max_cost_usd: float | None = None  # task + reflection USD; None: no money budget
     time_limit_s: float | None = None  # wall time of the search; None: no limit
-    # Kept for library callers of earlier versions; set it on PromotionPolicy instead.
-    min_holdout_improvement: float | None = None
     # Concurrent proposals: a round of k proposals drawn from the same state, run concurrently,
     # applied in proposal order (k = 1: the classic loop).
     parallel_proposals: int = 1
@@ -84,19 +99,18 @@ class SearchConfig:
 
     def validate(self) -> None:
         if self.max_iterations is not None:
-            _int(self.max_iterations, "search.max_iterations", 0, " (0 scores the seed only; null: no cap)")
-        _int(self.max_metric_calls, "search.max_metric_calls", 1)
-        _int(self.minibatch_size, "search.minibatch_size", 1)
+            check_int(self.max_iterations, "search.max_iterations", 0, " (0 scores the seed only; null: no cap)")
+        check_int(self.max_metric_calls, "search.max_metric_calls", 1)
+        check_int(self.minibatch_size, "search.minibatch_size", 1)
         if isinstance(self.random_seed, bool) or not isinstance(self.random_seed, int):
             raise ConfigError(f"search.random_seed must be an integer (got {self.random_seed!r})")
-        _number(self.max_cost_usd, "search.max_cost_usd", 0.0, optional=True, open_low=True)
-        _number(self.time_limit_s, "search.time_limit_s", 0.0, optional=True, open_low=True)
-        _number(self.min_holdout_improvement, "search.min_holdout_improvement", 0.0, 1.0, optional=True)
-        _int(self.parallel_proposals, "search.parallel_proposals", 1)
-        if self.proposal_parents not in ("independent", "same"):
-            raise ConfigError(f"search.proposal_parents must be 'independent' or 'same' (got {self.proposal_parents!r})")
+        check_number(self.max_cost_usd, "search.max_cost_usd", 0.0, optional=True, open_low=True)
+        check_number(self.time_limit_s, "search.time_limit_s", 0.0, optional=True, open_low=True)
+        check_int(self.parallel_proposals, "search.parallel_proposals", 1, maximum=MAX_THREADS,
+                  why="; each is a thread")
+        check_choice(self.proposal_parents, "search.proposal_parents", ("independent", "same"))
         if self.accept_top is not None:
-            _int(self.accept_top, "search.accept_top", 1, " (null: accept every improving child)")
+            check_int(self.accept_top, "search.accept_top", 1, " (null: accept every improving child)")
 
 
 @dataclass
@@ -114,13 +128,17 @@ class EvaluationSettings:
         self.validate()
 
     def validate(self) -> None:
-        _int(self.workers, "evaluation.workers", 1)
-        if self.backend not in ("thread", "process"):
-            raise ConfigError(f"evaluation.backend must be 'thread' or 'process' (got {self.backend!r})")
-        _number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
-        _int(self.max_retries, "evaluation.max_retries", 0)
-        _number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0)
-        _int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)
+        check_int(self.workers, "evaluation.workers", 1, maximum=MAX_THREADS, why="; each is a thread")
+        check_choice(self.backend, "evaluation.backend", ("thread", "process"))
+        cpus = os.cpu_count() or 1
+        if self.backend == "process" and self.workers > cpus:
+            raise ConfigError(f"evaluation.workers={self.workers} with evaluation.backend=process would start "
+                              f"{self.workers} processes on {cpus} CPUs; set evaluation.workers <= {cpus} (or "
+                              "evaluation.backend=thread for an evaluator that waits on a network)")
+        check_number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
+        check_int(self.max_retries, "evaluation.max_retries", 0)
+        check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0)
+        check_int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)
 
 
 @dataclass
@@ -134,8 +152,8 @@ class ReflectionSettings:
         self.validate()
 
     def validate(self) -> None:
-        _int(self.max_retries, "reflection.max_retries", 0)
-        _number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0)
+        check_int(self.max_retries, "reflection.max_retries", 0)
+        check_number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0)
 
 
 CEILING_OBJECTIVES = ("tokens", "agent_tokens", "cost_usd", "latency_ms")
@@ -164,9 +182,9 @@ class GatePolicy:
 
     def validate(self) -> None:
         for name in ("validation_pass_rate_floor", "holdout_pass_rate_floor"):
-            _number(getattr(self, name), f"promotion.gates.{name}", 0.0, 1.0, optional=True)
+            check_number(getattr(self, name), f"promotion.gates.{name}", 0.0, 1.0, optional=True)
         for objective, ceiling in self.ceilings.items():
-            _number(ceiling, f"promotion.gates.ceilings.{objective}", 0.0, optional=True, open_low=True)
+            check_number(ceiling, f"promotion.gates.ceilings.{objective}", 0.0, optional=True, open_low=True)
 
 
 PRESETS = ("lenient", "default", "strict")
@@ -177,7 +195,8 @@ class PromotionPolicy:
     """The holdout rules a winner must pass to be promotion-eligible (docs/design.md §4).
 
     `PromotionPolicy()` is the `default` preset; `PromotionPolicy.preset(name)` gives `lenient`
-    (mean delta only, no ceilings), `default` or `strict`."""
+    (mean delta only, no ceilings), `default` or `strict` — the only definition of the presets:
+    `gepa_lab.config` registers them as the Hydra options `promotion=<name>`."""
 
     min_holdout_improvement: float = 0.0
     # The lower bound of a paired-bootstrap interval of the mean delta must be above the minimum.
@@ -194,11 +213,12 @@ class PromotionPolicy:
         self.validate()
 
     def validate(self) -> None:
-        _number(self.min_holdout_improvement, "promotion.min_holdout_improvement", 0.0, 1.0)
-        _number(self.confidence, "promotion.confidence", 0.5, 0.999)
-        _int(self.bootstrap_resamples, "promotion.bootstrap_resamples", 100)
-        _number(self.critical_tolerance, "promotion.critical_tolerance", 0.0, 1.0)
-        _int(self.holdout_repeats, "promotion.holdout_repeats", 1)
+        check_number(self.min_holdout_improvement, "promotion.min_holdout_improvement", 0.0, 1.0)
+        check_number(self.confidence, "promotion.confidence", 0.5, 0.999)
+        check_int(self.bootstrap_resamples, "promotion.bootstrap_resamples", 100, maximum=MAX_RESAMPLES,
+                  why=": the interval is stable long before, and memory grows with resamples x holdout cases")
+        check_number(self.critical_tolerance, "promotion.critical_tolerance", 0.0, 1.0)
+        check_int(self.holdout_repeats, "promotion.holdout_repeats", 1)
         self.gates.validate()
 
     @classmethod

@@ -7,13 +7,13 @@ the key is read from there when the LM is built (`gepa_lab.lm.client.build_lm`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.settings import check_int, check_number
 
 ENGINES = ("litellm", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -52,14 +52,14 @@ class LMSettings:
             # Never echo the value: a pasted key must not reach the terminal or a log.
             raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
                               "underscores), not the key itself; export the key and name its variable")
-        _number(self.temperature, f"{role}.temperature", 0.0, 2.0)
-        _integer(self.max_tokens, f"{role}.max_tokens", 1)
-        _integer(self.num_retries, f"{role}.num_retries", 0)
-        _number(self.timeout_s, f"{role}.timeout_s", 0.0, math.inf, open_low=True)
+        check_number(self.temperature, f"{role}.temperature", 0.0, 2.0)
+        check_int(self.max_tokens, f"{role}.max_tokens", 1)
+        check_int(self.num_retries, f"{role}.num_retries", 0)
+        check_number(self.timeout_s, f"{role}.timeout_s", 0.0, open_low=True)
         if self.engine not in ENGINES:
             raise ConfigError(f"{role}.engine must be one of {', '.join(ENGINES)} (got {self.engine!r})")
         if self.usd_per_1k_tokens is not None:
-            _number(self.usd_per_1k_tokens, f"{role}.usd_per_1k_tokens", 0.0, math.inf)
+            check_number(self.usd_per_1k_tokens, f"{role}.usd_per_1k_tokens", 0.0)
 
     def public(self) -> dict[str, Any]:
         """The settings as recorded (fingerprints, traces): no key, only its variable's name."""
@@ -115,15 +115,3 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
                           f"(got {settings.api_base!r})")
     return settings
 
-
-def _integer(value: Any, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")
-
-
-def _number(value: Any, name: str, low: float, high: float, *, open_low: bool = False) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    ok = ok and (value > low if open_low else value >= low) and value <= high
-    if not ok:
-        bound = f"> {low:g}" if open_low else (f"between {low:g} and {high:g}" if high < math.inf else f">= {low:g}")
-        raise ConfigError(f"{name} must be a number {bound} (got {value!r})")
