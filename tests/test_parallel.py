@@ -136,7 +136,7 @@ class Random01:
 @given(k=st.integers(1, 5), feedback=st.integers(1, 6), validation=st.integers(1, 5), holdout=st.integers(0, 4),
        slack=st.integers(0, 90), seed=st.integers(0, 100))
 def test_rounds_never_exceed_the_metric_budget(k, feedback, validation, holdout, slack, seed):
-    cases = lambda p, n: [Case(f"{p}{i}", "t") for i in range(n)]  # noqa: E731
+    cases = lambda p, n: [Case(f"{p}{i}", f"t{p}{i}") for i in range(n)]  # noqa: E731
     ds = Dataset("d", "1", cases("f", feedback), cases("v", validation), cases("h", holdout))
     budget = validation + 2 * holdout + slack
     result = optimize(PromptArtifact("seed"), ds, Random01(), Appending(),

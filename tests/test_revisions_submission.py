@@ -141,18 +141,14 @@ def test_a_stale_parent_is_refused_but_the_run_succeeds_and_is_recorded(tmp_path
     assert promotion["submission_reason"] == result.submission_reason
 
 
-def test_a_store_failure_is_an_error_with_the_result_recorded(tmp_path):
+def test_a_store_that_cannot_be_opened_is_found_before_anything_is_paid(tmp_path):
     store_dir = tmp_path / "gone"
     store_dir.mkdir()
     submitter = StoreSubmitter(f"sqlite:///{store_dir / 'revisions.db'}")
     store_dir.rmdir()
     with pytest.raises(RevisionStoreError, match="does not exist"):
         run(tmp_path, submitter)
-    stored = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert stored["promotion_eligible"] is True
-    assert stored["submission_reason"].startswith("revision submission failed: RevisionStoreError: revision store "
-                                                  "directory")
-    assert json.loads((tmp_path / "run" / "promotion.json").read_text())["revision_id"] is None
+    assert not (tmp_path / "run").exists()  # nothing recorded, nothing paid
 
 
 @pytest.mark.parametrize("kwargs, message", [

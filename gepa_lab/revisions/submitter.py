@@ -44,14 +44,17 @@ class StoreSubmitter:
 
     def preflight(self, seed: Artifact) -> None:
         """Before the run pays for anything: the winner will have a name in the store, and the store
-        opens (created now if it is new: a store that cannot be created fails here, not after the
-        search)."""
+        opens (a store that does not exist yet is created at the first submission, not now)."""
+        from gepa_lab.revisions.errors import StoreMissing
         from gepa_lab.revisions.store import RevisionStore
 
         if self._name(seed.to_dict()) is None:
             raise ConfigError(f"submit=true needs submitter.artifact_name: a {seed.kind} artifact has no name of its "
                               "own to file its revisions under (set submitter.artifact_name=<name>)")
-        with RevisionStore(self.url):
+        try:
+            with RevisionStore(self.url, create=False):
+                pass
+        except StoreMissing:
             pass
 
     def lineage(self, artifact: dict[str, Any], seed_id: str) -> Lineage:
