@@ -28,6 +28,30 @@ def main(cfg: DictConfig) -> None:
     run(cfg, Path(runtime.output_dir), dict(runtime.choices))
 
 
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~").replace("/", ".")
+
+
+def with_recorded_overrides(argv: list[str]) -> list[str]:
+    """`resume=<run dir>` brings the run's own overrides (recorded in its experiment.json) back, so
+    `resume=<dir> promotion=strict` decides that run again; what is given now wins."""
+    resume = next((a.split("=", 1)[1] for a in argv if a.startswith("resume=")), "")
+    if not resume or "-m" in argv or "--multirun" in argv:
+        return argv
+    from gepa_lab.runs.record import load_experiment
+
+    try:
+        recorded = [str(o) for o in load_experiment(resume).config.get("overrides") or ()]
+    except (OSError, ValueError, KeyError):
+        return argv  # not a readable run: the resume itself says why
+    given = {_key(a) for a in argv if "=" in a and not a.startswith("-")}
+
+    def replaced(key: str) -> bool:
+        return key == "resume" or key.startswith("hydra.") or any(key == g or key.startswith(g + ".") for g in given)
+
+    return [o for o in recorded if not replaced(_key(o))] + argv
+
+
 def _parse_flags() -> None:
     """Hydra's own argument parser first, so a bad flag is one line (argparse would print its usage
     block before the error)."""
@@ -52,6 +76,7 @@ def entry() -> None:
     from gepa_lab.config import describe_config_error
     from gepa_lab.core.errors import ConfigError, describe
 
+    sys.argv[1:] = with_recorded_overrides(sys.argv[1:])
     try:
         _parse_flags()
         main()

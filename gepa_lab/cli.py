@@ -22,8 +22,9 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import build, check_config, describe_config_error, uses_lm
-from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.config import Config, build, check_config, describe_config_error, uses_lm
+from gepa_lab.core.artifacts import Artifact
+from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import check_int
 
 OFFLINE_ENV = {
@@ -285,6 +286,48 @@ def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: di
     return run_config
 
 
+def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, resumed: Path | None) -> Artifact:
+    """The seed: the dataset's seed file, the evaluator's own (a DSPy program's instructions) when
+    `dataset.seed_artifact` is null, or the store's active revision (`seed.from_store` /
+    `seed.prefer_store`) — which, for a resumed run, is the one it started from."""
+    if conf.seed.from_store or conf.seed.prefer_store:
+        if resumed is not None:
+            from gepa_lab.core.artifacts import artifact_from_dict
+            from gepa_lab.runs.record import load_experiment
+
+            return artifact_from_dict(load_experiment(resumed).seed["artifact"])
+        from gepa_lab.revisions.submitter import active_seed
+
+        return active_seed(conf.seed.from_store, conf.seed.store, submitter,
+                           fallback=seed if conf.seed.prefer_store else None)
+    if seed is None:
+        seed = getattr(evaluator, "seed_artifact", None)
+        if seed is None:
+            raise ConfigError(f"dataset.seed_artifact is null and evaluator {type(evaluator).__name__} has no seed of "
+                              "its own; set dataset.seed_artifact=<file>")
+    return seed
+
+
+class _Redacting(logging.Filter):
+    """Every log line a run writes (stderr, gepa_lab.log) without credentials: a provider's error may
+    echo the key."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from gepa_lab.core.redact import redact
+
+        text = record.getMessage()
+        clean = redact(text)
+        if clean != text:
+            record.msg, record.args = clean, None
+        return True
+
+
+def _redact_logs() -> None:
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _Redacting) for f in handler.filters):
+            handler.addFilter(_Redacting())
+
+
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
@@ -294,6 +337,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
     from gepa_lab.tracking.progress import ProgressTracker
 
     _sigterm_as_interrupt()
+    _redact_logs()
     sweep: dict[str, Any] | None = None
     try:
         conf = check_config(cfg)
@@ -312,16 +356,12 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         # The store is opened only by what uses it: a submission, or a seed read from it.
         submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
         transfer = build("transfer.evaluator", cfg.transfer.evaluator)
-        dataset, seed = load_dataset(conf.dataset)
-        if conf.seed.from_store or conf.seed.prefer_store:  # the active revision is the seed (and the parent)
-            from gepa_lab.revisions.submitter import active_seed
-
-            seed = active_seed(conf.seed.from_store, conf.seed.store, submitter,
-                               fallback=seed if conf.seed.prefer_store else None)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
+        dataset, seed = load_dataset(conf.dataset)
+        seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
         run_config = _run_config(cfg, hydra_choices, sweep)
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
@@ -333,6 +373,8 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
                           name=conf.experiment_name, run_config=run_config, transfer=transfer)
     except ConfigError as exc:
         fail(str(exc), 2)
+    except ReflectorUnavailable as exc:
+        fail(f"{exc} (resume={run_dir})", 1)
     except (GepaLabError, ValueError, OSError) as exc:  # anything else is our bug: a traceback
         fail(" ".join(str(exc).split()) or describe(exc), 1)
     except KeyboardInterrupt:

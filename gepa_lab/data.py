@@ -263,7 +263,9 @@ class DatasetSource:
     # Sealed: no run reads it; `report --confirm` opens it once per run (docs/research.md).
     confirmation: str | None = "confirmation.jsonl"
     manifest: str | None = "manifest.json"  # digests to verify; None: skip
-    seed_artifact: str = "seed_skill.json"  # relative to `path`, then the working directory
+    # Relative to `path`, then the working directory; null: the evaluator's own seed (a DSPy program's
+    # current instructions).
+    seed_artifact: str | None = "seed_skill.json"
     # Set: `path` is a saved HF DatasetDict, read through this mapping (HFSplits or its fields as a
     # mapping; typed Any because OmegaConf cannot merge a mapping into an Optional dataclass node).
     hf: Any = None
@@ -276,8 +278,9 @@ class DatasetSource:
         self.hf = from_mapping(HFSplits, self.hf, "dataset.hf")
 
 
-def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
-    """The frozen dataset (digests checked against the manifest) and the seed artifact."""
+def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact | None]:
+    """The frozen dataset (digests checked against the manifest) and the seed artifact (None when
+    `seed_artifact` is unset)."""
     if source.hf is not None:
         dataset = load_hf_saved(source.path, source.hf, id=source.id, version=source.version,
                                 manifest=source.manifest)
@@ -285,6 +288,8 @@ def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact]:
         dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
                                    files={"feedback": source.feedback, "validation": source.validation,
                                           "holdout": source.holdout})
+    if source.seed_artifact is None:
+        return dataset, None
     return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
 
 

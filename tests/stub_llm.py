@@ -34,6 +34,7 @@ class Reply:
     status: int = 200
     prompt_tokens: int | None = None  # None: estimated from the request (chars / 4)
     completion_tokens: int | None = None  # None: estimated from the content (chars / 4)
+    message: str | None = None  # an error's message (None: "stub <status>")
 
 
 @dataclass
@@ -162,7 +163,7 @@ class StubLLM:
         if isinstance(reply, str):
             reply = Reply(reply)
         if reply.status != 200:
-            return reply.status, {"error": {"message": f"stub {reply.status}", "type": "error"}}
+            return reply.status, {"error": {"message": reply.message or f"stub {reply.status}", "type": "error"}}
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _estimate(request.text)
         completion = (reply.completion_tokens if reply.completion_tokens is not None
                       else _estimate(reply.content))
