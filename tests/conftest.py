@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis keeps no example database: tests write nothing into the checkout (no .hypothesis/).
+settings.register_profile("gepa-lab", database=None)
+settings.load_profile("gepa-lab")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -116,3 +121,35 @@ def read_record() -> type[RunRecord]:
 def recipe_data() -> Path:
     """The committed SkillCraft-sim recipe dataset directory."""
     return RECIPE_DATA
+
+
+# -- tests write nothing into the checkout -----------------------------------------------------------
+def _untracked() -> set[str] | None:
+    """Untracked and ignored paths of the checkout (None outside a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    paths = {line[3:] for line in out.stdout.splitlines() if line[:2] in ("??", "!!")}
+    return {p for p in paths if "__pycache__" not in p and not p.startswith((".venv", ".pytest_cache"))}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_BEFORE] = _untracked()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    after = _untracked() if before is not None else None
+    if before is not None and after is not None and after - before:
+        written = sorted(after - before)
+        print(f"\nthe tests wrote into the checkout: {', '.join(written[:10])}", flush=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_BEFORE = pytest.StashKey[set[str] | None]()

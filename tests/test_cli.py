@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -224,10 +225,14 @@ def test_sigterm_checkpoints_exits_130_and_resume_finishes(tmp_path):
 
 def test_non_editable_install_runs_the_recipe_experiment(tmp_path):
     """The wheel carries the config and the recipe data, so no checkout is needed."""
-    wheels, target, cwd = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    wheels, target, cwd, source = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere", tmp_path / "src"
     cwd.mkdir()
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, never into the checkout.
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "outputs", "multirun", "mlruns", "__pycache__", ".*_cache",
+        ".hypothesis", "reports", "notebooks"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(wheels), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    "-w", str(wheels), str(source)], check=True, capture_output=True, timeout=300)
     wheel = next(wheels.glob("gepa_lab-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"gepa_lab/conf/config.yaml", "gepa_lab/conf/experiment/recipe.yaml",
