@@ -12,8 +12,10 @@ from gepa_lab.core.artifacts import (
     SkillSpec,
     TextsArtifact,
     ToolDescription,
+    artifact_id,
 )
 from gepa_lab.core.contracts import (
+    SPLITS,
     Case,
     Dataset,
     Evaluation,
@@ -22,6 +24,7 @@ from gepa_lab.core.contracts import (
     RevisionSubmitter,
     Summary,
     canonical_json,
+    sha256_hex,
     split_digest,
 )
 from gepa_lab.core.errors import (
@@ -31,6 +34,7 @@ from gepa_lab.core.errors import (
     GepaLabError,
     ReflectorError,
     RunAborted,
+    describe,
 )
 from gepa_lab.core.events import Tracker
 from gepa_lab.core.result import Result
@@ -44,22 +48,20 @@ from gepa_lab.core.settings import (
 from gepa_lab.data import (
     DatasetSource,
     HFSplits,
+    hf_rows,
     load_artifact,
     load_dataset,
     load_dataset_dir,
     load_hf_saved,
     resolve_path,
 )
-from gepa_lab.lm.client import build_lm, transient_errors
-from gepa_lab.lm.config import LMSettings, as_settings
-from gepa_lab.lm.metered import Metered, case_seed, metered
-from gepa_lab.lm.usage import Usage, UsageMeter
 from gepa_lab.search.engine import optimize
 from gepa_lab.search.pareto import select_parent
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "SPLITS",
     "Artifact",
     "Case",
     "ConfigError",
@@ -72,8 +74,6 @@ __all__ = [
     "EvaluatorError",
     "GepaLabError",
     "HFSplits",
-    "LMSettings",
-    "Metered",
     "PromotionPolicy",
     "PromptArtifact",
     "ReflectionSettings",
@@ -89,21 +89,18 @@ __all__ = [
     "TextsArtifact",
     "ToolDescription",
     "Tracker",
-    "Usage",
-    "UsageMeter",
-    "as_settings",
-    "build_lm",
-    "case_seed",
+    "artifact_id",
     "canonical_json",
+    "describe",
     "from_mapping",
+    "hf_rows",
     "load_artifact",
     "load_dataset",
     "load_dataset_dir",
     "load_hf_saved",
-    "metered",
     "optimize",
     "resolve_path",
     "select_parent",
+    "sha256_hex",
     "split_digest",
-    "transient_errors",
 ]

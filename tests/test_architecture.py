@@ -98,16 +98,50 @@ def test_nothing_below_the_entry_points_imports_the_package_root():
     assert offenders == set()
 
 
-@pytest.mark.parametrize("layer, allowed", [
-    ("gepa_lab.core", ("gepa_lab.core",)),
-    ("gepa_lab.runs", ("gepa_lab.core", "gepa_lab.runs")),
-    ("gepa_lab.tracking", ("gepa_lab.core", "gepa_lab.tracking")),
-])
-def test_lower_layers_import_only_what_is_below_them(layer, allowed):
+# Every module of gepa_lab, by layer, and what it may import besides itself (docs/architecture.md).
+LAYERS: dict[str, tuple[str, ...]] = {
+    "gepa_lab.core": (),
+    "gepa_lab.runs": ("gepa_lab.core",),
+    "gepa_lab.tracking": ("gepa_lab.core",),
+    "gepa_lab.lm": ("gepa_lab.core",),
+    "gepa_lab.data": ("gepa_lab.core",),
+    "gepa_lab.summary": ("gepa_lab.core",),
+    "gepa_lab.search": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.tracking"),
+    "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
+    "gepa_lab.revisions": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
+    "gepa_lab.config": ("gepa_lab.core", "gepa_lab.data", "gepa_lab.lm", "gepa_lab.tracking"),
+}
+ANYTHING = {*ENTRY_POINTS, "gepa_lab.__main__"}
+
+
+def _layer_of(module: str) -> str | None:
+    return next((layer for layer in LAYERS if module == layer or module.startswith(layer + ".")), None)
+
+
+def test_every_module_has_a_layer():
+    assert {m for m in MODULES if m not in ANYTHING and _layer_of(m) is None} == set()
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_each_layer_imports_only_what_is_below_it(layer):
+    allowed = (layer, *LAYERS[layer])
     for module, deps in GRAPH.items():
-        if module == layer or module.startswith(layer + "."):
-            bad = {d for d in deps if not d.startswith(allowed)}
+        if _layer_of(module) == layer:
+            bad = {d for d in deps if not any(d == a or d.startswith(a + ".") for a in allowed)}
             assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_evaluators_use_only_the_public_names():
+    """Plugins import `gepa_lab` (the library surface) and `gepa_lab.lm` (the LM toolkit), nothing deeper."""
+    evaluators = PACKAGE.parent / "evaluators"
+    bad = []
+    for path in evaluators.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{path.relative_to(evaluators)}: {n}" for n in names
+                    if n.startswith("gepa_lab") and n not in ("gepa_lab", "gepa_lab.lm")]
+    assert bad == []
 
 
 def test_every_package_ships_in_the_wheel():

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.contracts import Case, split_digest
+from gepa_lab import Case, split_digest
 
 VERSION = "v1"
 SEED = 20261201

@@ -30,13 +30,19 @@ from typing import Any
 from evaluators.dspy_program.examples import to_example, verdict
 from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
 from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
-from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Case, Evaluation, sha256_hex
-from gepa_lab.lm.client import lm_and_settings, transient_errors
-from gepa_lab.lm.config import LMSettings
-from gepa_lab.lm.metered import Metered, case_seed, metered
-from gepa_lab.lm.records import compose_feedback, trace_line
-from gepa_lab.lm.usage import Usage, UsageMeter
+from gepa_lab import Artifact, Case, Evaluation, artifact_id, sha256_hex
+from gepa_lab.lm import (
+    LMSettings,
+    Metered,
+    Usage,
+    UsageMeter,
+    case_seed,
+    compose_feedback,
+    lm_and_settings,
+    metered,
+    trace_line,
+    transient_errors,
+)
 
 log = logging.getLogger("gepa_lab.dspy_program")
 _PROGRAM_CACHE = 32

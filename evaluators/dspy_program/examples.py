@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gepa_lab.core.contracts import Case, canonical_json
+from gepa_lab import Case, canonical_json
 
 
 def _object(text: str | None) -> dict[str, Any] | None:

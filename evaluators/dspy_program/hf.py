@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.contracts import SPLITS, Case, split_digest
-from gepa_lab.data import hf_rows
+from gepa_lab import SPLITS, Case, hf_rows, split_digest
 
 SEED_FILE = "seed_texts.json"
 

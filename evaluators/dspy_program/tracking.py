@@ -9,8 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import describe
-from gepa_lab.core.result import Result
+from gepa_lab import Result, describe
 
 log = logging.getLogger("gepa_lab.dspy_program")
 PROGRAM_FILE = "program.json"

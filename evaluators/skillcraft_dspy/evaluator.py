@@ -19,10 +19,8 @@ from typing import Any
 
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
-from gepa_lab import (
-    Artifact,
-    Case,
-    Evaluation,
+from gepa_lab import Artifact, Case, Evaluation
+from gepa_lab.lm import (
     LMSettings,
     Metered,
     Usage,
