@@ -86,3 +86,17 @@ class VaryingReflector:
         else:
             data[component] = data[component] + f" ({pick})"
         return data
+
+
+class InterruptingReflector(VaryingReflector):
+    """A VaryingReflector that raises KeyboardInterrupt at its `at`-th reflection (0: never), as a
+    Ctrl-C would: the run is interrupted there and resumes with the same reflector."""
+
+    def __init__(self, at: int = 0):
+        self.at, self.calls = at, 0
+
+    def reflect(self, artifact, component, records):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().reflect(artifact, component, records)

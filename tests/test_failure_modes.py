@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
-from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+from helpers_long import (
+    HashEvaluator,
+    InterruptingReflector,
+    VaryingReflector,
+    long_dataset,
+    long_seed,
+)
 
 from gepa_lab import (
     Case,
@@ -71,7 +77,7 @@ def test_a_run_aborted_while_scoring_the_seed_resumes_to_the_uninterrupted_resul
 # -- 2. one process per run dir -----------------------------------------------------------------------
 def test_a_locked_run_dir_is_refused_naming_the_holder_and_nothing_is_written(tmp_path):
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=2), CONFIG, run_dir=tmp_path)
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(at=2), CONFIG, run_dir=tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]); "
                                "from gepa_lab.runs.lock import RunLock; from pathlib import Path; "
                                "lock = RunLock(Path(sys.argv[2])).__enter__(); print('locked', flush=True); "
@@ -100,15 +106,6 @@ def test_the_lock_is_held_only_while_a_run_is_live(tmp_path):
         pass
 
 
-class _Interrupting(VaryingReflector):
-    def __init__(self, at: int):
-        self.at, self.calls = at, 0
-
-    def reflect(self, artifact, component, records):
-        self.calls += 1
-        if self.calls == self.at:
-            raise KeyboardInterrupt
-        return super().reflect(artifact, component, records)
 
 
 # -- 3. interrupts and kills in the finish phase ------------------------------------------------------
@@ -202,7 +199,7 @@ def test_a_search_never_spends_past_its_cap_by_more_than_one_case(cap):
 # -- 6. corrupt state --------------------------------------------------------------------------------
 def _interrupted(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=3), CONFIG, run_dir=tmp_path)
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(at=3), CONFIG, run_dir=tmp_path)
 
 
 def test_a_torn_last_line_is_dropped_and_paid_again(tmp_path):

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 from conftest import RunRecord, strip_volatile
-from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+from helpers_long import (
+    HashEvaluator,
+    InterruptingReflector,
+    VaryingReflector,
+    long_dataset,
+    long_seed,
+)
 
 from gepa_lab import (
     Evaluation,
@@ -69,7 +75,7 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, uninterrupted, 
 def test_resume_refuses_changed_config_or_data(tmp_path):
     run_dir = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _InterruptingReflector(at=2), CONFIG, run_dir=run_dir)
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(at=2), CONFIG, run_dir=run_dir)
     changed = SearchConfig(max_iterations=9, minibatch_size=2, random_seed=5)
     with pytest.raises(ValueError, match="search setting max_iterations changed"):
         optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), changed, run_dir=run_dir, resume=True)
@@ -91,22 +97,13 @@ def test_resume_refuses_changed_config_or_data(tmp_path):
         optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=run_dir, resume=True)
 
 
-class _InterruptingReflector(VaryingReflector):
-    def __init__(self, at: int):
-        self.at, self.calls = at, 0
-
-    def reflect(self, artifact, component, records):
-        self.calls += 1
-        if self.calls == self.at:
-            raise KeyboardInterrupt
-        return super().reflect(artifact, component, records)
 
 
 def test_interrupt_checkpoints_and_resume_reaches_the_same_result(tmp_path):
     clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG)
     run_dir = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _InterruptingReflector(at=3), CONFIG, run_dir=run_dir)
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(at=3), CONFIG, run_dir=run_dir)
     events = [json.loads(x)["kind"] for x in (run_dir / "events.jsonl").read_text().splitlines()]
     assert events[-1] == "run_interrupted"
     round_ends = [e["data"] for e in RunRecord(run_dir).events if e["kind"] == "round_end"]

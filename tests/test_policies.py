@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
-from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+from helpers_long import (
+    HashEvaluator,
+    InterruptingReflector,
+    VaryingReflector,
+    long_dataset,
+    long_seed,
+)
 
 from gepa_lab import Case, Evaluation, PromptArtifact, SearchConfig, SkillSpec, optimize
 from gepa_lab.search.policies import (
@@ -226,15 +232,6 @@ EVERY_KIND = SearchConfig(
 )
 
 
-class _Interrupting(VaryingReflector):
-    def __init__(self, at: int):
-        self.at, self.calls = at, 0
-
-    def reflect(self, artifact, component, records):
-        self.calls += 1
-        if self.calls == self.at:
-            raise KeyboardInterrupt
-        return super().reflect(artifact, component, records)
 
 
 @pytest.mark.parametrize("kill_at", [2, 5, 9])
@@ -242,7 +239,7 @@ def test_a_resume_is_exact_under_non_default_policies_of_every_kind(tmp_path, ki
     clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), EVERY_KIND,
                      run_dir=tmp_path / "clean")
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(kill_at), EVERY_KIND,
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(kill_at), EVERY_KIND,
                  run_dir=tmp_path / "run")
     resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), EVERY_KIND,
                        run_dir=tmp_path / "run", resume=True)

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 from conftest import RunRecord, strip_volatile
-from helpers_long import FileSubmitter, HashEvaluator, VaryingReflector, long_dataset, long_seed
+from helpers_long import (
+    FileSubmitter,
+    HashEvaluator,
+    InterruptingReflector,
+    VaryingReflector,
+    long_dataset,
+    long_seed,
+)
 
 from gepa_lab import (
     Case,
@@ -30,15 +37,6 @@ CONFIG = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
 SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
 
 
-class _Interrupting(VaryingReflector):
-    def __init__(self, at: int):
-        self.at, self.calls = at, 0
-
-    def reflect(self, artifact, component, records):
-        self.calls += 1
-        if self.calls == self.at:
-            raise KeyboardInterrupt
-        return super().reflect(artifact, component, records)
 
 
 class _OtherReflector(VaryingReflector):
@@ -48,7 +46,7 @@ class _OtherReflector(VaryingReflector):
 
 def _interrupted(run_dir: Path, **kwargs) -> None:
     with pytest.raises(KeyboardInterrupt):
-        optimize(long_seed(), long_dataset(), HashEvaluator(), _Interrupting(at=3), CONFIG, run_dir=run_dir, **kwargs)
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(at=3), CONFIG, run_dir=run_dir, **kwargs)
 
 
 def _resume(run_dir: Path, reflector=None, **kwargs):
