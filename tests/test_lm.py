@@ -368,3 +368,23 @@ def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
     _, from_mapping = lm_and_settings({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1",
                                        "api_key_env": None}, "lm.task")
     assert from_mapping.model == "openai/stub"
+
+
+def test_the_reflection_prompt_is_configurable_and_part_of_the_fingerprint(stub, monkeypatch, tmp_path):
+    from gepa_lab.core.fingerprint import fingerprint
+    from gepa_lab.lm.reflector import DspyReflector
+
+    default = reflector(stub, monkeypatch)
+    rules = tmp_path / "rules.md"
+    rules.write_text("Revise one component. Reply with one JSON object.")
+    from_file = DspyReflector({"model": "openai/stub-reflect", "api_base": stub.url, "api_key_env": KEY_ENV,
+                               "max_tokens": 321}, seed=7, prompt=str(rules))
+    from_text = DspyReflector({"model": "openai/stub-reflect", "api_base": stub.url, "api_key_env": KEY_ENV,
+                               "max_tokens": 321}, seed=7, prompt="Revise one component. Reply with one JSON object.")
+    assert fingerprint(from_file) == fingerprint(from_text) != fingerprint(default)
+    assert fingerprint(reflector(stub, monkeypatch, temperature=0.7)) != fingerprint(default)
+    assert SECRET not in fingerprint(default)
+    from_file.reflect(seed_spec(), "steps", _records("a"))
+    assert stub.requests[-1].system == "Revise one component. Reply with one JSON object."
+    with pytest.raises(ValueError, match="reflector.prompt file not found"):
+        DspyReflector({"model": "openai/stub-reflect", "api_base": stub.url, "api_key_env": KEY_ENV}, prompt="no.md")

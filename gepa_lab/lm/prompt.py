@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, get_component
@@ -64,7 +65,22 @@ def _type_of(value: Any) -> str:
     return "a list of strings" if isinstance(value, (list, tuple)) else "a string"
 
 
-def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str, Any]]) -> tuple[str, str]:
+def system_prompt(prompt: str | None) -> str:
+    """The reflection rules: SYSTEM, or `prompt` (a file's path, or the text itself)."""
+    if prompt is None:
+        return SYSTEM
+    path = Path(prompt).expanduser()
+    if "\n" not in prompt and len(prompt) < 4096 and path.suffix in (".md", ".txt"):
+        if not path.is_file():
+            raise ValueError(f"reflector.prompt file not found: {path} (a .md / .txt file, or the prompt text itself)")
+        return path.read_text(encoding="utf-8")
+    if not prompt.strip():
+        raise ValueError("reflector.prompt is empty; leave it null for the default reflection rules")
+    return prompt
+
+
+def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str, Any]],
+                 system: str = SYSTEM) -> tuple[str, str]:
     """(system, user) messages for one reflection."""
     current = get_component(artifact, component)
     value = list(current) if isinstance(current, tuple) else current
@@ -95,4 +111,4 @@ def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str,
         "",
         f"Reply with one JSON object holding {json.dumps(component)} ({_type_of(current)}) and \"rationale\".",
     ])
-    return SYSTEM, user
+    return system, user

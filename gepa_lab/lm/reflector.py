@@ -11,6 +11,8 @@ being improved: the model sees that predictor's feedback and trace lines, not th
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import warnings
 from collections.abc import Mapping
@@ -19,7 +21,7 @@ from typing import Any
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.lm.client import accepts_seed, lm_and_settings, transient_errors
 from gepa_lab.lm.config import LMSettings
-from gepa_lab.lm.prompt import build_prompt
+from gepa_lab.lm.prompt import build_prompt, system_prompt
 from gepa_lab.lm.records import for_component
 from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
 
@@ -31,10 +33,13 @@ class DspyReflector:
 
     `lm`: the LM settings (the YAML passes `${lm.reflection}`) or a `dspy.LM` built by the caller;
     `seed`: sent to providers that accept one (`null`: none), so a rerun asks the same questions
-    the same way.
+    the same way; `prompt`: the reflection rules (a .md / .txt file or the text; null: the default
+    of gepa_lab/lm/prompt.py). The model, its sampling settings and the prompt's hash are the
+    reflector's fingerprint: part of the run's identity.
     """
 
-    def __init__(self, lm: LMSettings | Mapping[str, Any] | Any = None, seed: int | None = None):
+    def __init__(self, lm: LMSettings | Mapping[str, Any] | Any = None, seed: int | None = None,
+                 prompt: str | None = None):
         # Builds the LM now: a missing key or a bad setting fails before anything is spent.
         self._lm, self.settings = lm_and_settings(lm, "lm.reflection")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -42,6 +47,13 @@ class DspyReflector:
         self.seed = None if seed is None else seed % 2**31  # what providers accept
         self.retryable_exceptions = transient_errors()
         self.meter = UsageMeter()
+        self.system = system_prompt(prompt)
+
+    def fingerprint(self) -> str:
+        s = self.settings
+        return json.dumps({"class": "gepa_lab.lm.DspyReflector", "model": s.model, "api_base": s.api_base,
+                           "temperature": s.temperature, "max_tokens": s.max_tokens, "seed": self.seed,
+                           "prompt_sha256": hashlib.sha256(self.system.encode("utf-8")).hexdigest()}, sort_keys=True)
 
     # -- what the engine reads -------------------------------------------------------------
     @property
@@ -58,7 +70,7 @@ class DspyReflector:
 
     # -- one reflection ----------------------------------------------------------------------
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
-        system, user = build_prompt(artifact, component, [for_component(r, component) for r in records])
+        system, user = build_prompt(artifact, component, [for_component(r, component) for r in records], self.system)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings) else {}
         lm = self._lm.copy()  # its own history: this call's usage only
