@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -34,18 +33,22 @@ class BuggyEvaluator(HashEvaluator):
 
     fixed = False
 
+    def __init__(self):
+        self.bug_calls = 0
+
     def evaluate(self, artifact, cases, seed):
         if not self.fixed and cases[0].id == "val-2":
+            self.bug_calls += 1
             return None.score  # AttributeError
         return super().evaluate(artifact, cases, seed)
 
 
 def test_an_evaluator_bug_stops_the_run_at_once_and_is_resumable(tmp_path):
-    started = time.monotonic()
+    buggy = BuggyEvaluator()
     with pytest.raises(EvaluatorError) as info:
-        optimize(long_seed(), long_dataset(), BuggyEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+        optimize(long_seed(), long_dataset(), buggy, VaryingReflector(), CONFIG, run_dir=tmp_path,
                  evaluation=EvaluationSettings(max_retries=5, retry_backoff_s=1.0))
-    assert time.monotonic() - started < 1.0  # no retries, no backoff
+    assert buggy.bug_calls == 1  # never retried
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("evaluator BuggyEvaluator raised AttributeError: 'NoneType' object has no attribute "
@@ -243,10 +246,8 @@ def test_a_new_evaluator_is_one_class_and_one_yaml_file(plugin_dir):
 
 
 def test_an_evaluator_bug_exits_1_with_one_line_naming_it(plugin_dir):
-    started = time.monotonic()
     done = _gepa(plugin_dir, "+evaluator.broken=true")
     assert done.returncode == 1
-    assert time.monotonic() - started < 30  # the process start dominates; no retry backoff
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error: ")]
     assert len(errors) == 1 and "Traceback" not in done.stderr
     assert errors[0].startswith("gepa_lab: error: evaluator LengthEvaluator raised AttributeError: "
