@@ -286,6 +286,14 @@ def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: di
     return run_config
 
 
+def _experiment_name(conf: Config, choices: dict[str, Any]) -> str:
+    """`experiment_name`, else the experiment's or the evaluator's config name (never `default`
+    for a run that names its evaluator)."""
+    if conf.experiment_name != "default":
+        return conf.experiment_name
+    return str(choices.get("experiment") or choices.get("evaluator") or "default")
+
+
 def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, resumed: Path | None) -> Artifact:
     """The seed: the dataset's seed file, the evaluator's own (a DSPy program's instructions) when
     `dataset.seed_artifact` is null, or the store's active revision (`seed.from_store` /
@@ -348,7 +356,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
             state = sweep_job_state(run_dir)
             if state == "finished":
                 logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
-                print(_skipped(run_dir, conf.experiment_name, conf.search.random_seed))
+                print(_skipped(run_dir, _experiment_name(conf, hydra_choices or {}), conf.search.random_seed))
                 return 0
             resume = state == "unfinished"
         evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
@@ -363,6 +371,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         dataset, seed = load_dataset(conf.dataset)
         seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
         run_config = _run_config(cfg, hydra_choices, sweep)
+        name = _experiment_name(conf, hydra_choices or {})
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
         if callable(extra):
@@ -370,7 +379,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
                           submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
-                          name=conf.experiment_name, run_config=run_config, transfer=transfer)
+                          name=name, run_config=run_config, transfer=transfer)
     except ConfigError as exc:
         fail(str(exc), 2)
     except ReflectorUnavailable as exc:
@@ -383,5 +392,5 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         message = f"interrupted; the run is checkpointed in {run_dir}. {again}"
         print(f"gepa_lab: {message}", file=sys.stderr)
         raise Failure(130, message) from None
-    print(format_summary(result, conf.experiment_name, run_dir, simulated=getattr(evaluator, "simulated", False) is True))
+    print(format_summary(result, name, run_dir, simulated=getattr(evaluator, "simulated", False) is True))
     return 0
