@@ -226,6 +226,15 @@ KINDS: dict[str, type] = {
 }
 
 
+def canonical_json(value: Any) -> str:
+    """One byte-exact JSON form per value: the basis of every digest and identity hash."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def artifact_dict(artifact: Artifact) -> dict[str, Any]:
     """Fields plus kind: the canonical serialised form."""
     return {"kind": artifact.kind, **artifact.to_dict()}
@@ -237,8 +246,7 @@ def artifact_id(artifact: Artifact) -> str:
     cached = getattr(artifact, "__dict__", {}).get(_ID)
     if cached is not None:
         return str(cached)
-    text = json.dumps(artifact_dict(artifact), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    value = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    value = sha256_hex(canonical_json(artifact_dict(artifact)))
     try:
         object.__setattr__(artifact, _ID, value)  # not a field: equality, repr and replace() ignore it
     except (AttributeError, TypeError):  # an artifact class without an instance dict

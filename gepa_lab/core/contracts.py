@@ -6,27 +6,16 @@ evaluators, reflectors and trackers without copying them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from gepa_lab.core.artifacts import Artifact
+from gepa_lab.core.artifacts import Artifact, canonical_json, sha256_hex
 
 SPLITS = ("feedback", "validation", "holdout")
 MIN_SUBMISSION_CASES = 10
-
-
-def canonical_json(value: Any) -> str:
-    """One byte-exact JSON form per value: the basis of every digest and identity hash."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

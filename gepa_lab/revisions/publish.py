@@ -8,13 +8,12 @@ a file. Beside the artifact file, `revision.json` names the revision that is liv
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
 from gepa_lab.revisions.gates import canonical_name
+from gepa_lab.runs.files import write_text_atomic
 
 DEFAULT_PUBLISH_ROOT = "published"
 REVISION_FILE = "revision.json"
@@ -46,20 +45,6 @@ def artifact_dir(root: Path, name: str) -> Path:
     return root / slug
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 Snapshot = dict[Path, str | None]
 
 
@@ -75,7 +60,7 @@ def restore(saved: Snapshot) -> None:
         if text is None:
             path.unlink(missing_ok=True)
         else:
-            _write_atomic(path, text)
+            write_text_atomic(path, text, durable=True)
 
 
 def publish(root: Path, name: str, body: dict[str, Any], meta: dict[str, Any]) -> Path:
@@ -83,6 +68,6 @@ def publish(root: Path, name: str, body: dict[str, Any], meta: dict[str, Any]) -
     file_name, text = render(body)
     directory = artifact_dir(root, name)
     path = directory / file_name
-    _write_atomic(path, text)
-    _write_atomic(directory / REVISION_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(path, text, durable=True)
+    write_text_atomic(directory / REVISION_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n", durable=True)
     return path

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,19 +20,27 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()
 
 
-def write_json_atomic(path: Path, value: Any, indent: int | None = 2) -> None:
-    """Temp file + rename: a reader (or a crash) never sees half a file."""
+def write_text_atomic(path: Path, text: str, *, durable: bool = False) -> None:
+    """Temp file + rename: a reader (or a crash) never sees half a file. `durable`: fsync first
+    (files other processes publish from)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            # dumps (one shot) uses the C encoder when indent is None; dump never does.
-            fh.write(json.dumps(value, indent=indent, ensure_ascii=False, default=str) + "\n")
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, value: Any, indent: int | None = 2) -> None:
+    # dumps (one shot) uses the C encoder when indent is None; dump never does.
+    write_text_atomic(path, json.dumps(value, indent=indent, ensure_ascii=False, default=str) + "\n")
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -42,29 +49,6 @@ def read_json(path: Path, what: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} {path} is damaged ({exc.msg} at line {exc.lineno}); it cannot be read") from exc
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Lines of an append-only JSON-lines file; a torn last line (a crash mid-write) is skipped."""
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                return
-            yield json.loads(line)
-
-
-def rewrite_jsonl(path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
-    """Keep only the lines `keep` accepts (used when a resumed run rewinds its record)."""
-    if not path.exists():
-        return
-    kept = [row for row in read_jsonl(path) if keep(row)]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in kept)
-    os.replace(tmp, path)
 
 
 class JsonLines:

@@ -34,7 +34,7 @@ from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.events import Proposal, ScoredBatch
-from gepa_lab.runs.files import FILE_MODE, JsonLines, read_json, write_json_atomic
+from gepa_lab.runs.files import JsonLines, read_json, write_json_atomic, write_text_atomic
 
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
 CONFIRMATION_FILE = "confirmation.json"
@@ -376,8 +376,4 @@ def _drop_torn_tail(path: Path) -> None:
 
 
 def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(f".{path.name}.rewind")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
