@@ -41,6 +41,7 @@ class PoolEntry:
     iteration: int | None  # None: the seed
     metric_calls: int  # budget spent when it joined the pool
     validation_scores: tuple[float, ...]
+    parents: tuple[str, ...] = ()  # every parent: two for a merge (GEPA+Merge)
 
     @property
     def validation_mean(self) -> float:
@@ -101,6 +102,6 @@ class Result:
         values["best"] = artifact_from_dict(data["best"])
         for name in ("baseline_validation", "candidate_validation", "baseline_holdout", "candidate_holdout"):
             values[name] = Summary(**data[name])
-        values["pool"] = [PoolEntry(**{**p, "validation_scores": tuple(p["validation_scores"])})
-                          for p in data.get("pool", [])]
+        values["pool"] = [PoolEntry(**{**p, "validation_scores": tuple(p["validation_scores"]),
+                                       "parents": tuple(p.get("parents", ()))}) for p in data.get("pool", [])]
         return cls(**values)

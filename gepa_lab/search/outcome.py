@@ -68,7 +68,7 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
         transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
         proposals=state.proposals,
         skipped_proposals=state.skipped,
-        pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores))
+        pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores), c.parents)
               for c in state.pool.members],
         validation_case_ids=[c.id for c in dataset.validation],
         holdout_interval=list(decision.interval) if decision.interval is not None else None,
