@@ -245,6 +245,7 @@ def uses_lm(cfg: DictConfig) -> bool:
 
 def check_config(cfg: DictConfig) -> Config:
     """Everything that can be checked without building anything; raises ConfigError."""
+    from gepa_lab.search.policies import build_policies
     from gepa_lab.tracking.progress import ProgressTracker
 
     conf = to_config(cfg)
@@ -252,6 +253,7 @@ def check_config(cfg: DictConfig) -> Config:
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
         _check_target(group, OmegaConf.select(cfg, group), required)
+    build_policies(conf.search)  # small pure objects: a bad policy value is refused before any job starts
     return conf
 
 

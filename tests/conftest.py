@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
-# Hypothesis keeps no example database: tests write nothing into the checkout (no .hypothesis/).
+# Tests write nothing into the checkout: Hypothesis keeps no example database, and its other files
+# (a constants cache) go to a temporary folder instead of ./.hypothesis.
 settings.register_profile("gepa-lab", database=None)
 settings.load_profile("gepa-lab")
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "gepa-lab-test-hypothesis")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")

@@ -382,10 +382,9 @@ class Run:
                                  Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
                                       len(validation.evaluations)))
-        members = set(snap["state"]["pool"])
-        for row in recorded.proposals:
-            if row["status"] == "accepted" and row["candidate_id"] in members:
-                self.state.pool.add(_candidate(row, recorded.batches))
+        accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
+        for row in accepted[:int(snap["state"]["pool_size"]) - 1]:
+            self.state.pool.add(_candidate(row, recorded.batches))
         self.state.restore(snap["state"])
         self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
         self.ledger.restore(snap["ledger"])

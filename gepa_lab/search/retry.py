@@ -3,6 +3,7 @@ exponential backoff; anything else is raised at once."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,17 +15,25 @@ T = TypeVar("T")
 
 
 class RetryPolicy:
-    """`policy(fn, *args)`: up to `retries` more attempts after a transient failure, waiting
-    backoff, 2·backoff, 4·backoff, … in between."""
+    """`policy(fn, *args)`: after a transient failure, up to `retries` more attempts waiting backoff,
+    2·backoff, 4·backoff, … in between. The first attempt is a plain call: tenacity's machinery costs
+    more than a cheap evaluator, and only a failure needs it."""
 
     def __init__(self, component: object, retries: int, backoff_s: float):
         self.declared = declared_retryable(component)
-        self._retrying = Retrying(stop=stop_after_attempt(retries + 1),
-                                  wait=wait_exponential(multiplier=backoff_s, exp_base=2, min=backoff_s),
-                                  retry=retry_if_exception(self.transient), reraise=True)
+        self.backoff_s = backoff_s
+        self._later = Retrying(stop=stop_after_attempt(retries),
+                               wait=wait_exponential(multiplier=2 * backoff_s, min=2 * backoff_s),
+                               retry=retry_if_exception(self.transient), reraise=True) if retries > 0 else None
 
     def transient(self, exc: BaseException) -> bool:
         return is_transient(exc, self.declared)
 
     def __call__(self, fn: Callable[..., T], *args: Any) -> T:
-        return self._retrying(fn, *args)
+        try:
+            return fn(*args)
+        except Exception as exc:
+            if self._later is None or not self.transient(exc):
+                raise
+        time.sleep(self.backoff_s)
+        return self._later(fn, *args)

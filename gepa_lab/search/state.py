@@ -6,8 +6,10 @@ plain values a round end records (docs/architecture.md, "The run record").
 
 from __future__ import annotations
 
+import base64
 import math
 import random
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,14 +132,17 @@ class SearchState:
     stop_reason: str | None = None
 
     def snapshot(self) -> dict[str, Any]:
+        """Small, as it is written at every round end: the RNG's state packed (3.3 KB), the pool by
+        its size (its members are the seed and the accepted proposals, in order)."""
         version, internal, gauss = self.rng.getstate()
-        return {"rng": [version, list(internal), gauss], "iteration": self.iteration, "proposals": self.proposals,
-                "skipped": self.skipped, "pool": [c.id for c in self.pool.members],
-                "cursors": [c.cursor for c in self.pool.members]}
+        packed = base64.b64encode(struct.pack(f"<{len(internal)}I", *internal)).decode("ascii")
+        return {"rng": [version, packed, gauss], "iteration": self.iteration, "proposals": self.proposals,
+                "skipped": self.skipped, "pool_size": len(self.pool), "cursors": [c.cursor for c in self.pool.members]}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        version, internal, gauss = snapshot["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
+        version, packed, gauss = snapshot["rng"]
+        raw = base64.b64decode(packed)
+        self.rng.setstate((version, struct.unpack(f"<{len(raw) // 4}I", raw), gauss))
         self.iteration, self.proposals = int(snapshot["iteration"]), int(snapshot["proposals"])
         self.skipped = int(snapshot.get("skipped", 0))
         for cand, cursor in zip(self.pool.members, snapshot["cursors"], strict=True):

@@ -28,15 +28,13 @@ def _build(key: str, value: Any) -> Any:
         return value  # a policy object (library use)
     if "_target_" not in value:
         raise ConfigError(f"search.{key} needs a `_target_` naming its class (see conf/search/{key}/)")
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
+    from hydra.utils import get_object
 
+    kwargs = {str(k): _plain_value(v) for k, v in value.items() if k != "_target_"}
     try:
-        return instantiate(dict(value), _convert_="all")
-    except InstantiationException as exc:
-        cause = exc.__cause__ or exc
-        raise ConfigError(f"search.{key}: {describe(cause) if cause is not exc else str(exc).splitlines()[0]}") \
-            from None
+        return get_object(str(value["_target_"]))(**kwargs)
+    except Exception as exc:  # an unknown class, a wrong argument, a value the policy refuses
+        raise ConfigError(f"search.{key}: {describe(exc)}") from None
 
 
 @dataclass
@@ -71,6 +69,15 @@ def describe_policies(config: SearchConfig) -> dict[str, Any]:
         value = getattr(config, key)
         out[key] = _plain(value)
     return out
+
+
+def _plain_value(value: Any) -> Any:
+    """A config value as plain Python (OmegaConf containers to dicts and lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_value(v) for v in value]
+    return value
 
 
 def _plain(value: Any) -> Any:
