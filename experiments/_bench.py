@@ -408,17 +408,19 @@ class LabEvaluatorAdapter:
     call (as gepa-lab calls it). The reference has no seed argument, so the adapter picks the
     evaluation seed (`seed_policy`):
     - `fixed`: one seed per run for every evaluation (a deterministic task);
-    - `fresh`: a new seed per evaluated batch (LM-like sampling noise, no pairing);
-    - `paired`: as gepa-lab: a new seed per iteration, drawn in the public `on_iteration_start`
-      callback (the adapter is passed in `callbacks`), shared by the parent's and the child's
-      minibatch; validation and holdout keep the run's one seed.
+    - `fresh`: a new seed per evaluated batch, validation included (LM-like noise, no pairing);
+    - `paired`: gepa-lab's scheme: a new seed per iteration, drawn in the public
+      `on_iteration_start` callback (the adapter is passed in `callbacks`), shared by the parent's
+      and the child's minibatch; validation and holdout keep the run's one seed;
+    - `unpaired`: gepa-lab's `paired_seeds=False`: a new seed per minibatch evaluation,
+      validation and holdout keep the run's one seed.
     `threads` > 0 adds `batch_evaluate` (and a parallel `evaluate`) on a thread pool of that size."""
 
     propose_new_texts = None  # the reflection strategy owns proposal generation
 
     def __init__(self, evaluator: Any, task: Task, run_seed: int, seed_policy: str = "fixed", threads: int = 0):
-        if seed_policy not in ("fixed", "fresh", "paired"):
-            raise ValueError(f"seed_policy must be fixed, fresh or paired, got {seed_policy!r}")
+        if seed_policy not in ("fixed", "fresh", "paired", "unpaired"):
+            raise ValueError(f"seed_policy must be fixed, fresh, paired or unpaired, got {seed_policy!r}")
         self.evaluator, self.name, self.seed_policy = evaluator, task.seed.name, seed_policy
         self.feedback_ids = frozenset(c.id for c in task.dataset.feedback)
         self._rng = random.Random(f"reference-adapter-{run_seed}")
@@ -438,10 +440,11 @@ class LabEvaluatorAdapter:
             self._iteration_seed = self._rng.getrandbits(63)
 
     def _seed(self, cases: Sequence[Case]) -> int:
-        if self.seed_policy == "paired" and cases and cases[0].id in self.feedback_ids:
-            return self._iteration_seed
-        if self.seed_policy != "fresh":
+        minibatch = bool(cases) and cases[0].id in self.feedback_ids
+        if self.seed_policy == "fixed" or (self.seed_policy != "fresh" and not minibatch):
             return self._fixed
+        if self.seed_policy == "paired":
+            return self._iteration_seed
         with self._lock:
             return self._rng.getrandbits(63)
 

@@ -9,10 +9,10 @@ same evaluator (`SkillCraftEvaluator(family)`) and the same offline reflector
 (`FeedbackReflector(seed=random seed)`, the CLI's default): gepa-lab directly, the reference through
 an adapter and its `reflection_strategy`. Budget: `--budget` search metric calls on both sides
 (gepa-lab's holdout comparison comes on top). The reference has no seed argument, so its adapter
-picks the evaluation seed three ways: `paired` (gepa-lab's scheme given to the reference: a new seed
-per iteration through its public `on_iteration_start` callback, shared by parent and child, one
-validation seed per run), `fixed` (one seed for the whole run) and `fresh` (a new seed per
-evaluated batch). gepa-lab also runs with `paired_seeds=False`. Each winner's holdout delta is
+picks the evaluation seed: `paired` (gepa-lab's scheme given to the reference: a new seed per
+iteration through its public `on_iteration_start` callback, shared by parent and child, one
+validation seed per run), `unpaired` (gepa-lab's `paired_seeds=False` scheme), `fixed` (one seed
+for the whole run) and `fresh` (a new seed per evaluated batch). gepa-lab also runs unpaired. Each winner's holdout delta is
 re-measured on 20 fresh holdout seeds; intervals are percentile bootstraps over runs.
 """
 
@@ -33,23 +33,27 @@ ENGINES: dict[str, tuple[str, dict[str, Any], str]] = {
     "gepa-lab": ("gepa-lab", {}, "gepa-lab defaults: a fresh seed per proposal shared by parent and child "
                                  "(paired), one validation seed per run, Pareto parents, minibatch 3, k = 1, default "
                                  "promotion policy"),
-    "gepa (paired seed)": ("gepa", {"seed_policy": "paired"},
-                           "gepa.optimize defaults (Pareto, epoch-shuffled minibatch 3, round-robin components, "
-                           "strict improvement) with gepa-lab's seed scheme: a new seed per iteration set in "
-                           "`on_iteration_start`, one validation seed per run"),
+    "gepa (paired)": ("gepa", {"seed_policy": "paired"},
+                      "gepa.optimize defaults (Pareto, epoch-shuffled minibatch 3, round-robin components, strict "
+                      "improvement) with gepa-lab's seed scheme: a new seed per iteration set in `on_iteration_start` "
+                      "and shared by parent and child, one validation seed per run"),
     "gepa-lab (unpaired)": ("gepa-lab", {"paired_seeds": False},
-                            "gepa-lab with `paired_seeds=False`: the child gets its own fresh seed"),
+                            "gepa-lab with `paired_seeds=False`: the child's minibatch gets its own fresh seed"),
+    "gepa (unpaired)": ("gepa", {"seed_policy": "unpaired"},
+                        "the reference with the same scheme: a new seed per minibatch evaluation, one validation "
+                        "seed per run"),
     "gepa (fixed seed)": ("gepa", {"seed_policy": "fixed"}, "the reference with one evaluation seed per run "
                                                              "(a deterministic task)"),
-    "gepa (fresh seed)": ("gepa", {"seed_policy": "fresh"}, "the reference with a new seed per evaluated batch "
-                                                             "(noise, no pairing)"),
+    "gepa (fresh seed)": ("gepa", {"seed_policy": "fresh"}, "the reference with a new seed per evaluated batch, "
+                                                             "validation included (noise, no pairing)"),
 }
-COMPARISONS = (("gepa-lab", "gepa (paired seed)", "engine, both paired"),
-               ("gepa-lab (unpaired)", "gepa (fresh seed)", "engine, both unpaired"),
+COMPARISONS = (("gepa-lab", "gepa (paired)", "engine; same seed scheme (paired)"),
+               ("gepa-lab (unpaired)", "gepa (unpaired)", "engine; same seed scheme (unpaired)"),
                ("gepa-lab", "gepa-lab (unpaired)", "pairing, in gepa-lab"),
-               ("gepa (paired seed)", "gepa (fresh seed)", "pairing, in the reference"),
-               ("gepa-lab", "gepa (fixed seed)", "gepa-lab vs the reference's fixed seed"),
-               ("gepa-lab", "gepa (fresh seed)", "gepa-lab vs the reference unpaired"))
+               ("gepa (paired)", "gepa (unpaired)", "pairing, in the reference"),
+               ("gepa (unpaired)", "gepa (fresh seed)", "one validation seed vs a fresh one per batch, reference"),
+               ("gepa-lab", "gepa (fixed seed)", "engine and seed scheme"),
+               ("gepa-lab", "gepa (fresh seed)", "engine and seed scheme"))
 CSV_COLUMNS = ("label", "engine", "family", "seed", "budget", "search_calls", "total_calls", "proposals", "accepted",
                "winner_is_seed", "eligible", "run_holdout_delta", "holdout_delta", "worse", "gain_per_1k_calls")
 
@@ -132,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
               "- SkillCraft-sim is a simulator and the reflector an offline stand-in for an LM "
               "(docs/skillcraft_sim.md): these figures compare search procedures on it, not on a real task.",
               "- Paired seeds are gepa-lab's feature; the reference has no seed argument and gets them here "
-              "through its public callback. The `engine, both paired` row is the like-for-like engine comparison.",
+              "through its public callback. The two `engine; same seed scheme` rows are the like-for-like engine "
+              "comparisons; the other rows mix the engine with the seed scheme.",
               "- The reference samples minibatches epoch-wise (its default), gepa-lab uniformly without "
               "replacement per iteration; both use instance-level Pareto parents and round-robin components.", ""]
     _bench.write_outputs("quality_vs_gepa", args, "\n".join(lines), rows, CSV_COLUMNS, env)

@@ -95,7 +95,7 @@ def test_reference_gets_gepa_labs_paired_seeds_through_its_callback(bench: Any, 
     task = bench.skillcraft_task("recipe")
     feedback = {case.id for case in task.dataset.feedback}
     counts = {}
-    for policy in ("paired", "fixed", "fresh"):
+    for policy in ("paired", "unpaired", "fixed", "fresh"):
         seen.clear()
         out = bench.run_reference(task, 150, 1, seed_policy=policy)
         counts[policy] = (Counter(s for c, s in seen if c in feedback), Counter(s for c, s in seen if c not in feedback),
@@ -105,8 +105,10 @@ def test_reference_gets_gepa_labs_paired_seeds_through_its_callback(bench: Any, 
     assert len(minibatch) == proposals > 1 and set(minibatch.values()) == {6}
     assert len(validation) == 1 and not set(validation) & set(minibatch)
     assert len(counts["fixed"][0]) == 1 and set(counts["fixed"][0]) == set(counts["fixed"][1])
-    fresh_minibatch, _, fresh_proposals = counts["fresh"]
-    assert set(fresh_minibatch.values()) == {3} and len(fresh_minibatch) > fresh_proposals  # parent, child differ
+    for policy in ("unpaired", "fresh"):  # a new seed per minibatch evaluation: parent and child differ
+        policy_minibatch, policy_validation, policy_proposals = counts[policy]
+        assert set(policy_minibatch.values()) == {3} and len(policy_minibatch) > policy_proposals
+        assert (len(policy_validation) == 1) == (policy == "unpaired")
 
 
 def test_reference_reflects_the_tasks_of_an_iteration_concurrently(bench: Any, monkeypatch: Any) -> None:
