@@ -144,7 +144,9 @@ class Tracker(Protocol):
 
     Hooks, in the order the engine calls them: `start(run)`; then per scored batch
     `evaluation(batch)`, per pool member `candidate(info)`, per iteration `proposal(p)` and
-    `iteration(stats)`; run-level `note(kind, data)`; and at the end `finish(result)` or
+    `iteration(stats)`; `round_end()` after each round of proposals is durably recorded (before
+    the decision stage; a tracker that hands data to another thread or process makes sure the
+    round is handed over); run-level `note(kind, data)`; and at the end `finish(result)` or
     `fail(error)`. `links()` may name where the tracker put the run (e.g. an MLflow run id);
     the result records it.
     """

@@ -18,7 +18,7 @@ from gepa_lab.core.events import (
 )
 from gepa_lab.core.result import Result
 
-HOOKS = ("start", "evaluation", "candidate", "proposal", "iteration", "note", "finish", "fail")
+HOOKS = ("start", "evaluation", "candidate", "proposal", "iteration", "round_end", "note", "finish", "fail")
 
 
 class Trackers:
@@ -52,6 +52,11 @@ class Trackers:
     def iteration(self, stats: IterationStats) -> None:
         for hook in self._hooks["iteration"]:
             hook(stats)
+
+    def round_end(self) -> None:
+        """A round of proposals is durably recorded (before the decision stage)."""
+        for hook in self._hooks["round_end"]:
+            hook()
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
         for hook in self._hooks["note"]:

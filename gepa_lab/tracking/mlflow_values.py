@@ -1,13 +1,14 @@
 """What MLflow accepts, built from gepa-lab values: keys, params (whole, never cut), tags (cut
-visibly), metric and tag entities, per-batch metrics and tables, readable artifact text. Pure
-functions; `mlflow_tracker.py` does the logging."""
+visibly), readable metric values, per-batch metrics and tables, readable artifact text and diffs.
+Pure functions (no MLflow import); `mlflow_tracker.py` builds the payloads, `mlflow_worker.py`
+logs them."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
-import time
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
@@ -90,15 +91,15 @@ def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
     return table
 
 
-def metric_list(values: dict[str, float], step: int) -> list[Any]:
-    from mlflow.entities import Metric
+def readable(values: dict[str, float]) -> dict[str, float]:
+    """Metric values without binary noise (12 significant digits: 0.6000000000000001 -> 0.6, which
+    the UI's columns show; result.json keeps every bit). NaN / inf are legal in MLflow but useless
+    in comparisons: left out."""
+    return {k: float(f"{float(v):.12g}") for k, v in values.items() if math.isfinite(float(v))}
 
-    now = int(time.time() * 1000)
-    # NaN / inf are legal MLflow values but useless in comparisons; leave them out.
-    return [Metric(k, float(v), now, step) for k, v in values.items() if math.isfinite(float(v))]
 
-
-def tag_list(tags: dict[str, str]) -> list[Any]:
-    from mlflow.entities import RunTag
-
-    return [RunTag(k, v) for k, v in tags.items()]
+def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "candidate") -> str:
+    """A unified diff of two rendered artifacts (a `.txt` artifact: MLflow previews it)."""
+    diff = "".join(difflib.unified_diff(parent.splitlines(keepends=True), child.splitlines(keepends=True),
+                                        fromfile=fromfile, tofile=tofile))
+    return diff or f"{tofile} is identical to {fromfile}\n"
