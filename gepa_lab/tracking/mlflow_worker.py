@@ -105,9 +105,9 @@ class RunState:
     logged_steps: set[int] = field(default_factory=set)  # parent metric steps in the store
     nested: dict[str, str] = field(default_factory=dict)  # candidate id -> its run id
     pending: dict[int, dict[str, float]] = field(default_factory=dict)  # step -> metrics not yet logged
-    rows: dict[int, dict[str, Any]] = field(default_factory=dict)  # iteration -> proposals-table row
-    rows_changed: bool = False  # since the table was last written
-    table_due: bool = False  # a round ended with rows_changed: write the table when idle
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)  # iteration -> row not yet in the table
+    rows_written: set[int] = field(default_factory=set)  # iterations in the proposals table
+    table_due: bool = False  # a round ended with rows to write: write them when idle
     ended: bool = False
 
 
@@ -225,12 +225,16 @@ class Logger:
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
                          metrics=metric_list({p["first_metric"]: math.nan}, step=0),
                          tags=tag_list({DESCRIPTION_TAG: p["description"], "gepa.candidates_experiment_id": candidates_id}))
-        self._upload(run_id, p["files"])
+        # The parent exists: from here on a failure is counted, not fatal (like every later one).
+        self._safe("log the config and seed files", self._upload, run_id, p["files"])
+        self._safe("log the dataset inputs", self._log_inputs, run_id, p)
+
+    def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
         inputs = self._dataset_inputs(p)
         for attempt in range(3):
             try:
-                client.log_inputs(run_id, datasets=inputs)
-                break
+                self.client.log_inputs(run_id, datasets=inputs)
+                return
             except Exception:  # parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL)
                 if attempt == 2:
                     raise
@@ -286,10 +290,8 @@ class Logger:
             if child.data.tags.get("candidate_id"):
                 run.nested[child.data.tags["candidate_id"]] = child.info.run_id
         run.logged_steps = {m.step for m in client.get_metric_history(run_id, "search/best_validation_mean")}
+        run.rows_written = {int(row["iteration"]) for row in self._read_table(run_id, "proposals.json")}
         resume_at = p["resume_iteration"] or 0
-        for row in self._read_table(run_id, "proposals.json"):
-            if row.get("iteration") is not None and int(row["iteration"]) < resume_at:
-                run.rows[int(row["iteration"])] = row
         missing = sorted(set(range(resume_at)) - run.logged_steps)
         if missing:  # a logging process killed with the engine: documented loss, said where it is
             client.set_tag(run_id, "mlflow_tracker.missing_iterations",
@@ -359,9 +361,8 @@ class Logger:
             self.client.log_artifacts(run_id, tmp)
 
     def row(self, p: dict[str, Any]) -> None:
-        if self.run is not None:
+        if self.run is not None and int(p["iteration"]) not in self.run.rows_written:
             self.run.rows[int(p["iteration"])] = p
-            self.run.rows_changed = True
 
     def series(self, p: tuple[int, dict[str, float]]) -> None:
         step, values = p
@@ -370,7 +371,7 @@ class Logger:
 
     def round_end(self, _: Any) -> None:
         self._flush_series()
-        if self.run is not None and self.run.rows_changed:
+        if self.run is not None and self.run.rows:
             self.run.table_due = True
 
     def tags(self, p: dict[str, str]) -> None:
@@ -395,15 +396,21 @@ class Logger:
         run.pending = {}
 
     def _write_proposals(self) -> None:
+        """Append the rows not yet in the table (`log_table` appends to an existing table)."""
         run = self.run
         assert run is not None
+        run.table_due = False
         if not run.rows:
             return
         rows = [run.rows[i] for i in sorted(run.rows)]
         columns = list(dict.fromkeys(k for row in rows for k in row))
-        self._safe("log the proposals table", self.client.log_table, run.run_id,
-                   {c: [row.get(c) for row in rows] for c in columns}, "proposals.json")
-        run.rows_changed = run.table_due = False
+        try:
+            self.client.log_table(run.run_id, {c: [row.get(c) for row in rows] for c in columns}, "proposals.json")
+        except Exception as exc:  # kept for the next write
+            self.errors.append(f"log the proposals table: {describe(exc)}")
+            return
+        run.rows_written |= set(run.rows)
+        run.rows = {}
 
     # -- the end ----------------------------------------------------------------------------------
     def finish(self, p: dict[str, Any]) -> None:
@@ -472,8 +479,11 @@ def _read(inbox: IO[bytes], messages: queue.Queue[Any]) -> None:
 
 def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     def reply(message: tuple[Any, ...]) -> None:
-        pickle.dump(message, outbox, protocol=pickle.HIGHEST_PROTOCOL)
-        outbox.flush()
+        try:
+            pickle.dump(message, outbox, protocol=pickle.HIGHEST_PROTOCOL)
+            outbox.flush()
+        except BrokenPipeError:  # the engine process is gone: keep writing what it handed over
+            pass
 
     messages: queue.Queue[Any] = queue.Queue(MAX_PENDING)
     threading.Thread(target=_read, args=(inbox, messages), daemon=True).start()
@@ -492,10 +502,7 @@ def main() -> None:
     import logging
 
     logging.basicConfig(level=logging.WARNING, format="[mlflow logger] %(levelname)s %(name)s: %(message)s")
-    try:
-        serve(sys.stdin.buffer, outbox)
-    except BrokenPipeError:  # the engine process is gone and wants no reply
-        pass
+    serve(sys.stdin.buffer, outbox)
 
 
 if __name__ == "__main__":
