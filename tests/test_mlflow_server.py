@@ -6,65 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fixtures_mlflow import proposal_events, toy_run
+from fixtures_mlflow import free_port, get, post, proposal_events, stop, toy_run, wait_ready
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mlflow_env")]
-READY_TIMEOUT_S = 180.0  # measured ~10 s on 2 cores; minutes when the machine is loaded
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(base: str, endpoint: str, **query: str) -> Any:
-    url = f"{base}{endpoint}?{urllib.parse.urlencode(query)}" if query else f"{base}{endpoint}"
-    with urllib.request.urlopen(url, timeout=10) as reply:
-        return json.loads(reply.read())
-
-
-def post(base: str, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        return json.loads(reply.read())
-
-
-def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"mlflow server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"mlflow server not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """The server runs uvicorn and a job runner as children: end its whole process group."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
 
 
 def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
