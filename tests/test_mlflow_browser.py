@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
 
 import pytest
 from fixtures_mlflow import mlflow_ui, toy_run
@@ -53,9 +52,15 @@ def test_the_experiment_link_opens_on_parent_runs_with_decision_columns(tmp_path
         dom = dump_dom(url, [*names.values(), *columns, "the second seed agrees"])
         assert all(name in dom for name in names.values()), dom[-3000:]  # both parent runs
         assert all(f'col-id="{column}"' in dom for column in columns)  # the decision columns
-        assert "+0.6000 [95% CI +0.6000, +0.6000] over 3 cases" in dom and "the second seed agrees" in dom
+        assert "+0.6000 [+0.6000, +0.6000] 95% CI" in dom and "the second seed agrees" in dom
         assert "seed-" not in dom.replace("-seed1-", "").replace("-seed2-", "")  # no candidate run listed
         assert "it000-" not in dom and "<strong>2</strong> matching runs" in dom
         page = dump_dom(mlflow_links.run_url(base, str(second.experiment_id), str(second.run_id)),
                         ["the second seed agrees"])
         assert "ELIGIBLE" in page and "the second seed agrees" in page  # the description, notes included
+        # MLflow's comparison: the holdout delta plotted, the files both runs have listed.
+        files = ["lineage.png", "holdout_deltas.png", "winner.md", "winner_diff.txt", "proposals.json"]
+        compare = dump_dom(mlflow_links.compare_url(base, [str(first.experiment_id)], list(names)),
+                           [f'artifact-name="{name}"' for name in files])
+        assert all(f'artifact-name="{name}"' in compare for name in files)
+        assert "No common artifacts" not in compare and "holdout_delta" in compare

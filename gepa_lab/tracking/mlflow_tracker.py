@@ -85,11 +85,11 @@ def _column(kind: str, name: str) -> str:
 
 # The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
 # columns in this order, with widths that show their values whole.
-DECISIONS_COLUMNS = {_column("metrics", "holdout_delta"): 120, _column("tags", "holdout_delta_ci"): 300,
-                     _column("tags", "promotion_eligible"): 130, _column("tags", "promotion_reason"): 260,
-                     _column("tags", "winner"): 120, _column("metrics", "total_cost_usd"): 120,
-                     _column("metrics", "total_metric_calls"): 140, _column("tags", "conclusion"): 260,
-                     _column("tags", "next_hypothesis"): 260, _column("tags", "experiment"): 110,
+DECISIONS_COLUMNS = {_column("metrics", "holdout_delta"): 120, _column("tags", "holdout_delta_ci"): 290,
+                     _column("tags", "promotion_eligible"): 130, _column("tags", "winner"): 120,
+                     _column("metrics", "total_cost_usd"): 120, _column("metrics", "total_metric_calls"): 140,
+                     _column("tags", "conclusion"): 240, _column("tags", "next_hypothesis"): 240,
+                     _column("tags", "promotion_reason"): 260, _column("tags", "experiment"): 110,
                      _column("tags", "random_seed"): 110}
 CANDIDATE_COLUMNS = {_column("metrics", "validation_mean"): 130, _column("tags", "status"): 100,
                      _column("tags", "iteration"): 90, _column("tags", "component"): 120,
@@ -560,7 +560,8 @@ class MlflowTracker:
         verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
         winner = "the seed" if result.best_id == result.seed_id else f"`{result.best_id[:12]}`"
         lines = [f"**{verdict}**: {result.promotion_reason}.",
-                 f"Holdout delta {_holdout_text(result)}; winner {winner} of {result.candidate_count} pool members "
+                 f"Holdout delta {_holdout_text(result)} over {result.baseline_holdout.cases} cases; winner {winner} "
+                 f"of {result.candidate_count} pool members "
                  f"after {result.proposals} proposals ({result.stop_reason}; {self._search_calls} metric calls in "
                  f"the search, {result.metric_calls} in all)."]
         if self.candidates_experiment_id and self.run_id:
@@ -583,14 +584,15 @@ class MlflowTracker:
 
 
 def _holdout_text(result: Result) -> str:
+    """`+0.1757 [+0.0995, +0.2541] 95% CI`: the delta and its interval, short enough for a column."""
     if not result.baseline_holdout.cases:
         return "no holdout split"
     text = f"{result.holdout_delta:+.4f}"
     if result.holdout_interval is not None:
         low, high = result.holdout_interval
-        level = f"{result.confidence * 100:g}% " if result.confidence is not None else ""
-        text += f" [{level}CI {low:+.4f}, {high:+.4f}]"
-    return f"{text} over {result.baseline_holdout.cases} cases"
+        level = f" {result.confidence * 100:g}%" if result.confidence is not None else ""
+        text += f" [{low:+.4f}, {high:+.4f}]{level} CI"
+    return text
 
 
 def _table(columns: dict[str, list[Any]]) -> dict[str, Any]:
