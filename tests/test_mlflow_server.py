@@ -66,7 +66,7 @@ def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
         assert len(proposal_events(run_dir)) == 5
         listing = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id)
         files = {f["path"] for f in listing["files"] if not f["is_dir"]}
-        assert {"lineage.png", "validation_heatmap.png", "best_vs_metric_calls.png", "holdout_deltas.png",
+        assert {"lineage.png", "validation_heatmap.png", "holdout_deltas.png",
                 "winner.md", "winner_diff.txt", "holdout_comparison.json", "promotion_rules.json"} <= files
         holdout = get(base, "/get-artifact", path="holdout_comparison.json", run_uuid=tracker.run_id)
         assert holdout["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]

@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERIES = ("search/best_validation_mean", "search/pool_size", "search/front_size", "search/metric_calls",
           "search/proposals", "search/cost_usd", "search/task_cost_usd", "search/reflection_cost_usd")
 ALL_STATUSES = ["accepted", "duplicate", "reflection_rejected", "reflection_rejected", "rejected"]
-PARENT_FILES = {"lineage.png", "validation_heatmap.png", "best_vs_metric_calls.png", "holdout_deltas.png",
+PARENT_FILES = {"lineage.png", "validation_heatmap.png", "holdout_deltas.png",
                 "winner.md", "winner.json", "winner_diff.txt", "result.json", "holdout_comparison.json",
                 "promotion_rules.json", "proposals.json", "seed.json", "config/resolved_config.json"}
 KILL_SCRIPT = Path(__file__).parent / "scripts" / "mlflow_killable_run.py"
@@ -124,17 +124,19 @@ def test_candidate_files_preview_in_the_browser(finished, mlflow_client, tmp_pat
     client = mlflow_client
     children = by_key(client, tracker.run_id)
     accepted, seed = children["iteration-0"].info.run_id, children["seed"].info.run_id
-    assert artifact_paths(client, accepted) == {"candidate.md", "candidate.json", "diff.txt", "reflection.json",
-                                                "minibatch.json", "validation.json"}
-    assert artifact_paths(client, seed) == {"candidate.md", "candidate.json", "diff.txt", "validation.json"}
+    files = {"candidate.md", "candidate.json", "diff.txt"}  # the same in every pool member's run
+    assert artifact_paths(client, accepted) == artifact_paths(client, seed) == files
     assert f"+3. {IMPROVED}" in read_artifact(client, accepted, "diff.txt", tmp_path)  # .txt: MLflow previews it
     assert f"3. {IMPROVED}" in read_artifact(client, accepted, "candidate.md", tmp_path)
-    reflection = json.loads(read_artifact(client, accepted, "reflection.json", tmp_path))
-    assert reflection["status"] == "accepted" and reflection["records"][0]["case_id"] == "case-1"
-    minibatch = table_rows(client, accepted, "minibatch.json", tmp_path)
+    details = json.loads(read_artifact(client, accepted, "candidate.json", tmp_path))
+    assert IMPROVED in details["artifact"]["steps"]
+    assert details["reflection"]["status"] == "accepted" and details["reflection"]["records"][0]["case_id"] == "case-1"
+    minibatch = [dict(zip(details["minibatch"]["columns"], row, strict=True)) for row in details["minibatch"]["data"]]
     assert [(r["parent_score"], r["child_score"]) for r in minibatch] == [(0.2, 0.8), (0.2, 0.8)]
-    validation = table_rows(client, accepted, "validation.json", tmp_path)
-    assert [(r["case_id"], r["score"]) for r in validation] == [("val1", 0.8), ("val2", 0.8), ("val3", 0.8)]
+    assert details["validation"]["columns"][:2] == ["case_id", "score"]
+    assert [row[:2] for row in details["validation"]["data"]] == [["val1", 0.8], ["val2", 0.8], ["val3", 0.8]]
+    seed_details = json.loads(read_artifact(client, seed, "candidate.json", tmp_path))
+    assert set(seed_details) == {"artifact", "validation"}
 
 
 def test_parent_tags_params_inputs_and_links(finished, mlflow_client) -> None:
@@ -624,7 +626,7 @@ def test_tracker_uses_only_public_mlflow_names(module) -> None:
     private = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                and node.attr.startswith("_") and not node.attr.startswith("__")
                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "_POOL"))]
-    assert private == []
+    assert private in ([], ["os._exit"])  # os._exit: the standard library's documented exit without teardown
 
 
 def test_the_logging_process_imports_no_gepa_lab_module() -> None:

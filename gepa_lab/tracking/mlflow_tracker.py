@@ -9,8 +9,8 @@ Layout in the store
   winner, cost, calls, the researcher's conclusion.
 - `<experiment>-candidates` holds one run per pool member (the seed and every accepted child),
   linked to its parent by `gepa.parent_run_id` (and MLflow's `mlflow.parentRunId`): metrics, the
-  candidate's text (`candidate.md`), its diff to its parent (`diff.txt`), what the reflector saw
-  (`reflection.json`), per-case scores.
+  candidate's text (`candidate.md`), its diff to its parent (`diff.txt`) and `candidate.json` (the
+  artifact, what the reflector saw and replied, per-case scores): three files, three uploads.
 - The parent holds per iteration (step = iteration) the `search/...` metrics, every proposal as a
   row of the `proposals.json` table, and at the end the decision (metrics, tags, description),
   tables and plots, all at the artifact root under the same names in every run (so MLflow's
@@ -134,10 +134,11 @@ def candidates_experiment(experiment: str) -> str:
 class _Worker:
     """One logging process (`mlflow_worker.py`) and its two pipes."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: str = "sql") -> None:
         env = {**ENV_DEFAULTS, **os.environ}
         self.owner = os.getpid()  # a forked child must not write into its parent's logger
-        self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER)], stdin=subprocess.PIPE,
+        self.store = store  # what it imported ahead: "sql" (a database store) or "rest"
+        self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER), store], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, start_new_session=True)
         try:  # Linux: a deeper pipe, so a burst of messages never waits for the logger
             fcntl.fcntl(self.proc.stdin.fileno(), 1031, PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
@@ -173,19 +174,21 @@ class _Pool:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
 
-    def prespawn(self) -> None:
+    def prespawn(self, store: str) -> None:
         with self.lock:
             self.idle = [w for w in self.idle if w.alive()]
             if not self.idle:
-                self.idle.append(_Worker())
+                self.idle.append(_Worker(store))
 
-    def acquire(self) -> _Worker:
+    def acquire(self, store: str) -> _Worker:
+        """An idle logger, one warmed up for this kind of store if there is one."""
         with self.lock:
-            while self.idle:
-                worker = self.idle.pop()
-                if worker.alive():
-                    return worker
-        return _Worker()
+            self.idle = [w for w in self.idle if w.alive()]
+            if self.idle:
+                worker = ([w for w in self.idle if w.store == store] or self.idle)[-1]
+                self.idle.remove(worker)
+                return worker
+        return _Worker(store)
 
     def release(self, worker: _Worker) -> None:
         if worker.alive():
@@ -216,7 +219,10 @@ class MlflowTracker:
         self.plots = plots
         self._worker: _Worker | None = None
         self._reset()
-        _POOL.prespawn()
+        _POOL.prespawn(self._store_kind())
+
+    def _store_kind(self) -> str:
+        return "rest" if mlflow_links.is_server(self.uri) else "sql"
 
     def _reset(self) -> None:
         self.run_id: str | None = None  # the parent run
@@ -268,6 +274,8 @@ class MlflowTracker:
 
     def _await_start(self) -> None:
         if not self._started:
+            if self.plots:  # the engine would only wait here: import matplotlib meanwhile, for finish()
+                import gepa_lab.tracking.plots  # noqa: F401
             self._await("started")
             if self._start_error:
                 log.warning("MLflow logging failed at start (%s); the run record in the run dir has everything",
@@ -307,7 +315,7 @@ class MlflowTracker:
         self._preflight(db)
         if self._worker is not None:  # a tracker started twice without an end: drop the old logger
             self._worker.close()
-        self._worker = _POOL.acquire()
+        self._worker = _POOL.acquire(self._store_kind())
         self._send("start", self._start_payload(run, db, stored))
         if db is None:  # a remote store: fail now, before anything is spent, if it does not work
             self._await_start()
@@ -425,12 +433,15 @@ class MlflowTracker:
             "tags": {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
                      "status": "seed", "reason": "seed artifact"},
             "metrics": readable({"iteration": -1.0, **batch_metrics(info.validation)}),
-            "files": {**self._texts(info.artifact, None), "validation.json": _table(scores_table(info.validation))}})
+            "files": self._files(info.artifact, None, {"validation": _table(scores_table(info.validation))})})
 
-    def _texts(self, artifact: Artifact, parent: Artifact | None) -> dict[str, Any]:
+    @staticmethod
+    def _files(artifact: Artifact, parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
+        """A pool member's files: its text, its diff to its parent, and one JSON of the rest."""
         text = render(artifact)
         diff = diff_text(render(parent), text) if parent is not None else "the seed has no parent: no diff\n"
-        return {"candidate.md": text, "candidate.json": artifact_dict(artifact), "diff.txt": diff}
+        return {"candidate.md": text, "diff.txt": diff, "candidate.json": {"artifact": artifact_dict(artifact),
+                                                                           **details}}
 
     def proposal(self, p: Proposal) -> None:
         """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
@@ -450,13 +461,13 @@ class MlflowTracker:
             metrics.update(batch_metrics(batch))
         child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
         cases = [ev.case_id for ev in p.parent_batch.evaluations]
-        files = {**self._texts(p.artifact, p.parent),
-                 "reflection.json": {"component": p.component, "records": p.records, "reply": p.reply,
-                                     "rationale": p.rationale, "status": p.status, "reason": p.reason},
-                 "minibatch.json": _table({"case_id": cases, "parent_score": p.parent_batch.scores,
-                                           "child_score": [child.get(c) for c in cases]})}
+        details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
+                                  "rationale": p.rationale, "status": p.status, "reason": p.reason},
+                   "minibatch": _table({"case_id": cases, "parent_score": p.parent_batch.scores,
+                                        "child_score": [child.get(c) for c in cases]})}
         if p.validation_batch is not None:
-            files["validation.json"] = _table(scores_table(p.validation_batch))
+            details["validation"] = _table(scores_table(p.validation_batch))
+        files = self._files(p.artifact, p.parent, details)
         self._send("candidate", {
             "key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
             "candidate_id": p.candidate_id,
@@ -489,15 +500,15 @@ class MlflowTracker:
         files: dict[str, Any] = {"result.json": result.to_dict(), "winner.md": render(result.best),
                                  "winner.json": artifact_dict(result.best),
                                  "winner_diff.txt": diff_text(self._seed_text, render(result.best), "seed", "winner")}
-        if self.plots:
-            files.update(self._plots(result))
         columns = ("case_id", "critical", "baseline", "candidate", "delta")
         fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
-        self._send("finish", {
+        self._send("decision", {
             "metrics": readable(self._decision_metrics(result)), "tags": self._decision_tags(result),
             "description": self._description(result), "files": files, "best_id": result.best_id,
             "tables": {"holdout_comparison.json": {c: [case[c] for case in result.holdout_cases] for c in columns},
                        "promotion_rules.json": {c: [rule.get(c) for rule in result.promotion_rules] for c in fields}}})
+        # Drawn while the logger writes the decision; the run ends once they are uploaded too.
+        self._send("finish", {"files": self._plots(result) if self.plots else {}})
         self._close("ended")
 
     def fail(self, error: BaseException) -> None:

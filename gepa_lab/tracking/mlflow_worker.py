@@ -13,7 +13,8 @@ by the tracker. The process serves one run after another; it exits at end of inp
 ends while a run is open (the engine process was killed), it writes everything it received and
 ends the parent run KILLED with `stop_reason=killed`.
 
-Run as a script (`python -P mlflow_worker.py`): it imports no gepa_lab module (start-up time).
+Run as a script (`python -P mlflow_worker.py [sql|rest]`, what to import before the first run): it
+imports no gepa_lab module (start-up time).
 Only MLflow's public client API is used.
 """
 
@@ -30,6 +31,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,8 @@ NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a descr
 VIEW_TAG = "mlflow.sharedViewState."  # + key: a runs-table view the UI opens with ?viewStateShareKey=key
 MAX_PENDING = 256  # messages read ahead of the MLflow calls
 MAX_REPORTED_ERRORS = 20
+UPLOAD_THREADS = 4  # candidate runs logged at once against a server
+FLUSH_EVERY_S = 2.0  # the parent's per-iteration metrics and proposals table: one write per this long
 METRICS_PER_BATCH = 1000  # MLflow's log_batch limit
 TABLE_FILES = ("holdout_comparison.json", "promotion_rules.json", "proposals.json")
 
@@ -108,6 +112,7 @@ class RunState:
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)  # iteration -> row not yet in the table
     rows_written: set[int] = field(default_factory=set)  # iterations in the proposals table
     table_due: bool = False  # a round ended with rows to write: write them when idle
+    flushed_at: float = 0.0  # time.monotonic() of the last write of metrics / table
     ended: bool = False
 
 
@@ -122,6 +127,8 @@ class Logger:
         self.run: RunState | None = None
         self.errors: list[str] = []
         self.start_error: str | None = None
+        self.uploads: ThreadPoolExecutor | None = None  # against a server: candidate runs in parallel
+        self.in_flight: list[Future[None]] = []
 
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -155,14 +162,16 @@ class Logger:
     def _start(self, p: dict[str, Any]) -> None:
         from mlflow import MlflowClient
 
+        if self.uri.startswith(("http://", "https://")) and self.uploads is None:
+            self.uploads = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="mlflow-upload")
+
         with store_init_lock(self.uri):  # parallel sweep jobs opening one new SQLite store
             if self.uri not in self.clients:
                 self.clients[self.uri] = MlflowClient(tracking_uri=self.uri)
-            self.client = client = self.clients[self.uri]
-            experiment_id = self._experiment(p["experiment"], p["artifact_location"])
-            candidates_id = self._experiment(p["candidates_experiment"], p["candidates_artifact_location"])
-        for experiment, (key, view) in ((experiment_id, p["views"][0]), (candidates_id, p["views"][1])):
-            client.set_experiment_tag(experiment, VIEW_TAG + key, json.dumps(view))
+            self.client = self.clients[self.uri]
+            experiment_id = self._experiment(p["experiment"], p["artifact_location"], p["views"][0])
+            candidates_id = self._experiment(p["candidates_experiment"], p["candidates_artifact_location"],
+                                             p["views"][1])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
         lock = self._lock(run_dir)
         reopened = p["reopen"] and self._reopen(p["reopen"], p, lock, run_dir)
@@ -175,19 +184,23 @@ class Logger:
                                        "tracking_uri": self.uri}, indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, run_dir / RUN_FILE)
 
-    def _experiment(self, name: str, location: str | None) -> str:
+    def _experiment(self, name: str, location: str | None, view: tuple[str, dict[str, Any]]) -> str:
+        """The experiment's id, created if missing, with the runs-table view it opens with."""
         from mlflow.exceptions import MlflowException
 
+        key, state = VIEW_TAG + view[0], json.dumps(view[1])
         found = self.client.get_experiment_by_name(name)
-        if found is not None:
-            return str(found.experiment_id)
-        try:
-            return str(self.client.create_experiment(name, artifact_location=location))
-        except MlflowException:  # created concurrently by a sibling job of a multirun
+        if found is None:
+            try:
+                self.client.create_experiment(name, artifact_location=location, tags={key: state})
+            except MlflowException:  # created concurrently by a sibling job of a multirun
+                pass
             found = self.client.get_experiment_by_name(name)
             if found is None:
-                raise
-            return str(found.experiment_id)
+                raise LookupError(f"MLflow experiment {name!r} could not be created")
+        if found.tags.get(key) != state:  # a store written by another gepa-lab version
+            self.client.set_experiment_tag(found.experiment_id, key, state)
+        return str(found.experiment_id)
 
     @staticmethod
     def _lock(run_dir: Path | None) -> IO[str] | None:
@@ -274,7 +287,7 @@ class Logger:
             return False
         tags = parent.data.tags
         candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(
-            p["candidates_experiment"], p["candidates_artifact_location"])
+            p["candidates_experiment"], p["candidates_artifact_location"], p["views"][1])
         self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, run_dir, p["common"], lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
@@ -321,13 +334,30 @@ class Logger:
 
     # -- during the search ------------------------------------------------------------------------
     def candidate(self, p: dict[str, Any]) -> None:
-        """A pool member (the seed or an accepted child): one run in the candidates experiment."""
+        """A pool member (the seed or an accepted child): one run in the candidates experiment.
+        Against a server, logged by a few threads at once (each run is a handful of round trips
+        that depend on no other run's); the parent's writes wait for them (`_drain`)."""
         run = self.run
         if run is None or p["key"] in run.logged_keys:
             return  # no parent (start failed), or a replayed iteration already logged
+        run.logged_keys.add(p["key"])  # claimed now: a replay of it queued behind is skipped
+        if self.uploads is not None:
+            self.in_flight.append(self.uploads.submit(self._candidate_run, run, p))
+        else:
+            self._candidate_run(run, p)
+
+    def _candidate_run(self, run: RunState, p: dict[str, Any]) -> None:
         run_id = self._safe(f"log candidate {p['name']}", self._log_candidate, run, p)
         if run_id:
             run.nested[p["candidate_id"]] = run_id
+        else:
+            run.logged_keys.discard(p["key"])
+
+    def _drain(self) -> None:
+        """Wait for the candidate runs being logged (before the parent's end, or a reply)."""
+        for future in self.in_flight:
+            future.result()
+        self.in_flight = []
 
     def _log_candidate(self, run: RunState, p: dict[str, Any]) -> str:
         """create (tags) -> metrics -> files -> FINISHED; a run cut short ends FAILED (a resume
@@ -343,7 +373,6 @@ class Logger:
             self._safe("end an unfinished candidate run", client.set_terminated, run_id, "FAILED")
             raise
         client.set_terminated(run_id, "FINISHED")
-        run.logged_keys.add(p["key"])
         return run_id
 
     def _upload(self, run_id: str, files: dict[str, Any]) -> None:
@@ -378,11 +407,24 @@ class Logger:
         if self.run is not None:
             self._safe("set tags", self.client.log_batch, self.run.run_id, tags=tag_list(p))
 
+    def wait_s(self) -> float | None:
+        """How long the main loop may wait for a message before `idle()` has something to write."""
+        run = self.run
+        if run is None or run.ended or not (run.pending or run.table_due):
+            return None
+        return max(0.0, run.flushed_at + FLUSH_EVERY_S - time.monotonic())
+
     def idle(self) -> None:
-        """Nothing queued: write what waits (one `log_batch` for every pending step)."""
+        """Nothing queued: write what waits, at most once per FLUSH_EVERY_S (a fast search's
+        iterations then share one `log_batch` and one table append: fewer round trips to a
+        server; a slow one's are written within seconds of their round's end)."""
+        run = self.run
+        if run is None or run.ended or self.wait_s() != 0.0:
+            return
         self._flush_series()
-        if self.run is not None and self.run.table_due and not self.run.ended:
+        if run.table_due:
             self._write_proposals()
+        run.flushed_at = time.monotonic()
 
     def _flush_series(self) -> None:
         run = self.run
@@ -413,21 +455,31 @@ class Logger:
         run.rows = {}
 
     # -- the end ----------------------------------------------------------------------------------
+    def decision(self, p: dict[str, Any]) -> None:
+        """The run's outcome (metrics, tags, description, files, tables); `finish` follows with
+        the plots, which the engine draws meanwhile."""
+        run = self.run
+        if run is None or run.ended:
+            return
+        self._drain()
+        self._flush_series()
+        client = self.client
+        notes = self._safe("read the run's notes", self._notes, run.run_id) or ""
+        self._safe("log the decision", client.log_batch, run.run_id, metrics=metric_list(p["metrics"], step=0),
+                   tags=tag_list({**p["tags"], DESCRIPTION_TAG: p["description"] + notes}))
+        self._safe("log the decision files", self._upload, run.run_id, p["files"])
+        for name, table in p["tables"].items():
+            self._safe(f"log {name}", client.log_table, run.run_id, table, name)
+        self._write_proposals()
+        best = run.nested.get(p["best_id"])
+        if best is not None:
+            self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
+
     def finish(self, p: dict[str, Any]) -> None:
         run = self.run
         if run is not None and not run.ended:
-            self._flush_series()
-            client = self.client
-            notes = self._safe("read the run's notes", self._notes, run.run_id) or ""
-            self._safe("log the decision", client.log_batch, run.run_id, metrics=metric_list(p["metrics"], step=0),
-                       tags=tag_list({**p["tags"], DESCRIPTION_TAG: p["description"] + notes}))
-            self._safe("log the decision files and plots", self._upload, run.run_id, p["files"])
-            for name, table in p["tables"].items():
-                self._safe(f"log {name}", client.log_table, run.run_id, table, name)
-            self._write_proposals()
-            best = run.nested.get(p["best_id"])
-            if best is not None:
-                self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
+            if p["files"]:
+                self._safe("log the plots", self._upload, run.run_id, p["files"])
             self._end("FINISHED", {})
         self.reply(("ended", self.state()))
 
@@ -439,6 +491,7 @@ class Logger:
     def fail(self, p: dict[str, Any]) -> None:
         run = self.run
         if run is not None and not run.ended:
+            self._drain()
             self._flush_series()
             self._write_proposals()
             # Kept as history: a later resume finishes the run, and the file says when it stopped.
@@ -449,6 +502,7 @@ class Logger:
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
         if self.run is not None and not self.run.ended:
+            self._drain()
             self._flush_series()
             self._write_proposals()
             self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
@@ -466,6 +520,7 @@ class Logger:
         self._release()
 
     def sync(self, token: int) -> None:
+        self._drain()
         self.reply(("synced", token, self.state()))
 
 
@@ -488,12 +543,31 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     messages: queue.Queue[Any] = queue.Queue(MAX_PENDING)
     threading.Thread(target=_read, args=(inbox, messages), daemon=True).start()
     logger = Logger(reply)
-    while (message := messages.get()) is not None:
+    while True:
+        try:
+            message = messages.get(timeout=logger.wait_s())
+        except queue.Empty:  # pending writes are due
+            logger.idle()
+            continue
+        if message is None:
+            break
         op, payload = message
         getattr(logger, op)(payload)
         if messages.empty():
             logger.idle()
     logger.lost()
+
+
+def warm_up(store: str) -> None:
+    """Import what the first run needs while the engine still loads its data (the process is
+    started when the tracker is built): MLflow's client and dataset inputs, and for a database
+    store (`store` = "sql") MLflow's SQL store (SQLAlchemy models, Alembic) -- seconds the engine
+    would otherwise wait for."""
+    import mlflow.data.pandas_dataset  # noqa: F401
+    from mlflow import MlflowClient  # noqa: F401
+
+    if store == "sql":
+        import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
 
 
 def main() -> None:
@@ -502,7 +576,12 @@ def main() -> None:
     import logging
 
     logging.basicConfig(level=logging.WARNING, format="[mlflow logger] %(levelname)s %(name)s: %(message)s")
+    warm_up(sys.argv[1] if len(sys.argv) > 1 else "sql")
     serve(sys.stdin.buffer, outbox)
+    # Everything is written (MLflow's calls are synchronous, replies flushed). Skip the interpreter's
+    # teardown of MLflow, pandas, SQLAlchemy: it would hold the engine's stderr open for a second
+    # after the run, and a command piped through `tee` would wait for it.
+    os._exit(0)
 
 
 if __name__ == "__main__":
