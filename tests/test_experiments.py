@@ -28,6 +28,8 @@ SCRIPTS = {
                          "calls_per_accepted", "holdout_delta", "gain_per_1k_calls", "holdout_delta_at_100"},
     "ablations": {"label", "family", "seed", "search_calls", "accepted", "calls_per_accepted", "holdout_delta",
                   "worse", "eligible"},
+    "mlflow_logging_cost": {"kind", "repeat", "wall_s", "cpu_s", "search_wait_ms_per_proposal",
+                            "total_wait_ms_per_proposal"},
 }
 
 

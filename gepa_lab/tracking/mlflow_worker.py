@@ -394,12 +394,15 @@ class Logger:
             self.run.rows[int(p["iteration"])] = p
 
     def series(self, p: tuple[int, dict[str, float]]) -> None:
+        """An iteration's metrics: the iteration is over, so its row may go to the table too (an
+        engine that does not call `round_end` still gets its table written as it goes)."""
         step, values = p
         if self.run is not None and step not in self.run.logged_steps:
             self.run.pending[step] = values
+        self.round_end(None)
 
     def round_end(self, _: Any) -> None:
-        self._flush_series()
+        """The round's rows are due in the table (written when idle, at most every FLUSH_EVERY_S)."""
         if self.run is not None and self.run.rows:
             self.run.table_due = True
 
