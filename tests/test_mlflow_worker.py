@@ -66,14 +66,15 @@ def test_a_racing_dataset_insert_is_retried(mlflow_uri, mlflow_client, tmp_path,
 
 def test_a_candidate_cut_short_ends_failed_and_a_resume_replaces_it(mlflow_uri, mlflow_client, tmp_path,
                                                                      monkeypatch) -> None:
-    from mlflow import MlflowClient
+    from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 
     logger = Logger(lambda reply: None)
     logger.start(start_message(mlflow_uri, tmp_path))
     run_id = logger.state()["run_id"]
     logger.candidate(candidate_message("seed", "c0"))
     with monkeypatch.context() as patch:  # the artifact upload of iteration 0's run fails
-        patch.setattr(MlflowClient, "log_artifacts", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
+        patch.setattr(LocalArtifactRepository, "log_artifacts",
+                      lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
         logger.candidate(candidate_message("iteration-0", "c1"))
     assert logger.errors == ["log candidate iteration-0: OSError: disk full"]
     assert {c.data.tags["gepa.key"]: c.info.status for c in candidate_runs(mlflow_client, run_id)} == {

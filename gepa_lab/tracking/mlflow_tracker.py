@@ -56,7 +56,6 @@ from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInf
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking.mlflow_values import (
-    batch_metrics,
     clip,
     diff_text,
     flatten_config,
@@ -65,6 +64,7 @@ from gepa_lab.tracking.mlflow_values import (
     safe_key,
     scores_table,
     split_params,
+    validation_metrics,
 )
 from gepa_lab.tracking.mlflow_worker import RUN_FILE, sqlite_path
 
@@ -432,7 +432,7 @@ class MlflowTracker:
             "key": "seed", "name": f"seed-{info.id[:8]}", "candidate_id": info.id,
             "tags": {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
                      "status": "seed", "reason": "seed artifact"},
-            "metrics": readable({"iteration": -1.0, **batch_metrics(info.validation)}),
+            "metrics": readable({"iteration": -1.0, **validation_metrics(info.validation)}),
             "files": self._files(info.artifact, None, {"validation": _table(scores_table(info.validation))})})
 
     @staticmethod
@@ -445,7 +445,7 @@ class MlflowTracker:
 
     def proposal(self, p: Proposal) -> None:
         """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
-        validation = batch_metrics(p.validation_batch).get("validation_mean")
+        validation = validation_metrics(p.validation_batch).get("validation_mean")
         self._send("row", {
             "iteration": p.iteration, "status": p.status, "component": p.component, "parent_id": p.parent_id,
             "candidate_id": p.candidate_id, "minibatch_parent_sum": p.parent_sum,
@@ -453,12 +453,10 @@ class MlflowTracker:
             "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed, "minibatch": ",".join(p.minibatch)})
         if p.status != "accepted" or p.candidate_id is None or p.artifact is None:
             return
-        metrics = {"iteration": float(p.iteration), "minibatch_size": float(len(p.minibatch)),
-                   "minibatch_parent_sum": p.parent_sum}
+        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
+                   **validation_metrics(p.validation_batch)}
         if p.child_sum is not None:
             metrics["minibatch_child_sum"] = p.child_sum
-        for batch in (p.parent_batch, p.child_batch, p.validation_batch):
-            metrics.update(batch_metrics(batch))
         child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
         cases = [ev.case_id for ev in p.parent_batch.evaluations]
         details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,

@@ -16,8 +16,6 @@ from gepa_lab.core.events import ScoredBatch
 
 # MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
-PHASE_PREFIX = {"feedback-parent": "minibatch_parent", "feedback-child": "minibatch_child",
-                "validation": "validation"}
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
@@ -72,15 +70,14 @@ def render(artifact: Artifact) -> str:
                      for name, value in artifact.to_dict().items())
 
 
-def batch_metrics(batch: ScoredBatch | None) -> dict[str, float]:
-    """`<prefix>_mean` and `<prefix>.<objective>` of one scored batch (prefix from its phase)."""
-    if batch is None or batch.phase not in PHASE_PREFIX:
+def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
+    """`validation_mean` and `validation.<objective>` of a candidate's validation batch: what
+    candidates are compared on (minibatch objectives stay in the run record: every metric is a
+    row MLflow writes, for each pool member)."""
+    if batch is None:
         return {}
-    prefix, summary = PHASE_PREFIX[batch.phase], batch.summary
-    out = {f"{prefix}_mean": summary.score, **{safe_key(prefix, k): v for k, v in summary.objectives.items()}}
-    if batch.phase == "validation":
-        out["validation_cases"] = float(summary.cases)
-    return out
+    summary = batch.summary
+    return {"validation_mean": summary.score, **{safe_key("validation", k): v for k, v in summary.objectives.items()}}
 
 
 def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:

@@ -26,6 +26,7 @@ import math
 import os
 import pickle
 import queue
+import subprocess
 import sys
 import tempfile
 import threading
@@ -64,6 +65,16 @@ def sqlite_path(uri: str) -> Path | None:
         return None
     raw = uri[len("sqlite:///"):].split("?", 1)[0]
     return Path(raw).resolve() if raw and raw != ":memory:" else None
+
+
+def git_commit(path: str) -> str | None:
+    """HEAD of the git checkout holding `path` (`git rev-parse`: MLflow's own helper imports
+    GitPython, a tenth of a second this process would spend before the first run)."""
+    try:
+        done = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 @contextmanager
@@ -221,13 +232,12 @@ class Logger:
     def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None,
                        run_dir: Path | None) -> None:
         from mlflow.entities import Param
-        from mlflow.utils.git_utils import get_git_commit
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
         client, tags = self.client, dict(p["tags"])
         # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
         # checkout, else of the working directory; none outside a git checkout.
-        commit = next(filter(None, (get_git_commit(path) for path in p["git_paths"])), None)
+        commit = next(filter(None, map(git_commit, p["git_paths"])), None)
         if commit:
             tags[MLFLOW_GIT_COMMIT] = commit
         run_id = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags,
@@ -365,18 +375,21 @@ class Logger:
         client = self.client
         tags = {**run.common, **p["tags"], "gepa.run_kind": "candidate", "gepa.key": p["key"],
                 PARENT_RUN_TAG: run.run_id, LINK_TAG: run.run_id}
-        run_id: str = client.create_run(run.candidates_experiment_id, tags=tags, run_name=p["name"]).info.run_id
+        info = client.create_run(run.candidates_experiment_id, tags=tags, run_name=p["name"]).info
+        run_id: str = info.run_id
         try:
             client.log_batch(run_id, metrics=metric_list(p["metrics"], step=0))
-            self._upload(run_id, p["files"])
+            self._upload(run_id, p["files"], info.artifact_uri)
         except BaseException:
             self._safe("end an unfinished candidate run", client.set_terminated, run_id, "FAILED")
             raise
         client.set_terminated(run_id, "FINISHED")
         return run_id
 
-    def _upload(self, run_id: str, files: dict[str, Any]) -> None:
-        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON."""
+    def _upload(self, run_id: str, files: dict[str, Any], artifact_uri: str | None = None) -> None:
+        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON. With the
+        run's `artifact_uri` at hand, straight to its artifact repository (the client would fetch
+        the run again to learn it)."""
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in files.items():
                 path = Path(tmp) / name
@@ -387,7 +400,14 @@ class Logger:
                     path.write_text(content, encoding="utf-8")
                 else:
                     path.write_text(json.dumps(content, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-            self.client.log_artifacts(run_id, tmp)
+            if artifact_uri is None:
+                self.client.log_artifacts(run_id, tmp)
+            else:
+                from mlflow.store.artifact.artifact_repository_registry import (
+                    get_artifact_repository,
+                )
+
+                get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
 
     def row(self, p: dict[str, Any]) -> None:
         if self.run is not None and int(p["iteration"]) not in self.run.rows_written:
