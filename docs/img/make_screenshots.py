@@ -157,6 +157,7 @@ def screenshots(uri: str, work: Path) -> None:
             browser.open(mlflow_links.compare_url(base, [experiment], ids))
             browser.wait_for("Parallel Coordinates Plot", "holdout_delta")
             browser.save(OUT / "mlflow_compare.png")
+            browser.call("POST", "/window/rect", {"width": 1600, "height": 700})  # MLflow leaves the rest blank
             browser.click("//*[normalize-space(text())='lineage.png']")
             browser.wait_for("lineage.png")
             browser.script("document.evaluate(\"//*[normalize-space(text())='Artifacts']\", document, null, 9, null)"

@@ -232,7 +232,7 @@ class MlflowTracker:
         self.error_count = 0
         self._started = False  # the logger's `started` reply was read
         self._start_error: str | None = None
-        self._name = ""
+        self._name = self._label = ""
         self._seed_text = ""
         self._submit = self._simulated = False
         self._search_calls = 0  # budget spent by the search (the last iteration's)
@@ -305,6 +305,7 @@ class MlflowTracker:
             os.environ.setdefault(name, value)
         self._reset()
         self._name, self._submit, self._simulated = run.name, run.submit, run.simulated
+        self._label = f"{run.name}, random seed {run.search.random_seed}"  # on the plots
         self._seed_text = render(run.seed)
         stored = self._stored_run(run)
         if stored and not self._uri_chosen and stored.get("tracking_uri"):
@@ -585,7 +586,7 @@ class MlflowTracker:
         from gepa_lab.tracking.plots import png, run_figures
 
         try:
-            return {f"{name}.png": png(figure) for name, figure in run_figures(result, self._name).items()}
+            return {f"{name}.png": png(figure) for name, figure in run_figures(result, self._label).items()}
         except Exception as exc:  # a plot never costs the run its decision
             self.errors.append(f"draw the plots: {describe(exc)}")
             log.warning("MLflow plots not drawn: %s", describe(exc))

@@ -195,8 +195,10 @@ def run_figures(result: Result, name: str) -> dict[str, Figure]:
     return {
         "lineage": lineage_figure(nodes, result.best_id, title=f"Candidate lineage: {name}"),
         "validation_heatmap": heatmap_figure([e.id for e in result.pool], result.validation_case_ids,
-                                             [list(e.validation_scores) for e in result.pool], result.best_id),
-        "holdout_deltas": holdout_delta_figure(result.holdout_cases, result.holdout_interval, result.confidence),
+                                             [list(e.validation_scores) for e in result.pool], result.best_id,
+                                             title=f"Validation scores (candidates x cases): {name}"),
+        "holdout_deltas": holdout_delta_figure(result.holdout_cases, result.holdout_interval, result.confidence,
+                                               title=f"Paired holdout deltas (winner - seed): {name}"),
     }
 
 
