@@ -40,7 +40,13 @@ from fixtures_mlflow import (
 
 from gepa_lab import EvaluatorError
 from gepa_lab.core.errors import TrackingError
-from gepa_lab.tracking import mlflow_links, mlflow_tracker, mlflow_values, mlflow_worker
+from gepa_lab.tracking import (
+    mlflow_links,
+    mlflow_process,
+    mlflow_tracker,
+    mlflow_values,
+    mlflow_worker,
+)
 from gepa_lab.tracking.mlflow_tracker import MlflowTracker, default_uri, views
 from gepa_lab.tracking.mlflow_values import DIGEST_MAX, PARAM_MAX, flatten_config, split_params
 
@@ -611,7 +617,7 @@ def test_flatten_and_split_params() -> None:
     assert mlflow_values.readable({"a": 0.1 + 0.2, "b": 1234567.0, "c": math.nan}) == {"a": 0.3, "b": 1234567.0}
 
 
-@pytest.mark.parametrize("module", [mlflow_tracker, mlflow_values, mlflow_worker], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [mlflow_tracker, mlflow_values, mlflow_process, mlflow_worker], ids=lambda m: m.__name__)
 def test_tracker_uses_only_public_mlflow_names(module) -> None:
     """No private MLflow module, class or function: imports name no `_` component and the only
     underscore attributes read are the module's own (`self._...`)."""
@@ -625,7 +631,7 @@ def test_tracker_uses_only_public_mlflow_names(module) -> None:
         assert not any(part.startswith("_") for part in [*name_module.split("."), name]), (name_module, name)
     private = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                and node.attr.startswith("_") and not node.attr.startswith("__")
-               and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "_POOL"))]
+               and not (isinstance(node.value, ast.Name) and node.value.id == "self")]
     assert private in ([], ["os._exit"])  # os._exit: the standard library's documented exit without teardown
 
 

@@ -21,8 +21,8 @@ logging process's pipe before it returns (`mlflow_worker.py`); the engine waits 
 a remote store (until its parent run exists, so a bad store fails before anything is spent), in
 `links()` until the parent run exists, and at the end of the run until everything is written.
 At a round end (`round_end()`) the round's data is already out of the engine process; the logger
-then writes the parent's metrics and the proposals table. What a SIGKILL can lose is in
-docs/errors.md and the README ("Comparing runs in MLflow").
+then writes the parent's metrics and the proposals table. What a SIGKILL can lose: the
+README, "Comparing runs in MLflow".
 
 Failure policy: `start()` raises `TrackingError` for a store that cannot work (unwritable SQLite
 file, unreachable server, and for non-SQLite stores anything that stops the parent run from being
@@ -33,15 +33,10 @@ source of truth): the logger counts it and the parent gets `mlflow_tracker.error
 
 from __future__ import annotations
 
-import atexit
-import fcntl
 import json
 import logging
 import os
 import pickle
-import subprocess
-import sys
-import threading
 import time
 import traceback
 import urllib.parse
@@ -55,6 +50,7 @@ from gepa_lab.core.errors import TrackingError, describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS, POOL, LoggerProcess
 from gepa_lab.tracking.mlflow_values import (
     clip,
     diff_text,
@@ -72,11 +68,6 @@ log = logging.getLogger("gepa_lab.mlflow")
 
 DEFAULT_EXPERIMENT = "gepa-lab"
 SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
-ENV_DEFAULTS = {  # offline; and stdout is the CLI's summary, not a "View run at" line per run
-    "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
-WORKER = Path(__file__).with_name("mlflow_worker.py")
-PIPE_BYTES = 1 << 20  # the engine's writes wait only when the logger is this far behind
 
 
 def _column(kind: str, name: str) -> str:
@@ -129,83 +120,6 @@ def candidates_experiment(experiment: str) -> str:
     return f"{experiment}-candidates"
 
 
-# -- the logging process ------------------------------------------------------------------------
-
-class _Worker:
-    """One logging process (`mlflow_worker.py`) and its two pipes."""
-
-    def __init__(self, store: str = "sql") -> None:
-        env = {**ENV_DEFAULTS, **os.environ}
-        self.owner = os.getpid()  # a forked child must not write into its parent's logger
-        self.store = store  # what it imported ahead: "sql" (a database store) or "rest"
-        self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER), store], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, start_new_session=True)
-        try:  # Linux: a deeper pipe, so a burst of messages never waits for the logger
-            fcntl.fcntl(self.proc.stdin.fileno(), 1031, PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
-        except OSError:
-            pass
-
-    def alive(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None
-
-    def send(self, op: str, payload: Any) -> None:
-        assert self.proc.stdin is not None
-        pickle.dump((op, payload), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        self.proc.stdin.flush()
-
-    def receive(self) -> tuple[Any, ...]:
-        assert self.proc.stdout is not None
-        return tuple(pickle.load(self.proc.stdout))
-
-    def close(self) -> None:
-        """End of input: the logger writes what it has and exits (a run still open ends KILLED)."""
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        except OSError:
-            pass
-
-
-class _Pool:
-    """Idle logging processes of this Python process: one is started when a tracker is built (it
-    imports MLflow while the run gets ready) and serves run after run (tests, sequential sweeps)."""
-
-    def __init__(self) -> None:
-        self.idle: list[_Worker] = []
-        self.lock = threading.Lock()
-
-    def prespawn(self, store: str) -> None:
-        with self.lock:
-            self.idle = [w for w in self.idle if w.alive()]
-            if not self.idle:
-                self.idle.append(_Worker(store))
-
-    def acquire(self, store: str) -> _Worker:
-        """An idle logger, one warmed up for this kind of store if there is one."""
-        with self.lock:
-            self.idle = [w for w in self.idle if w.alive()]
-            if self.idle:
-                worker = ([w for w in self.idle if w.store == store] or self.idle)[-1]
-                self.idle.remove(worker)
-                return worker
-        return _Worker(store)
-
-    def release(self, worker: _Worker) -> None:
-        if worker.alive():
-            with self.lock:
-                self.idle.append(worker)
-
-    def close(self) -> None:
-        with self.lock:
-            for worker in self.idle:
-                worker.close()
-            self.idle = []
-
-
-_POOL = _Pool()
-atexit.register(_POOL.close)
-
-
 class MlflowTracker:
     """Tracker (`gepa_lab.core.events.Tracker`) that logs a run to MLflow. Built from
     `conf/tracking/mlflow.yaml`; everything per run arrives in `start(run)`."""
@@ -217,9 +131,9 @@ class MlflowTracker:
         self.experiment = experiment  # the MLflow experiment (the gepa experiment is a tag)
         self.artifact_location = artifact_location  # for a new experiment; None: beside a SQLite db
         self.plots = plots
-        self._worker: _Worker | None = None
+        self._worker: LoggerProcess | None = None
         self._reset()
-        _POOL.prespawn(self._store_kind())
+        POOL.prespawn(self._store_kind())
 
     def _store_kind(self) -> str:
         return "rest" if mlflow_links.is_server(self.uri) else "sql"
@@ -293,7 +207,7 @@ class MlflowTracker:
             self._worker = None
             raise
         if self._worker is not None:
-            _POOL.release(self._worker)
+            POOL.release(self._worker)
             self._worker = None
         if self.error_count:
             log.warning("MLflow run %s is missing data: %d logging call(s) failed (first: %s)",
@@ -316,7 +230,7 @@ class MlflowTracker:
         self._preflight(db)
         if self._worker is not None:  # a tracker started twice without an end: drop the old logger
             self._worker.close()
-        self._worker = _POOL.acquire(self._store_kind())
+        self._worker = POOL.acquire(self._store_kind())
         self._send("start", self._start_payload(run, db, stored))
         if db is None:  # a remote store: fail now, before anything is spent, if it does not work
             self._await_start()
