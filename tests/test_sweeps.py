@@ -229,7 +229,7 @@ def test_an_error_in_one_worker_job_is_one_line_and_a_nonzero_exit(tmp_path, lau
 def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, read_record):
     """Basic launcher, three jobs: job 1 is SIGKILLed mid-run (and the sweep with it). The same
     command again skips job 0, resumes job 1 into its MLflow parent run and runs job 2; job 1 ends
-    exactly as an uninterrupted run does, and MLflow holds every run and candidate once."""
+    exactly as an uninterrupted run does, and MLflow holds every run and pool member once."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     sweep = tmp_path / "sweep"
     env = {"PYTHONPATH": os.pathsep.join([str(SCRIPTS), os.environ.get("PYTHONPATH", "")]),
@@ -258,7 +258,7 @@ def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, 
     for parent in parents:
         assert parent.info.status == "FINISHED"
         keys = nested_keys(uri, parent.info.run_id)
-        assert len(keys) == len(set(keys)) == result(Path(parent.data.tags["run_dir"]))["proposals"] + 1
+        assert len(keys) == len(set(keys)) == len(result(Path(parent.data.tags["run_dir"]))["pool"])
 
     # Job 1, resumed, equals the same job run without interruption.
     clean = gepa("experiment=recipe", "search.random_seed=2", "evaluator._target_=sweep_plugins.KillingSkillCraft",
