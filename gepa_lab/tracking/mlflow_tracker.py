@@ -150,6 +150,7 @@ class MlflowTracker:
         self._seed_text = ""
         self._submit = self._simulated = False
         self._search_calls = 0  # budget spent by the search (the last iteration's)
+        self.logger_state: dict[str, Any] = {}  # the logging process's last reply (its CPU seconds, ...)
 
     # -- talking to the logger -----------------------------------------------------------------
     def _send(self, op: str, payload: Any) -> None:
@@ -168,7 +169,7 @@ class MlflowTracker:
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 self._lost(f"waiting for {kind}: {describe(exc)}")
                 return None
-            state = reply[-1]
+            state = self.logger_state = reply[-1]
             self.errors, self.error_count = list(state["errors"]), int(state["error_count"])
             if reply[0] == "started":
                 self._started, self._start_error = True, state["start_error"]

@@ -154,7 +154,7 @@ class Logger:
         return {"run_id": run.run_id if run else None, "experiment_id": run.experiment_id if run else None,
                 "candidates_experiment_id": run.candidates_experiment_id if run else None, "uri": self.uri,
                 "errors": self.errors[:MAX_REPORTED_ERRORS], "error_count": len(self.errors),
-                "start_error": self.start_error}
+                "start_error": self.start_error, "cpu_s": _cpu_s(), "warm_up_cpu_s": WARM_UP_CPU_S}
 
     # -- start ------------------------------------------------------------------------------------
     def start(self, p: dict[str, Any]) -> None:
@@ -581,6 +581,14 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     logger.lost()
 
 
+WARM_UP_CPU_S = 0.0  # this process's CPU seconds when its warm-up was done (in replies: benchmarks)
+
+
+def _cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
 def warm_up(store: str) -> None:
     """Import what the first run needs while the engine still loads its data (the process is
     started when the tracker is built): MLflow's client and dataset inputs, and for a database
@@ -599,7 +607,9 @@ def main() -> None:
     import logging
 
     logging.basicConfig(level=logging.WARNING, format="[mlflow logger] %(levelname)s %(name)s: %(message)s")
+    global WARM_UP_CPU_S
     warm_up(sys.argv[1] if len(sys.argv) > 1 else "sql")
+    WARM_UP_CPU_S = _cpu_s()
     serve(sys.stdin.buffer, outbox)
     # Everything is written (MLflow's calls are synchronous, replies flushed). Skip the interpreter's
     # teardown of MLflow, pandas, SQLAlchemy: it would hold the engine's stderr open for a second
