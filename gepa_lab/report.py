@@ -1,6 +1,8 @@
 """`python -m gepa_lab.report [--sweep ID | --experiment NAME]`: a study's runs from MLflow, one
 row per run (experiment x seed -> winner, holdout delta with its interval, eligible, metric calls,
-cost, stop reason), printed as a table and written as CSV, Markdown and a plot (docs/study.md).
+cost, stop reason, the researcher's note), printed as a table and written as CSV, Markdown and a
+plot (docs/study.md), with links: each run's MLflow page, the experiment's decision view and
+MLflow's comparison of these runs.
 
 `--sweep DIR --compare KEY [--baseline VALUE]` compares the sweep's runs by one configuration key,
 paired by everything else the sweep varied (gepa_lab/study.py; docs/research.md); `--confirm
@@ -28,13 +30,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gepa_lab.tracking.mlflow_links import masked
+
 PROG = "gepa_lab.report"
 PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
 COLUMNS = ["experiment", "seed", "job", "status", "winner", "holdout_delta", "holdout_delta_low",
            "holdout_delta_high", "eligible", "metric_calls", "cost_usd", "stop_reason", "reason", "run_id",
-           "gepa_experiment_id", "run_dir", "simulated"]
+           "gepa_experiment_id", "run_dir", "simulated", "conclusion", "next_hypothesis", "run_url"]
 TABLE = ["experiment", "seed", "job", "status", "winner", "holdout delta", "eligible", "metric calls", "cost",
-         "stop reason"]
+         "stop reason", "note"]
+NOTE_WIDTH = 60  # the table's note column; report.md lists every note whole
 
 
 class ReportError(Exception):
@@ -71,11 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def masked(uri: str) -> str:
-    """A URI for messages: never a password."""
-    return re.sub(r"//([^/:@]+):[^/@]*@", r"//\1:***@", uri)
-
-
 def sweep_selector(text: str) -> str:
     """`--sweep`: an id as given, or the id of an existing sweep directory."""
     from gepa_lab.cli import sweep_id
@@ -84,7 +84,9 @@ def sweep_selector(text: str) -> str:
 
 
 # -- reading MLflow -------------------------------------------------------------------------------
-def _client(uri: str) -> Any:
+def client_for(uri: str) -> Any:
+    """An MLflow client on an existing store (a missing SQLite file or an unreachable server is a
+    `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
 
     if uri.startswith(("http://", "https://")):
@@ -128,8 +130,10 @@ def _int_or_none(text: str | None) -> int | None:
         return None
 
 
-def rows_of(runs: Sequence[Any]) -> list[dict[str, Any]]:
+def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
     """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`)."""
+    from gepa_lab.tracking.mlflow_links import run_url
+
     latest: dict[str, Any] = {}
     for run in runs:
         key = run.data.tags.get("gepa.experiment_id") or run.info.run_id
@@ -140,9 +144,9 @@ def rows_of(runs: Sequence[Any]) -> list[dict[str, Any]]:
         tags, metrics = run.data.tags, run.data.metrics
         finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
         winner = "-"
-        if finished:
+        if finished:  # `winner` since gepa-lab 0.1 (issue 22); older runs name it best_candidate_id
             seed_won = tags.get("rule.candidate_improved_validation") == "failed"
-            winner = "seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12]
+            winner = tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
         rows.append({
             "experiment": tags.get("experiment", ""), "seed": _int_or_none(tags.get("random_seed")),
             "job": _int_or_none(tags.get("sweep_job")), "status": run.info.status, "winner": winner,
@@ -153,7 +157,9 @@ def rows_of(runs: Sequence[Any]) -> list[dict[str, Any]]:
             "metric_calls": _number(metrics, "total_metric_calls"), "cost_usd": _number(metrics, "total_cost_usd"),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
-            "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true"})
+            "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
+            "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
+            "run_url": run_url(uri, run.info.experiment_id, run.info.run_id) if uri else ""})
     return rows
 
 
@@ -190,7 +196,32 @@ def display_table(frame: Any) -> Any:
         "winner": row.winner, "holdout delta": _delta(row),
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
         "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
+        "note": _clipped(row.conclusion) or "-",
     } for row in frame.itertuples(index=False)], columns=TABLE)
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= NOTE_WIDTH else text[:NOTE_WIDTH - 1] + "…"
+
+
+def note_lines(frame: Any) -> list[str]:
+    """Every run's note whole (Markdown), for report.md."""
+    import pandas as pd
+
+    lines = [f"- {row.experiment} seed {'-' if pd.isna(row.seed) else row.seed}: {row.conclusion}"
+             + (f" *Next:* {row.next_hypothesis}" if row.next_hypothesis else "")
+             for row in frame.itertuples(index=False) if row.conclusion]
+    return ["## Notes", "", *lines, ""] if lines else []
+
+
+def link_lines(uri: str, frame: Any, mlflow_experiment_id: str) -> list[str]:
+    """Where to look in MLflow: the experiment's decision view and a comparison of these runs."""
+    from gepa_lab.tracking import mlflow_links
+
+    lines = [f"MLflow, the runs table: {mlflow_links.experiment_url(uri, mlflow_experiment_id)}",
+             f"MLflow, these runs compared: {mlflow_links.compare_url(uri, [mlflow_experiment_id], list(frame['run_id']))}"]
+    command = mlflow_links.ui_command(uri)
+    return lines + ([f"(serve the links first: {command})"] if command else [])
 
 
 def markdown(table: Any, title: str, notes: Sequence[str]) -> str:
@@ -279,18 +310,21 @@ def report_runs(args: argparse.Namespace) -> int:
     else:
         where, title, slug = "", "all runs", "all"
     try:
-        runs = parent_runs(_client(uri), args.mlflow_experiment, where)
+        runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
         if not runs:
             raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
                               f"(MLflow experiment {args.mlflow_experiment!r})")
-        frame = frame_of(rows_of(runs))
+        frame = frame_of(rows_of(runs, uri))
         table = display_table(frame)
+        links = link_lines(uri, frame, runs[0].info.experiment_id)
         out = Path(args.out) if args.out else Path("reports") / slug
         out.mkdir(parents=True, exist_ok=True)
         frame.to_csv(out / "report.csv", index=False)
         notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); "
-                 f"{len(frame)} runs.", "", *[f"- {line}" for line in summary_lines(frame)]]
-        (out / "report.md").write_text(markdown(table, f"gepa-lab report: {title}", notes), encoding="utf-8")
+                 f"{len(frame)} runs.", "", *[f"- {line}" for line in summary_lines(frame)], "",
+                 *[f"{line}  " for line in links]]
+        (out / "report.md").write_text(markdown(table, f"gepa-lab report: {title}", notes)
+                                       + "\n".join(["", *note_lines(frame)]), encoding="utf-8")
         written = [out / "report.csv", out / "report.md"]
         if not args.no_plot:
             plot(frame, out / "holdout_delta.png", f"gepa-lab: {title}")
@@ -306,6 +340,8 @@ def report_runs(args: argparse.Namespace) -> int:
     print(table.to_string(index=False))
     print()
     for line in summary_lines(frame):
+        print(line)
+    for line in links:
         print(line)
     print("written: " + ", ".join(str(p) for p in written))
     return 0

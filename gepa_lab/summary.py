@@ -60,7 +60,15 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
                      "their minibatch")
     for warning in result.warnings:
         lines.append(f"  warning     {warning}")
-    for name, value in sorted(result.links.items()):
+    links = dict(result.links)
+    url, command = links.pop("mlflow_run_url", None), links.pop("mlflow_ui_command", None)
+    if url:  # the page says the rest (experiment, store); the run id stays for `gepa_lab.note`
+        lines.append(f"  mlflow      {url}")
+        if command:
+            lines.append(f"              serve it first: {command}")
+        links.pop("mlflow_experiment_id", None)
+        links.pop("mlflow_tracking_uri", None)
+    for name, value in sorted(links.items()):
         lines.append(f"  {name:<11} {value}")
     if run_dir is not None:
         lines.append(f"  record      {run_dir}")

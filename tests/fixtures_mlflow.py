@@ -1,5 +1,5 @@
-"""Fixtures and toy search shared by the MLflow tests (tracker, server, notebook) and by
-`scripts/mlflow_killable_run.py`. Registered as a pytest plugin in `conftest.py`.
+"""Fixtures and toy search shared by the MLflow tests (tracker, server, notebook, browser, notes)
+and by `scripts/mlflow_killable_run.py`. Registered as a pytest plugin in `conftest.py`.
 
 The toy search: seed-like skills score 0.2, skills with IMPROVED among their steps 0.8; the
 reflector cycles through every proposal status in five iterations (accepted, rejected,
@@ -8,14 +8,26 @@ reflection-rejected twice, duplicate).
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize
-from gepa_lab.tracking.mlflow_tracker import MlflowTracker
+from gepa_lab.tracking.mlflow_tracker import MlflowTracker, candidates_experiment
+from gepa_lab.tracking.mlflow_worker import LOCK_FILE
 
 IMPROVED = "Check the improved result."
 PROPOSAL_EVENTS = {"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected"}
@@ -54,6 +66,17 @@ class ToyReflector:
         return "no json here"
 
 
+class RoundEnd:
+    """After the MLflow tracker: calls its `round_end()` after every iteration, as the engine does
+    once a round of proposals is durably recorded (one proposal per round in these toy runs)."""
+
+    def __init__(self, tracker: MlflowTracker):
+        self.tracker = tracker
+
+    def iteration(self, stats: Any) -> None:
+        self.tracker.round_end()
+
+
 class InterruptAfterIteration:
     """A tracker after the MLflow tracker that raises KeyboardInterrupt from the `iteration` hook:
     the iteration is in MLflow but not in a checkpoint, so a resume replays it."""
@@ -89,8 +112,8 @@ def toy_run(uri: str, run_dir: Path | None, *, experiment: str = "toy", random_s
               **(run_config or {})}
     optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), reflector or ToyReflector(),
              SearchConfig(max_iterations=iterations, minibatch_size=2, random_seed=random_seed),
-             run_dir=run_dir, resume=resume, trackers=[*before, tracker, *after], name=experiment,
-             run_config=config)
+             run_dir=run_dir, resume=resume, trackers=[*before, tracker, RoundEnd(tracker), *after],
+             name=experiment, run_config=config)
     return tracker
 
 
@@ -100,10 +123,37 @@ def proposal_events(run_dir: Path) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, lines) if e["kind"] in PROPOSAL_EVENTS]
 
 
-def nested_runs(client: Any, run_id: str) -> list[Any]:
-    parent = client.get_run(run_id)
-    return list(client.search_runs([parent.info.experiment_id], f"tags.`mlflow.parentRunId` = '{run_id}'",
-                                   max_results=1000))
+def candidate_runs(client: Any, run_id: str, experiment: str = "gepa-lab") -> list[Any]:
+    """The pool members' runs of a parent run (in the sibling candidates experiment)."""
+    found = client.get_experiment_by_name(candidates_experiment(experiment))
+    return list(client.search_runs([found.experiment_id], f"tags.`gepa.parent_run_id` = '{run_id}'",
+                                   max_results=1000)) if found else []
+
+
+def table_rows(client: Any, run_id: str, path: str, tmp: Path) -> list[dict[str, Any]]:
+    """A table artifact (MLflow's `{"columns", "data"}` layout) as one dict per row."""
+    stored = json.loads(read_artifact(client, run_id, path, tmp))
+    return [dict(zip(stored["columns"], row, strict=True)) for row in stored["data"]]
+
+
+def wait_for_logger(run_dir: Path, timeout: float = 120.0) -> None:
+    """Until the logging process of a run in a new run dir is done: it writes `mlflow_run.json`
+    while it holds the run dir's MLflow lock, and keeps the lock until the run has ended."""
+    deadline = time.monotonic() + timeout
+    while not (run_dir / "mlflow_run.json").is_file():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no MLflow run was created for {run_dir}")
+        time.sleep(0.2)
+    with open(run_dir / LOCK_FILE, "a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the MLflow logging process still holds {run_dir / LOCK_FILE}") from None
+                time.sleep(0.2)
 
 
 def artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
@@ -119,6 +169,73 @@ def read_artifact(client: Any, run_id: str, path: str, tmp: Path) -> str:
 
 def steps(client: Any, run_id: str, metric: str = "pool_size") -> list[int]:
     return sorted(m.step for m in client.get_metric_history(run_id, metric))
+
+
+# -- a local MLflow server / UI --------------------------------------------------------------
+
+READY_TIMEOUT_S = 180.0  # measured ~10 s on 2 cores; minutes when the machine is loaded
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(base: str, endpoint: str, **query: str) -> Any:
+    url = f"{base}{endpoint}?{urllib.parse.urlencode(query)}" if query else f"{base}{endpoint}"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def post(base: str, path: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"mlflow server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"mlflow server not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """The server runs uvicorn and a job runner as children: end its whole process group."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+
+@contextmanager
+def mlflow_ui(store_uri: str, folder: Path) -> Iterator[str]:
+    """`mlflow ui` on `store_uri` at a free loopback port; yields its base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = folder / "ui.log"
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", store_uri,
+                                 "--host", "127.0.0.1", "--port", str(port), "--workers", "1"], cwd=folder, env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(base, proc, log)
+        yield base
+    finally:
+        stop(proc)
 
 
 # -- fixtures --------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ SCRIPTS = {
                          "fingerprint"},
     "quality_vs_gepa": {"label", "engine", "family", "seed", "budget", "search_calls", "accepted", "eligible",
                         "holdout_delta", "worse", "winner_is_seed"},
+    "mlflow_logging_cost": {"kind", "repeat", "wall_s", "cpu_s", "search_wait_ms_per_proposal",
+                            "total_wait_ms_per_proposal"},
 }
 
 

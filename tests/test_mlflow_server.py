@@ -1,75 +1,24 @@
 """A real `mlflow server` on loopback: the tracker logs a run through it (`tracking.uri=http://...`)
-and the parent run, decision tags, nested runs and the holdout table read back through the REST
-API only (what `mlflow ui` and other tools see)."""
+and the parent run, decision tags, pool members and the tables read back through the REST API
+only (what `mlflow ui` and other tools see)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fixtures_mlflow import proposal_events, toy_run
+from fixtures_mlflow import free_port, get, post, proposal_events, stop, toy_run, wait_ready
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mlflow_env")]
-READY_TIMEOUT_S = 60.0  # measured ~10 s on 2 cores
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(base: str, endpoint: str, **query: str) -> Any:
-    url = f"{base}{endpoint}?{urllib.parse.urlencode(query)}" if query else f"{base}{endpoint}"
-    with urllib.request.urlopen(url, timeout=10) as reply:
-        return json.loads(reply.read())
-
-
-def post(base: str, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        return json.loads(reply.read())
-
-
-def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"mlflow server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"mlflow server not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """The server runs uvicorn and a job runner as children: end its whole process group."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
 
 
 def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
-    """`tracking.uri=http://...`: the tracker talks REST only (artifacts proxied by the server),
-    and everything reads back through REST."""
+    """`tracking.uri=http://...`: the logging process talks REST only (artifacts proxied by the
+    server), and everything reads back through REST."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "server.log"
@@ -89,43 +38,42 @@ def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
         assert tracker.errors == []
         experiment = get(base, "/api/2.0/mlflow/experiments/get-by-name", experiment_name="gepa-lab")
         exp_id = experiment["experiment"]["experiment_id"]
-        found = post(base, "/api/2.0/mlflow/runs/search", {
-            "experiment_ids": [exp_id],
-            "filter": "tags.experiment = 'served' and tags.`gepa.run_kind` = 'parent'",
-        })["runs"]
-        assert [r["info"]["run_id"] for r in found] == [tracker.run_id]
+        found = post(base, "/api/2.0/mlflow/runs/search", {"experiment_ids": [exp_id], "filter": ""})["runs"]
+        assert [r["info"]["run_id"] for r in found] == [tracker.run_id]  # the experiment holds parents only
         parent = found[0]
         assert parent["info"]["status"] == "FINISHED"
         tags = {t["key"]: t["value"] for t in parent["data"]["tags"]}
-        assert tags["promotion_eligible"] == "true"
+        assert (tags["promotion_eligible"], tags["stop_reason"]) == ("true", "max_iterations")
         assert tags["promotion_reason"] == "holdout requirements satisfied"
-        assert tags["stop_reason"] == "max_iterations"
-        assert tags["submission.status"] == "not_requested"
         assert tags["mlflow_tracker.errors"] == "0"
         metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
         assert abs(metrics["holdout_delta"] - 0.6) < 1e-9
-        history = get(base, "/api/2.0/mlflow/metrics/get-history", run_id=tracker.run_id, metric_key="pool_size")
+        assert parent["data"]["metrics"][0]["key"] == "holdout_delta"  # first: what the comparison plots
+        history = get(base, "/api/2.0/mlflow/metrics/get-history", run_id=tracker.run_id,
+                      metric_key="search/pool_size")
         assert sorted(int(m.get("step", 0)) for m in history["metrics"]) == [0, 1, 2, 3, 4]
         contexts = sorted(t["value"] for i in parent["inputs"]["dataset_inputs"] for t in i["tags"]
                           if t["key"] == "mlflow.data.context")
         assert contexts == ["feedback", "holdout", "validation"]
 
-        nested = post(base, "/api/2.0/mlflow/runs/search", {
-            "experiment_ids": [exp_id], "max_results": 1000,
-            "filter": f"tags.`mlflow.parentRunId` = '{tracker.run_id}'",
-        })["runs"]
-        assert len(nested) == len(proposal_events(run_dir)) + 1 == 6
-        best = [r for r in nested if {"key": "is_best", "value": "true"} in r["data"]["tags"]]
-        assert len(best) == 1
-
-        listing = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id, path="decision")
-        assert {f["path"] for f in listing["files"]} == {
-            "decision/holdout_comparison.json", "decision/promotion_rules.json", "decision/result.json"}
-        table = get(base, "/get-artifact", path="decision/holdout_comparison.json", run_uuid=tracker.run_id)
-        assert table["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]
-        assert [row[0] for row in table["data"]] == ["ho1", "ho2", "ho3"]
-        plots = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id, path="plots")
-        assert len(plots["files"]) == 4
+        candidates = get(base, "/api/2.0/mlflow/experiments/get-by-name", experiment_name="gepa-lab-candidates")
+        pool = post(base, "/api/2.0/mlflow/runs/search", {
+            "experiment_ids": [candidates["experiment"]["experiment_id"]], "max_results": 1000,
+            "filter": f"tags.`gepa.parent_run_id` = '{tracker.run_id}'"})["runs"]
+        assert len(pool) == 2 and [r for r in pool if {"key": "is_best", "value": "true"} in r["data"]["tags"]]
+        table = get(base, "/get-artifact", path="proposals.json", run_uuid=tracker.run_id)
+        assert [row[table["columns"].index("iteration")] for row in table["data"]] == [0, 1, 2, 3, 4]
+        assert len(proposal_events(run_dir)) == 5
+        listing = get(base, "/api/2.0/mlflow/artifacts/list", run_id=tracker.run_id)
+        files = {f["path"] for f in listing["files"] if not f["is_dir"]}
+        assert {"lineage.png", "validation_heatmap.png", "holdout_deltas.png",
+                "winner.md", "winner_diff.txt", "holdout_comparison.json", "promotion_rules.json"} <= files
+        holdout = get(base, "/get-artifact", path="holdout_comparison.json", run_uuid=tracker.run_id)
+        assert holdout["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]
+        assert [row[0] for row in holdout["data"]] == ["ho1", "ho2", "ho3"]
+        links = json.loads((run_dir / "result.json").read_text())["links"]
+        assert links["mlflow_run_url"] == f"{base}/#/experiments/{exp_id}/runs/{tracker.run_id}?workflowType=machine_learning"
+        assert "mlflow_ui_command" not in links  # the server is the UI
     finally:
         stop(proc)
     assert proc.returncode is not None

@@ -182,13 +182,14 @@ def test_a_parallel_sweep_against_mlflow_server_and_revision_store_on_postgresql
         results = {j: json.loads((j / "result.json").read_text()) for j in jobs}
         promotions = {j: json.loads((j / "promotion.json").read_text()) for j in jobs}
 
-        # MLflow (server, PostgreSQL backend): every job's parent run once, every candidate once.
+        # MLflow (server, PostgreSQL backend): every job's parent run once, every pool member once.
         from mlflow import MlflowClient
 
         client = MlflowClient(tracking_uri=base)
         experiment = client.get_experiment_by_name("gepa-lab").experiment_id
-        all_runs = list(client.search_runs([experiment], "", max_results=1000))
-        parents = [r for r in all_runs if r.data.tags.get("gepa.run_kind") == "parent"]
+        parents = list(client.search_runs([experiment], "", max_results=1000))
+        candidates = client.get_experiment_by_name("gepa-lab-candidates").experiment_id
+        all_runs = list(client.search_runs([candidates], "", max_results=1000))
         assert len(parents) == 4 and {p.data.tags["sweep_id"] for p in parents} == {sweep_id(sweep)}
         assert {p.data.tags["gepa.experiment_id"] for p in parents} == {r["experiment_id"] for r in results.values()}
         nested_total = 0
@@ -197,12 +198,12 @@ def test_a_parallel_sweep_against_mlflow_server_and_revision_store_on_postgresql
             assert parent.info.status == "FINISHED" and parent.data.tags["mlflow_tracker.errors"] == "0"
             assert parent.data.metrics["total_metric_calls"] == record["metric_calls"]
             assert parent.data.tags["promotion_eligible"] == str(record["promotion_eligible"]).lower()
-            children = [r for r in all_runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+            children = [r for r in all_runs if r.data.tags.get("gepa.parent_run_id") == parent.info.run_id]
             keys = [c.data.tags["gepa.key"] for c in children]
-            assert len(keys) == len(set(keys)) == record["proposals"] + 1
+            assert len(keys) == len(set(keys)) == len(record["pool"])
             assert all(c.data.tags["sweep_id"] == sweep_id(sweep) for c in children)
             nested_total += len(keys)
-        assert len(all_runs) == 4 + nested_total  # nothing else, nothing twice
+        assert len(all_runs) == nested_total  # nothing else, nothing twice
 
         # The revision store (PostgreSQL): each eligible winner once, as its run recorded it.
         monkeypatch.setenv("PGPASSWORD", postgres.password)

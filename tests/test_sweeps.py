@@ -45,12 +45,11 @@ def mlflow_parents(uri: str, **tags: str) -> list[Any]:
 
 
 def nested_keys(uri: str, parent_id: str) -> list[str]:
+    """The parent's pool-member runs (in the sibling candidates experiment)."""
+    from fixtures_mlflow import candidate_runs
     from mlflow import MlflowClient
 
-    client = MlflowClient(tracking_uri=uri)
-    runs = client.search_runs([client.get_run(parent_id).info.experiment_id],
-                               f"tags.`mlflow.parentRunId` = '{parent_id}'", max_results=1000)
-    return [r.data.tags["gepa.key"] for r in runs]
+    return [r.data.tags["gepa.key"] for r in candidate_runs(MlflowClient(tracking_uri=uri), parent_id)]
 
 
 def report(capsys: Any, *args: str) -> tuple[int, str]:
@@ -203,7 +202,7 @@ def test_a_joblib_sweep_of_four_jobs_reruns_as_skips_and_the_report_lists_every_
         assert parent.info.status == "FINISHED"
         run_dir = Path(parent.data.tags["run_dir"])
         keys = nested_keys(uri, parent.info.run_id)
-        assert sorted(keys) == sorted({*keys}) and len(keys) == result(run_dir)["proposals"] + 1
+        assert sorted(keys) == sorted({*keys}) and len(keys) == len(result(run_dir)["pool"])
     assert len(mlflow_parents(uri, sweep_id=sweep_id(sweep), experiment="weather")) == 2
 
     # The same command again: every job finished, so every job is skipped; nothing new in MLflow.
@@ -282,7 +281,7 @@ def test_an_error_in_one_worker_job_is_one_line_and_a_nonzero_exit(tmp_path, lau
 def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, read_record):
     """Basic launcher, three jobs: job 1 is SIGKILLed mid-run (and the sweep with it). The same
     command again skips job 0, resumes job 1 into its MLflow parent run and runs job 2; job 1 ends
-    exactly as an uninterrupted run does, and MLflow holds every run and candidate once."""
+    exactly as an uninterrupted run does, and MLflow holds every run and pool member once."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     sweep = tmp_path / "sweep"
     env = {"PYTHONPATH": os.pathsep.join([str(SCRIPTS), os.environ.get("PYTHONPATH", "")]),
@@ -311,7 +310,7 @@ def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, 
     for parent in parents:
         assert parent.info.status == "FINISHED"
         keys = nested_keys(uri, parent.info.run_id)
-        assert len(keys) == len(set(keys)) == result(Path(parent.data.tags["run_dir"]))["proposals"] + 1
+        assert len(keys) == len(set(keys)) == len(result(Path(parent.data.tags["run_dir"]))["pool"])
 
     # Job 1, resumed, equals the same job run without interruption.
     clean = gepa("experiment=recipe", "search.random_seed=2", "evaluator._target_=sweep_plugins.KillingSkillCraft",
@@ -328,32 +327,22 @@ def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, 
         assert resumed[name] == fresh[name], name
 
 
-def test_a_racing_dataset_insert_is_retried_and_sweep_tags_are_tags(tmp_path, monkeypatch):
-    """Parallel jobs registering one new dataset race inside MLflow (an IntegrityError on
-    PostgreSQL): the tracker logs the inputs again instead of failing the run; the sweep goes to
-    tags on the parent and every nested run, never to params."""
-    from fixtures_mlflow import toy_run
+def test_sweep_tags_are_tags(tmp_path, monkeypatch):
+    """The sweep goes to tags on the parent and every pool member's run, never to params. (A
+    racing dataset insert: tests/test_mlflow_worker.py.)"""
+    from fixtures_mlflow import candidate_runs, toy_run
     from mlflow import MlflowClient
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    original, calls = MlflowClient.log_inputs, []
-
-    def flaky(self: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("duplicate key value violates unique constraint (simulated race)")
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(MlflowClient, "log_inputs", flaky)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     sweep = {"id": "0123456789ab", "dir": str(tmp_path / "sweep"), "job": 3}
     tracker = toy_run(uri, tmp_path / "run", iterations=2, run_config={"sweep": sweep})
-    assert len(calls) == 2 and tracker.errors == []
+    assert tracker.errors == []
     client = MlflowClient(tracking_uri=uri)
     parent = client.get_run(tracker.run_id)
     assert {k: parent.data.tags[k] for k in ("sweep_id", "sweep_dir", "sweep_job")} == {
         "sweep_id": "0123456789ab", "sweep_dir": str(tmp_path / "sweep"), "sweep_job": "3"}
     assert not [k for k in parent.data.params if k.startswith("sweep")]
     assert len(parent.inputs.dataset_inputs) == 3
-    children = client.search_runs([parent.info.experiment_id], f"tags.`mlflow.parentRunId` = '{tracker.run_id}'")
+    children = candidate_runs(client, tracker.run_id)
     assert children and all(c.data.tags["sweep_id"] == "0123456789ab" for c in children)

@@ -152,9 +152,10 @@ class Tracker(Protocol):
 
     Hooks, in the order the engine calls them: `start(run)`; then per scored batch
     `evaluation(batch)`, per pool member `candidate(info)`, per iteration `proposal(p)` and
-    `iteration(stats)`, and `round_end()` once a round is on disk; run-level `note(kind, data)`;
-    and at the end `finish(result)` (once per decision) or `fail(error)`. `links()` may name where
-    the tracker put the run (e.g. an MLflow run id); the result records it.
+    `iteration(stats)`; `round_end()` after each round of proposals is durably recorded (a tracker
+    that hands data to another thread or process makes sure the round is handed over); run-level
+    `note(kind, data)`; and at the end `finish(result)` (once per decision) or `fail(error)`.
+    `links()` may name where the tracker put the run (e.g. an MLflow run id); the result records it.
     """
 
     def start(self, run: RunInfo) -> None: ...

@@ -54,6 +54,7 @@ class Trackers:
             hook(stats)
 
     def round_end(self) -> None:
+        """A round of proposals is durably recorded (before the decision stage)."""
         for hook in self._hooks["round_end"]:
             hook()
 

@@ -1,42 +1,46 @@
-"""MLflow tracking (docs/design.md §6): every candidate, proposal and promotion decision of a run,
-comparable in `mlflow ui`.
+"""MLflow tracking (docs/design.md §6): a run's decision, its pool and every proposal, comparable
+in `mlflow ui` -- logged by a separate process so the search never waits for MLflow.
 
 Layout in the store
-- One MLflow experiment (default `gepa-lab`) for all gepa experiments; each parent run carries the
-  gepa experiment as the tag `experiment`, so comparing seeds or experiments is a filter
-  (`tags.experiment = 'recipe'`) or a group-by, never a cross-experiment hop.
-- One parent run per run, `<experiment>-seed<N>`: tags, the flattened config as params, one
-  dataset input per split, per-iteration metrics (one `log_batch` per iteration, step =
-  iteration), and at the end the decision (metrics, tags, tables), the best candidate and plots.
-- One nested run per candidate: the seed and every proposal (accepted, rejected, duplicate,
-  reflection-rejected), keyed by the tag `gepa.key` (`seed`, `iteration-<n>`).
+- The MLflow experiment (default `gepa-lab`) holds the parent runs only: one per run, named
+  `<experiment>-seed<N>-<experiment id prefix>`, tagged `experiment` (the gepa experiment),
+  `random_seed`, `sweep_id`, ... Its saved view (`mlflow_links.DECISIONS_VIEW`, opened by every
+  link gepa-lab prints) shows the decision columns: holdout delta and interval, eligible, reason,
+  winner, cost, calls, the researcher's conclusion.
+- `<experiment>-candidates` holds one run per pool member (the seed and every accepted child),
+  linked to its parent by `gepa.parent_run_id` (and MLflow's `mlflow.parentRunId`): metrics, the
+  candidate's text (`candidate.md`), its diff to its parent (`diff.txt`) and `candidate.json` (the
+  artifact, what the reflector saw and replied, per-case scores): three files, three uploads.
+- The parent holds per iteration (step = iteration) the `search/...` metrics, every proposal as a
+  row of the `proposals.json` table, and at the end the decision (metrics, tags, description),
+  tables and plots, all at the artifact root under the same names in every run (so MLflow's
+  comparison shows them side by side).
 
-Only MLflow's public client API is used (`MlflowClient`, `mlflow.entities`, `mlflow.data`), no
-fluent global state: tables through `log_table` (so `load_table` and the UI read them), plots
-through `log_figure`, files through `log_dict` / `log_text`. Nothing is buffered. The tracker's
-own resume state is `mlflow_run.json` in the run dir (parent run id, experiment id, tracking
-URI); what the parent already holds (nested runs, metric steps) is read back from MLflow.
+Logging off the critical path: each hook turns the event into plain data and writes it to the
+logging process's pipe before it returns (`mlflow_worker.py`); the engine waits only at start for
+a remote store (until its parent run exists, so a bad store fails before anything is spent), in
+`links()` until the parent run exists, and at the end of the run until everything is written.
+At a round end (`round_end()`) the round's data is already out of the engine process; the logger
+then writes the parent's metrics and the proposals table. What a SIGKILL can lose: the
+README, "Comparing runs in MLflow".
 
-Failure policy: `start()` raises `TrackingError` (bad URI, unreachable server, unwritable store)
-before anything is spent. After that an MLflow error never stops the search (the run record in
-the run dir is the source of truth): it is logged as a warning, counted, and reported in the tag
-`mlflow_tracker.errors` (with `mlflow_tracker.first_error`) when the run ends.
+Failure policy: `start()` raises `TrackingError` for a store that cannot work (unwritable SQLite
+file, unreachable server, and for non-SQLite stores anything that stops the parent run from being
+created). After that an MLflow error never stops the search (the run record in the run dir is the
+source of truth): the logger counts it and the parent gets `mlflow_tracker.errors` (and
+`mlflow_tracker.first_error`); the tracker logs a warning when the run ends.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-import math
 import os
-import re
+import pickle
 import time
 import traceback
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,23 +49,58 @@ from gepa_lab.core.artifacts import Artifact, artifact_dict
 from gepa_lab.core.errors import TrackingError, describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
 from gepa_lab.core.result import Result
+from gepa_lab.tracking import mlflow_links
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS, POOL, LoggerProcess
 from gepa_lab.tracking.mlflow_values import (
-    DIGEST_MAX,
-    batch_metrics,
     clip,
+    diff_text,
     flatten_config,
-    metric_list,
+    readable,
     render,
     safe_key,
     scores_table,
     split_params,
-    tag_list,
+    validation_metrics,
 )
+from gepa_lab.tracking.mlflow_worker import RUN_FILE, sqlite_path
+
+log = logging.getLogger("gepa_lab.mlflow")
+
+DEFAULT_EXPERIMENT = "gepa-lab"
+SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
+
+
+def _column(kind: str, name: str) -> str:
+    return f"{kind}.`{name}`"  # MLflow UI's column key
+
+
+# The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
+# columns in this order, with widths that show their values whole.
+DECISIONS_COLUMNS = {_column("metrics", "holdout_delta"): 120, _column("tags", "holdout_delta_ci"): 290,
+                     _column("tags", "promotion_eligible"): 130, _column("tags", "winner"): 120,
+                     _column("metrics", "total_cost_usd"): 120, _column("metrics", "total_metric_calls"): 140,
+                     _column("tags", "conclusion"): 240, _column("tags", "next_hypothesis"): 240,
+                     _column("tags", "promotion_reason"): 260, _column("tags", "experiment"): 110,
+                     _column("tags", "random_seed"): 110}
+CANDIDATE_COLUMNS = {_column("metrics", "validation_mean"): 130, _column("tags", "status"): 100,
+                     _column("tags", "iteration"): 90, _column("tags", "component"): 120,
+                     _column("metrics", "minibatch_child_sum"): 150, _column("tags", "experiment"): 110,
+                     _column("tags", "random_seed"): 110}
+PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
+
+
+def views() -> list[tuple[str, dict[str, Any]]]:
+    def view(search: str, order_by: str, columns: dict[str, int]) -> dict[str, Any]:
+        return {"searchFilter": search, "orderByKey": order_by, "orderByAsc": False, "selectedColumns": list(columns),
+                "columnOrder": list(columns), "columnWidths": columns}
+
+    return [(mlflow_links.DECISIONS_VIEW, view(PARENT_FILTER, "attributes.start_time", DECISIONS_COLUMNS)),
+            (mlflow_links.CANDIDATES_VIEW, view("", _column("metrics", "validation_mean"), CANDIDATE_COLUMNS))]
 
 
 def _version() -> str:
-    """gepa-lab's installed version (read from the package metadata: this module sits below the
-    package root and does not import it)."""
+    """gepa-lab's installed version (from the package metadata: this module does not import the
+    package root)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -70,50 +109,15 @@ def _version() -> str:
         return "unknown"
 
 
-log = logging.getLogger("gepa_lab.mlflow")
-
-DEFAULT_EXPERIMENT = "gepa-lab"
-SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
-RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues
-PARENT_RUN_TAG = "mlflow.parentRunId"
-ENV_DEFAULTS = {  # offline; and stdout is the CLI's summary, not a "View run at" line per run
-    "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
-
-
-# -- the store ---------------------------------------------------------------------------
-
 def default_uri() -> str:
     """As MLflow itself: $MLFLOW_TRACKING_URI, else `mlflow.db` in the working directory, made
     absolute (Hydra does not chdir, but a later `mlflow ui` may run elsewhere)."""
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd().resolve() / 'mlflow.db'}"
 
 
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    raw = uri[len("sqlite:///"):].split("?", 1)[0]
-    return Path(raw).resolve() if raw and raw != ":memory:" else None
-
-
-@contextmanager
-def store_init_lock(uri: str) -> Iterator[None]:
-    """For a SQLite store: one process at a time creates or upgrades its tables (MLflow's own
-    initialisation races when parallel sweep jobs open a new store: `table metrics already
-    exists`). An `flock` on `<db>.lock` beside the database; other stores need none."""
-    db = sqlite_path(uri)
-    if db is None:
-        yield
-        return
-    import fcntl
-
-    with open(db.with_name(db.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def candidates_experiment(experiment: str) -> str:
+    """The sibling experiment holding the pool members' runs of `experiment`'s parent runs."""
+    return f"{experiment}-candidates"
 
 
 class MlflowTracker:
@@ -127,93 +131,138 @@ class MlflowTracker:
         self.experiment = experiment  # the MLflow experiment (the gepa experiment is a tag)
         self.artifact_location = artifact_location  # for a new experiment; None: beside a SQLite db
         self.plots = plots
-        self.client: Any = None
+        self._worker: LoggerProcess | None = None
+        self._reset()
+        POOL.prespawn(self._store_kind())
+
+    def _store_kind(self) -> str:
+        return "rest" if mlflow_links.is_server(self.uri) else "sql"
+
+    def _reset(self) -> None:
         self.run_id: str | None = None  # the parent run
         self.experiment_id: str | None = None
-        self._new_run()
-
-    def _new_run(self) -> None:
-        self.run_id = None
+        self.candidates_experiment_id: str | None = None
         self.errors: list[str] = []
-        self._submit = False
-        self._simulated = False
-        self._common: dict[str, str] = {}  # tags every nested run repeats, for filtering
-        self._logged_keys: set[str] = set()  # nested runs in the store (gepa.key)
-        self._logged_steps: set[int] = set()  # per-iteration metric steps in the store
-        self._nested: dict[str, str] = {}  # candidate id -> nested run id (seed and accepted)
+        self.error_count = 0
+        self._started = False  # the logger's `started` reply was read
+        self._start_error: str | None = None
+        self._name = self._label = ""
+        self._seed_text = ""
+        self._submit = self._simulated = False
+        self._search_calls = 0  # budget spent by the search (the last iteration's)
+        self.logger_state: dict[str, Any] = {}  # the logging process's last reply (its CPU seconds, ...)
 
-    def links(self) -> dict[str, str]:
-        if not self.run_id:
-            return {}
-        links = {"mlflow_run_id": self.run_id, "mlflow_experiment_id": str(self.experiment_id)}
-        if self.uri and urllib.parse.urlsplit(self.uri).password is None:  # a URI with a password stays out
-            links["mlflow_tracking_uri"] = self.uri  # where a later tracker logs to the same run
-        return links
-
-    def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # -- talking to the logger -----------------------------------------------------------------
+    def _send(self, op: str, payload: Any) -> None:
+        if self._worker is None:
+            return
         try:
-            return fn(*args, **kwargs)
-        except Exception as exc:  # any MLflow / IO failure: count and report, keep searching
-            self.errors.append(f"{what}: {describe(exc)}")
-            log.warning("MLflow logging failed (%s); the run record in the run dir still has it", self.errors[-1])
-            return None
+            self._worker.send(op, payload)
+        except OSError as exc:  # the logger died: the search goes on, the run record has everything
+            self._lost(f"{op}: {describe(exc)}")
+
+    def _await(self, kind: str) -> dict[str, Any] | None:
+        """Read the logger's replies up to the next `kind` one (None: the logger is gone)."""
+        while self._worker is not None:
+            try:
+                reply = self._worker.receive()
+            except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                self._lost(f"waiting for {kind}: {describe(exc)}")
+                return None
+            state = self.logger_state = reply[-1]
+            self.errors, self.error_count = list(state["errors"]), int(state["error_count"])
+            if reply[0] == "started":
+                self._started, self._start_error = True, state["start_error"]
+                self.run_id, self.experiment_id = state["run_id"], state["experiment_id"]
+                self.candidates_experiment_id = state["candidates_experiment_id"]
+                self.uri = state["uri"]
+            if reply[0] == kind:
+                return state
+        return None
+
+    def _lost(self, what: str) -> None:
+        code = self._worker.proc.poll() if self._worker is not None else None
+        self.errors.append(f"{what} (the MLflow logging process ended, exit code {code})")
+        self.error_count += 1
+        self._worker = None
+        log.warning("MLflow logging stopped: %s; the run record in the run dir has everything", self.errors[-1])
+
+    def _await_start(self) -> None:
+        if not self._started:
+            if self.plots:  # the engine would only wait here: import matplotlib meanwhile, for finish()
+                import gepa_lab.tracking.plots  # noqa: F401
+            self._await("started")
+            if self._start_error:
+                log.warning("MLflow logging failed at start (%s); the run record in the run dir has everything",
+                            self._start_error)
+
+    def _close(self, kind: str) -> None:
+        """Wait until the logger has written everything (it replies `kind`), then free it."""
+        worker = self._worker
+        if worker is None:
+            return
+        try:
+            self._await(kind)
+        except BaseException:  # a second Ctrl-C: the logger finishes in the background
+            worker.close()
+            self._worker = None
+            raise
+        if self._worker is not None:
+            POOL.release(self._worker)
+            self._worker = None
+        if self.error_count:
+            log.warning("MLflow run %s is missing data: %d logging call(s) failed (first: %s)",
+                        self.run_id, self.error_count, self.errors[0] if self.errors else "?")
 
     # -- start ---------------------------------------------------------------------------------
     def start(self, run: RunInfo) -> None:
         for name, value in ENV_DEFAULTS.items():
             os.environ.setdefault(name, value)
-        self._new_run()
-        self._submit = run.submit
-        self._common = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
-        self._simulated = run.simulated
-        sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
-        if sweep.get("id"):
-            self._common["sweep_id"] = str(sweep["id"])
-        run_file = Path(run.run_dir) / RUN_FILE if run.run_dir else None
-        stored = None
-        if run.resume is not None and run_file is not None and run_file.is_file():
-            try:
-                stored = dict(json.loads(run_file.read_text(encoding="utf-8")))
-            except (OSError, ValueError) as exc:
-                log.warning("cannot read %s (%s): the resumed run gets a new MLflow run", run_file, exc)
+        self._reset()
+        self._name, self._submit, self._simulated = run.name, run.submit, run.simulated
+        self._label = f"{run.name}, random seed {run.search.random_seed}"  # on the plots
+        self._seed_text = render(run.seed)
+        stored = self._stored_run(run)
         if stored and not self._uri_chosen and stored.get("tracking_uri"):
             self.uri = str(stored["tracking_uri"])  # the interrupted run's store, wherever we run now
-        self._preflight()
+        db = sqlite_path(self.uri)
+        if db is not None:
+            self.uri = f"sqlite:///{db}"  # the logger runs elsewhere: no relative paths
+        self._preflight(db)
+        if self._worker is not None:  # a tracker started twice without an end: drop the old logger
+            self._worker.close()
+        self._worker = POOL.acquire(self._store_kind())
+        self._send("start", self._start_payload(run, db, stored))
+        if db is None:  # a remote store: fail now, before anything is spent, if it does not work
+            self._await_start()
+            if self._start_error is not None or self._worker is None:
+                self._worker = None
+                raise TrackingError(f"cannot log to MLflow at {mlflow_links.masked(self.uri)}: "
+                                    f"{self._start_error or self.errors[-1]}")
+
+    @staticmethod
+    def _stored_run(run: RunInfo) -> dict[str, Any] | None:
+        run_file = Path(run.run_dir) / RUN_FILE if run.run_dir else None
+        if run.resume is None or run_file is None or not run_file.is_file():
+            return None
         try:
-            from mlflow import MlflowClient
+            return dict(json.loads(run_file.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read %s (%s): the resumed run gets a new MLflow run", run_file, exc)
+            return None
 
-            with store_init_lock(self.uri):  # parallel sweep jobs opening one new SQLite store
-                self.client = MlflowClient(tracking_uri=self.uri)
-                self.experiment_id = self._experiment_id()
-            if stored is None or not self._reopen(str(stored.get("run_id"))):
-                if run.resume is not None:
-                    log.warning("resumed run: no MLflow run of the interrupted run in %s; a new MLflow run "
-                                "holds what follows (the run record has all of it)", self.uri)
-                self._create_parent(run, resumed_from=stored.get("run_id") if stored else None)
-            if run_file is not None:
-                run_file.parent.mkdir(parents=True, exist_ok=True)
-                tmp = run_file.with_name(f".{RUN_FILE}.tmp")
-                tmp.write_text(json.dumps({"run_id": self.run_id, "experiment_id": self.experiment_id,
-                                           "tracking_uri": self.uri}, indent=2) + "\n", encoding="utf-8")
-                os.replace(tmp, run_file)
-        except Exception as exc:
-            if self.run_id is not None:
-                self._safe("mark the parent run FAILED", self.client.set_terminated, self.run_id, "FAILED")
-            self.client = None
-            raise TrackingError(f"cannot log to MLflow at {self.uri}: {describe(exc)}") from exc
-
-    def _preflight(self) -> None:
-        """An HTTP store would otherwise be retried with backoff for minutes before failing;
-        SQLite creates the file but not its folder."""
-        if self.uri.startswith(("http://", "https://")):
+    def _preflight(self, db: Path | None) -> None:
+        """What would otherwise fail late: an HTTP store is retried with backoff for minutes; a
+        SQLite store needs a writable file (MLflow creates the file but not its folder)."""
+        if mlflow_links.is_server(self.uri):
             try:
                 with urllib.request.urlopen(self.uri.rstrip("/") + "/health", timeout=10) as reply:
                     reply.read()
             except OSError as exc:
-                raise TrackingError(f"MLflow tracking server {self.uri} is not reachable: {exc}") from exc
-        db = sqlite_path(self.uri)
+                raise TrackingError(f"MLflow tracking server {mlflow_links.masked(self.uri)} is not reachable: "
+                                    f"{exc}") from exc
         if db is not None:
-            try:  # MLflow would retry an unwritable SQLite file for minutes before failing
+            try:
                 db.parent.mkdir(parents=True, exist_ok=True)
                 with open(db, "ab"):
                     pass
@@ -222,31 +271,21 @@ class MlflowTracker:
                                     "writable directory or set tracking.uri=sqlite:///<writable path>/mlflow.db"
                                     ) from exc
 
-    def _experiment_id(self) -> str:
-        """The MLflow experiment's id, created if missing (artifacts beside a SQLite store)."""
-        from mlflow.exceptions import MlflowException
+    def _location(self, db: Path | None, experiment: str) -> str | None:
+        """Artifacts of a new experiment: as configured, else `mlruns/<experiment>` beside SQLite."""
+        if self.artifact_location is not None:
+            return self.artifact_location.rstrip("/") + ("" if experiment == self.experiment else f"/{experiment}")
+        if db is None:
+            return None
+        return (db.parent / "mlruns" / "".join(c if c.isalnum() or c in "_.-" else "_" for c in experiment)).as_uri()
 
-        found = self.client.get_experiment_by_name(self.experiment)
-        if found is not None:
-            return str(found.experiment_id)
-        location, db = self.artifact_location, sqlite_path(self.uri)
-        if location is None and db is not None:
-            location = (db.parent / "mlruns" / re.sub(r"[^A-Za-z0-9_.-]+", "_", self.experiment)).as_uri()
-        try:
-            return str(self.client.create_experiment(self.experiment, artifact_location=location))
-        except MlflowException:  # created concurrently by a sibling job of a multirun
-            found = self.client.get_experiment_by_name(self.experiment)
-            if found is None:
-                raise
-            return str(found.experiment_id)
-
-    def _create_parent(self, run: RunInfo, resumed_from: str | None) -> None:
-        from mlflow.entities import Param
-        from mlflow.utils.git_utils import get_git_commit
-        from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
-
+    def _start_payload(self, run: RunInfo, db: Path | None, stored: dict[str, Any] | None) -> dict[str, Any]:
+        common = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
+        sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
+        if sweep.get("id"):
+            common["sweep_id"] = str(sweep["id"])
         ds = run.dataset
-        tags = {**self._common, "gepa.run_kind": "parent", "algorithm": run.algorithm,
+        tags = {**common, "gepa.run_kind": "parent", "algorithm": run.algorithm,
                 "gepa.experiment_id": run.experiment_id, "gepa_lab.version": _version(),
                 "dataset.id": ds.id, "dataset.version": ds.version, "submit": str(run.submit).lower(),
                 "promotion_eligible": "pending", "simulated": str(run.simulated).lower()}
@@ -256,293 +295,232 @@ class MlflowTracker:
         for group, option in (run.config.get("hydra_choices") or {}).items():
             if option is not None and not str(group).startswith("hydra/"):
                 tags[safe_key("hydra", str(group))] = str(option)
-        sweep = run.config.get("sweep") or {}
         if sweep.get("id"):
             tags.update({"sweep_dir": clip(str(sweep.get("dir", ""))), "sweep_job": str(sweep.get("job", ""))})
-        # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
-        # checkout, else of the working directory; none outside a git checkout.
-        commit = get_git_commit(str(Path(__file__).resolve().parents[1])) or get_git_commit(os.getcwd())
-        if commit:
-            tags[MLFLOW_GIT_COMMIT] = commit
         if run.run_dir:
             tags["run_dir"] = clip(str(Path(run.run_dir).resolve()))
-        if resumed_from:
-            tags["resumed_from_mlflow_run"] = str(resumed_from)
-        started = int(datetime.fromisoformat(run.started_at).timestamp() * 1000)
-        self.run_id = self.client.create_run(self.experiment_id, start_time=started, tags=tags,
-                                             run_name=f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}").info.run_id
+        if stored and stored.get("run_id"):
+            tags["resumed_from_mlflow_run"] = str(stored["run_id"])
         params, long_values = split_params(flatten_config(
             {k: v for k, v in run.config.items() if k not in ("hydra_choices", "sweep")}))
-        self.client.log_batch(self.run_id, params=[Param(k, v) for k, v in params.items()])
-        self.client.log_dict(self.run_id, run.config, "config/resolved_config.json")
+        files: dict[str, Any] = {"config/resolved_config.json": run.config, "seed.json": artifact_dict(run.seed)}
         if long_values:
-            self.client.log_dict(self.run_id, long_values, "config/long_params.json")
-        self.client.log_dict(self.run_id, artifact_dict(run.seed), "seed/candidate.json")
-        inputs = self._dataset_inputs(run)
-        for attempt in range(3):
-            try:
-                self.client.log_inputs(self.run_id, datasets=inputs)
-                break
-            except Exception:  # parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL)
-                if attempt == 2:
-                    raise
-                time.sleep(0.5 * (attempt + 1))
+            files["config/long_params.json"] = long_values
+        inputs = [{"split": split, "digest": digest, "name": f"{ds.id}/{split}", "version": ds.version,
+                   "rows": [{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
+                             "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in ds.split(split)]}
+                  for split, digest in run.digests.items()]
+        cand = candidates_experiment(self.experiment)
+        return {
+            "uri": self.uri, "env": {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_")},
+            "experiment": self.experiment, "artifact_location": self._location(db, self.experiment),
+            "candidates_experiment": cand, "candidates_artifact_location": self._location(db, cand),
+            "views": views(), "first_metric": "holdout_delta", "run_dir": run.run_dir, "reopen": (stored or {}).get("run_id"),
+            "resume_iteration": run.resume.iteration if run.resume is not None else None,
+            "run_name": f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}",
+            "start_ms": int(datetime.fromisoformat(run.started_at).timestamp() * 1000),
+            "tags": tags, "common": common, "params": params, "files": files, "inputs": inputs,
+            "description": f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed}).",
+            # The commit of the gepa_lab checkout, else of the working directory.
+            "git_paths": [str(Path(__file__).resolve().parents[1]), os.getcwd()]}
 
-    def _dataset_inputs(self, run: RunInfo) -> list[Any]:
-        """One input per split (context = split). The MLflow digest is a 36-char prefix of our
-        sha256 (the full hash is an input tag): MLflow's own pandas digest skips list / dict
-        columns and looks at the first 10,000 rows only."""
-        import pandas as pd
-        from mlflow.data.code_dataset_source import CodeDatasetSource
-        from mlflow.data.pandas_dataset import from_pandas
-        from mlflow.entities import Dataset, DatasetInput, InputTag
-        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+    def links(self) -> dict[str, str]:
+        """Where the run is: ids, the tracking URI (left out when it holds a password), the run's
+        URL and, for a local store, the `mlflow ui` command that serves it."""
+        self._await_start()
+        if not self.run_id or not self.experiment_id:
+            return {}
+        links = {"mlflow_run_id": self.run_id, "mlflow_experiment_id": str(self.experiment_id),
+                 "mlflow_run_url": mlflow_links.run_url(self.uri, self.experiment_id, self.run_id)}
+        command = mlflow_links.ui_command(self.uri)
+        if command:
+            links["mlflow_ui_command"] = command
+        if urllib.parse.urlsplit(self.uri).password is None:  # a URI with a password stays out
+            links["mlflow_tracking_uri"] = self.uri  # where a later tracker logs to the same run
+        return links
 
-        # Loaded by gepa_lab; the run record (experiment.json in the run dir) holds every case.
-        source = CodeDatasetSource({"gepa_lab.run_dir": str(run.run_dir or "")})
-        inputs = []
-        for split, digest in run.digests.items():
-            frame = pd.DataFrame(
-                [{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
-                  "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in run.dataset.split(split)],
-                columns=["id", "input", "expected", "critical", "metadata"])
-            data = from_pandas(frame, source=source, name=f"{run.dataset.id}/{split}", digest=digest[:DIGEST_MAX])
-            inputs.append(DatasetInput(Dataset(**data.to_dict()), [
-                InputTag(MLFLOW_DATASET_CONTEXT, split), InputTag("sha256", digest),
-                InputTag("dataset.version", run.dataset.version)]))
-        return inputs
-
-    # -- resume --------------------------------------------------------------------------------
-    def _reopen(self, run_id: str) -> bool:
-        """Continue the interrupted run's parent; learn from the store what it already holds, so
-        the iterations the engine replays are not logged twice. False: no such run here."""
-        from mlflow.exceptions import MlflowException
-
-        try:
-            parent = self.client.get_run(run_id)
-        except MlflowException:
-            return False
-        if parent.info.lifecycle_stage != "active":
-            return False
-        self.run_id, self.experiment_id = parent.info.run_id, parent.info.experiment_id
-        tags = parent.data.tags
-        self.client.update_run(self.run_id, status="RUNNING")
-        self.client.log_batch(self.run_id, tags=tag_list({
-            "resume_count": str(int(tags.get("resume_count", "0")) + 1), "promotion_eligible": "pending"}))
-        for stale in ("error", "stop_reason"):  # the interruption's outcome; interruptions/ keeps it
-            if stale in tags:
-                self.client.delete_tag(self.run_id, stale)
-        for child in self._children():
-            if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
-                self.client.delete_run(child.info.run_id)
-                continue
-            child_tags = child.data.tags
-            self._logged_keys.add(child_tags.get("gepa.key", ""))
-            if child_tags.get("status") in ("seed", "accepted") and child_tags.get("candidate_id"):
-                self._nested[child_tags["candidate_id"]] = child.info.run_id
-        # One log_batch per iteration is atomic: one key's steps are every key's.
-        self._logged_steps = {m.step for m in self.client.get_metric_history(self.run_id, "best_validation_mean")}
-        log.info("resuming MLflow run %s: %d nested runs and %d iterations already logged",
-                 self.run_id, len(self._logged_keys), len(self._logged_steps))
-        return True
-
-    def _children(self) -> list[Any]:
-        found: list[Any] = []
-        token = None
-        while True:
-            page = self.client.search_runs([self.experiment_id], f"tags.`{PARENT_RUN_TAG}` = '{self.run_id}'",
-                                           max_results=1000, page_token=token)
-            found += list(page)
-            token = page.token
-            if not token:
-                return found
-
-    # -- nested runs ---------------------------------------------------------------------------
+    # -- during the search ---------------------------------------------------------------------
     def candidate(self, info: CandidateInfo) -> None:
-        """The seed's nested run. (An accepted child is logged with its proposal, which follows.)"""
-        if info.parent_id is not None or self.client is None or "seed" in self._logged_keys:
+        """The seed's run. (An accepted child is logged with its proposal, which follows.)"""
+        if info.parent_id is not None:
             return
-        tags = {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
-                "status": "seed", "reason": "seed artifact"}
-        metrics = {"iteration": -1.0, **batch_metrics(info.validation)}
-        run_id = self._safe("log the seed's run", self._log_nested, "seed", f"seed-{info.id[:8]}", tags, metrics,
-                            info.artifact, None, {}, {"validation.json": scores_table(info.validation)})
-        if run_id:
-            self._nested[info.id] = run_id
+        self._send("candidate", {
+            "key": "seed", "name": f"seed-{info.id[:8]}", "candidate_id": info.id,
+            "tags": {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
+                     "status": "seed", "reason": "seed artifact"},
+            "metrics": readable({"iteration": -1.0, **validation_metrics(info.validation)}),
+            "files": self._files(info.artifact, None, {"validation": _table(scores_table(info.validation))})})
+
+    @staticmethod
+    def _files(artifact: Artifact, parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
+        """A pool member's files: its text, its diff to its parent, and one JSON of the rest."""
+        text = render(artifact)
+        diff = diff_text(render(parent), text) if parent is not None else "the seed has no parent: no diff\n"
+        return {"candidate.md": text, "diff.txt": diff, "candidate.json": {"artifact": artifact_dict(artifact),
+                                                                           **details}}
 
     def proposal(self, p: Proposal) -> None:
-        run_key = f"iteration-{p.iteration}"
-        if self.client is None or run_key in self._logged_keys:
-            return  # resumed: the engine replays an iteration this run already logged
-        tags = {"parent_id": p.parent_id, "component": p.component, "iteration": str(p.iteration),
-                "status": p.status, "reason": clip(p.reason), "paired_seed": str(p.paired_seed),
-                "minibatch": clip(",".join(p.minibatch))}
-        if p.candidate_id:
-            tags["candidate_id"] = p.candidate_id
-        metrics = {"iteration": float(p.iteration), "minibatch_size": float(len(p.minibatch)),
-                   "minibatch_parent_sum": p.parent_sum}
+        """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
+        validation = validation_metrics(p.validation_batch).get("validation_mean")
+        self._send("row", {
+            "iteration": p.iteration, "status": p.status, "component": p.component, "parent_id": p.parent_id,
+            "candidate_id": p.candidate_id, "minibatch_parent_sum": p.parent_sum,
+            "minibatch_child_sum": p.child_sum, "validation_mean": validation, "reason": clip(p.reason, 500),
+            "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed, "minibatch": ",".join(p.minibatch)})
+        if p.status != "accepted" or p.candidate_id is None or p.artifact is None:
+            return
+        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
+                   **validation_metrics(p.validation_batch)}
         if p.child_sum is not None:
             metrics["minibatch_child_sum"] = p.child_sum
-        for batch in (p.parent_batch, p.child_batch, p.validation_batch):
-            metrics.update(batch_metrics(batch))
-        cases = [ev.case_id for ev in p.parent_batch.evaluations]
         child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
-        tables: dict[str, dict[str, list[Any]]] = {"minibatch.json": {
-            "case_id": cases, "parent_score": p.parent_batch.scores, "child_score": [child.get(c) for c in cases]}}
+        cases = [ev.case_id for ev in p.parent_batch.evaluations]
+        details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
+                                  "rationale": p.rationale, "status": p.status, "reason": p.reason},
+                   "minibatch": _table({"case_id": cases, "parent_score": p.parent_batch.scores,
+                                        "child_score": [child.get(c) for c in cases]})}
         if p.validation_batch is not None:
-            tables["validation.json"] = scores_table(p.validation_batch)
-        reflection = {"component": p.component, "records": p.records, "reply": p.reply,
-                      "rationale": p.rationale, "status": p.status, "reason": p.reason}
-        name = f"it{p.iteration:03d}-{p.status}" + (f"-{p.candidate_id[:8]}" if p.candidate_id else "")
-        run_id = self._safe(f"log the proposal's run (iteration {p.iteration})", self._log_nested, run_key, name,
-                            tags, metrics, p.artifact, p.parent, {"reflection.json": reflection}, tables)
-        if run_id and p.status == "accepted" and p.candidate_id:
-            self._nested[p.candidate_id] = run_id
+            details["validation"] = _table(scores_table(p.validation_batch))
+        files = self._files(p.artifact, p.parent, details)
+        self._send("candidate", {
+            "key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
+            "candidate_id": p.candidate_id,
+            "tags": {"candidate_id": p.candidate_id, "parent_id": p.parent_id, "component": p.component,
+                     "iteration": str(p.iteration), "status": p.status, "reason": clip(p.reason),
+                     "paired_seed": str(p.paired_seed), "minibatch": clip(",".join(p.minibatch))},
+            "metrics": readable(metrics), "files": files})
 
-    def _log_nested(self, run_key: str, name: str, tags: dict[str, str], metrics: dict[str, float],
-                    artifact: Artifact | None, parent: Artifact | None, files: dict[str, Any],
-                    tables: dict[str, dict[str, list[Any]]]) -> str:
-        """create (tags) -> log_batch (metrics) -> files and tables -> FINISHED; a run whose
-        writes did not all happen ends FAILED / KILLED (a resume logs it again)."""
-        client = self.client
-        all_tags = {**self._common, **tags, "gepa.run_kind": "candidate", "gepa.key": run_key,
-                    PARENT_RUN_TAG: str(self.run_id)}
-        run_id: str = client.create_run(self.experiment_id, tags=all_tags, run_name=name).info.run_id
-        try:
-            client.log_batch(run_id, metrics=metric_list(metrics, step=0))
-            if artifact is not None:
-                client.log_dict(run_id, artifact_dict(artifact), "candidate.json")
-                text = render(artifact)
-                if artifact.kind == "skill":
-                    client.log_text(run_id, text, "SKILL.md")
-                if parent is not None:
-                    client.log_text(run_id, "".join(difflib.unified_diff(
-                        render(parent).splitlines(keepends=True), text.splitlines(keepends=True),
-                        fromfile="parent", tofile="candidate")), "diff.patch")
-            for path, content in files.items():
-                client.log_dict(run_id, content, path)
-            for path, table in tables.items():
-                client.log_table(run_id, table, path)
-        except BaseException as exc:  # never leave a nested run RUNNING, Ctrl-C included
-            status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
-            self._safe("end an unfinished nested run", client.set_terminated, run_id, status)
-            raise
-        client.set_terminated(run_id, "FINISHED")
-        self._logged_keys.add(run_key)
-        return run_id
-
-    # -- parent run: per iteration, notes, end -------------------------------------------------
     def iteration(self, stats: IterationStats) -> None:
-        """One `log_batch` per iteration (step = iteration), written at once: nothing to lose."""
-        if self.client is None or stats.iteration in self._logged_steps:
-            return
         values = {"best_validation_mean": stats.best_validation_mean, "pool_size": stats.pool_size,
-                  "front_size": stats.front_size, "metric_calls": stats.metric_calls,
-                  "task_cost_usd": stats.task_cost_usd, "reflection_cost_usd": stats.reflection_cost_usd,
-                  "cost_usd": stats.task_cost_usd + stats.reflection_cost_usd, "proposals": stats.proposals}
-        self._safe(f"log iteration {stats.iteration} metrics", self.client.log_batch, self.run_id,
-                   metrics=metric_list(values, step=stats.iteration))
+                  "front_size": stats.front_size, "metric_calls": stats.metric_calls, "proposals": stats.proposals,
+                  "cost_usd": stats.task_cost_usd + stats.reflection_cost_usd,
+                  "task_cost_usd": stats.task_cost_usd, "reflection_cost_usd": stats.reflection_cost_usd}
+        self._search_calls = stats.metric_calls
+        self._send("series", (stats.iteration, readable({f"search/{k}": v for k, v in values.items()})))
+
+    def round_end(self) -> None:
+        """A round of proposals is durably recorded: its data is already with the logger, which
+        now writes the parent's metrics and the proposals table (no waiting here)."""
+        self._send("round_end", None)
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
-        if self.client is not None and self.run_id is not None:
-            text = clip(json.dumps(data, ensure_ascii=False, default=str))
-            self._safe(f"note {kind}", self.client.set_tag, self.run_id, safe_key("note", kind), text)
+        self._send("tags", {safe_key("note", kind): clip(json.dumps(data, ensure_ascii=False, default=str))})
 
+    # -- the end -------------------------------------------------------------------------------
     def finish(self, result: Result) -> None:
-        if self.client is None or self.run_id is None:
+        if self._worker is None:
             return
-        self._safe("log the decision", self._log_decision, result)
-        if self.plots:
-            self._safe("log the plots", self._log_plots, result)
-        best_run = self._nested.get(result.best_id)
-        if best_run is not None:
-            self._safe("tag the best candidate", self.client.set_tag, best_run, "is_best", "true")
-        self._end("FINISHED", {})
+        self.links()  # the run ids, for the description's link
+        files: dict[str, Any] = {"result.json": result.to_dict(), "winner.md": render(result.best),
+                                 "winner.json": artifact_dict(result.best),
+                                 "winner_diff.txt": diff_text(self._seed_text, render(result.best), "seed", "winner")}
+        columns = ("case_id", "critical", "baseline", "candidate", "delta")
+        fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
+        self._send("decision", {
+            "metrics": readable(self._decision_metrics(result)), "tags": self._decision_tags(result),
+            "description": self._description(result), "files": files, "best_id": result.best_id,
+            "tables": {"holdout_comparison.json": {c: [case[c] for case in result.holdout_cases] for c in columns},
+                       "promotion_rules.json": {c: [rule.get(c) for rule in result.promotion_rules] for c in fields}}})
+        # Drawn while the logger writes the decision; the run ends once they are uploaded too.
+        self._send("finish", {"files": self._plots(result) if self.plots else {}})
+        self._close("ended")
 
     def fail(self, error: BaseException) -> None:
-        """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error; never raises."""
-        if self.client is None or self.run_id is None:
+        """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error; never raises
+        (but a second Ctrl-C while the logger drains)."""
+        if self._worker is None:
             return
         killed = isinstance(error, KeyboardInterrupt)
-        # Kept as history: a later resume finishes the run, and the file says when it stopped.
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self._safe("log the error", self.client.log_text, self.run_id,
-                   "".join(traceback.format_exception(error)), f"interruptions/{stamp}-{type(error).__name__}.txt")
-        self._end("KILLED" if killed else "FAILED", {
-            "error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
-            "promotion_eligible": "false", "promotion_reason": f"run did not finish ({type(error).__name__})"})
+        self._send("fail", {
+            "status": "KILLED" if killed else "FAILED", "traceback": "".join(traceback.format_exception(error)),
+            "file": f"interruptions/{time.strftime('%Y%m%d-%H%M%S')}-{type(error).__name__}.txt",
+            "tags": {"error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
+                     "promotion_eligible": "false",
+                     "promotion_reason": f"run did not finish ({type(error).__name__})"}})
+        self._close("ended")
 
-    def _end(self, status: str, tags: dict[str, str]) -> None:
-        tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
-        if self.errors:
-            tags["mlflow_tracker.first_error"] = clip(self.errors[0])
-        self._safe("log the tracker status", self.client.log_batch, self.run_id, tags=tag_list(tags))
-        self._safe("end the parent run", self.client.set_terminated, self.run_id, status)
-        if self.errors:
-            log.warning("MLflow run %s is missing data: %d logging call(s) failed (first: %s)",
-                        self.run_id, len(self.errors), self.errors[0])
-
-    def _log_decision(self, result: Result) -> None:
-        """Final metrics and tags (verdict, rules, totals), the decision tables and files."""
+    @staticmethod
+    def _decision_metrics(result: Result) -> dict[str, float]:
+        """One name per quantity: what the per-iteration `search/...` series already ends on
+        (proposals, pool size, reflection cost) is not repeated; `total_*` include the holdout
+        comparison, `search/metric_calls` does not."""
         cost = result.cost_usd or {}
         metrics: dict[str, float] = {
             "promotion_eligible": float(result.promotion_eligible),
-            "baseline_validation_mean": result.baseline_validation.score,
-            "candidate_validation_mean": result.candidate_validation.score,
-            # Run totals (holdout included), named apart from the per-iteration series.
-            "total_metric_calls": result.metric_calls, "total_proposals": result.proposals,
-            "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_cost_usd": cost.get("reflection", 0.0),
-            "total_cost_usd": math.fsum(cost.values()), "total_reflection_tokens": result.reflection_tokens,
-            "candidate_count": result.candidate_count}
+            "seed_validation_mean": result.baseline_validation.score,
+            "total_metric_calls": result.metric_calls, "total_cost_usd": sum(cost.values()),
+            "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_tokens": result.reflection_tokens}
+        if result.baseline_holdout.cases:
+            metrics.update({"holdout_delta": result.holdout_delta, "seed_holdout_mean": result.baseline_holdout.score,
+                            "winner_holdout_mean": result.candidate_holdout.score})
+            for side, summary in (("seed_holdout", result.baseline_holdout), ("winner_holdout", result.candidate_holdout)):
+                metrics.update({safe_key(side, k): v for k, v in summary.objectives.items()})
         if result.holdout_interval is not None:
             metrics.update({"holdout_delta_low": result.holdout_interval[0],
-                            "holdout_delta_high": result.holdout_interval[1],
-                            "holdout_confidence": result.confidence or 0.0})
-        if result.baseline_holdout.cases:
-            metrics.update({"holdout_delta": result.holdout_delta, "holdout_cases": result.baseline_holdout.cases,
-                            "baseline_holdout_mean": result.baseline_holdout.score,
-                            "candidate_holdout_mean": result.candidate_holdout.score})
-            for side, summary in (("holdout_baseline", result.baseline_holdout),
-                                  ("holdout_candidate", result.candidate_holdout)):
-                metrics.update({safe_key(side, k): v for k, v in summary.objectives.items()})
+                            "holdout_delta_high": result.holdout_interval[1]})
         if result.transfer is not None and result.transfer["delta"] is not None:
             metrics.update({"transfer_delta": result.transfer["delta"],
-                            "transfer_baseline_mean": result.transfer["baseline"],
-                            "transfer_candidate_mean": result.transfer["candidate"]})
+                            "transfer_seed_mean": result.transfer["baseline"],
+                            "transfer_winner_mean": result.transfer["candidate"]})
+        for rule in result.promotion_rules:
+            metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
+        return metrics
+
+    def _decision_tags(self, result: Result) -> dict[str, str]:
         revision = result.revision or {}
-        verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
         tags = {"promotion_eligible": str(result.promotion_eligible).lower(),
                 "promotion_reason": clip(result.promotion_reason), "stop_reason": result.stop_reason,
-                "best_candidate_id": result.best_id,
+                "winner": "seed" if result.best_id == result.seed_id else result.best_id[:12],
+                "holdout_delta_ci": _holdout_text(result),
                 "submission.status": str(revision.get("status", "submitted")) if revision
                 else "not_submitted" if self._submit else "not_requested",
                 "submission.revision_id": str(revision.get("revision_id", "")),
-                "submission.reason": clip(result.submission_reason or ""),
-                # The run's description in the UI.
-                "mlflow.note.content": clip(
-                    f"**{verdict}**: {result.promotion_reason}. Holdout delta {result.holdout_delta:+.4f} "
-                    f"over {result.baseline_holdout.cases} cases; best {result.best_id[:12]} of "
-                    f"{result.candidate_count} candidates after {result.proposals} proposals "
-                    f"({result.stop_reason}, {result.metric_calls} metric calls)."
-                    + (f" {SIMULATION_NOTE}" if self._simulated else ""))}
+                "submission.reason": clip(result.submission_reason or "")}
         for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
-            metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
             tags[safe_key("rule", rule["rule"])] = str(rule.get("status") or ("passed" if rule["passed"] else "failed"))
-        client, run_id = self.client, self.run_id
-        client.log_batch(run_id, metrics=metric_list(metrics, step=0), tags=tag_list(tags))
-        columns = ("case_id", "critical", "baseline", "candidate", "delta")
-        client.log_table(run_id, {c: [case[c] for case in result.holdout_cases] for c in columns},
-                         "decision/holdout_comparison.json")
-        fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
-        client.log_table(run_id, {c: [rule.get(c) for rule in result.promotion_rules] for c in fields},
-                         "decision/promotion_rules.json")
-        client.log_dict(run_id, result.to_dict(), "decision/result.json")
-        client.log_dict(run_id, artifact_dict(result.best), "best/candidate.json")
-        if result.best.kind == "skill":
-            client.log_text(run_id, render(result.best), "best/SKILL.md")
+        return tags
 
-    def _log_plots(self, result: Result) -> None:
-        from gepa_lab.tracking.plots import run_figures
+    def _description(self, result: Result) -> str:
+        """The run's description in the UI (markdown); links are relative, so they work on any host."""
+        verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
+        winner = "the seed" if result.best_id == result.seed_id else f"`{result.best_id[:12]}`"
+        lines = [f"**{verdict}**: {result.promotion_reason}.",
+                 f"Holdout delta {_holdout_text(result)} over {result.baseline_holdout.cases} cases; winner {winner} "
+                 f"of {result.candidate_count} pool members "
+                 f"after {result.proposals} proposals ({result.stop_reason}; {self._search_calls} metric calls in "
+                 f"the search, {result.metric_calls} in all)."]
+        if self.candidates_experiment_id and self.run_id:
+            query = urllib.parse.urlencode({"searchFilter": f"tags.`gepa.parent_run_id` = '{self.run_id}'"})
+            lines.append(f"[This run's pool members](#/experiments/{self.candidates_experiment_id}/runs?{query}"
+                         f"&{mlflow_links.CLASSIC_VIEW}) (candidates experiment); every proposal: `proposals.json`.")
+        if self._simulated:
+            lines.append(SIMULATION_NOTE)
+        return "\n\n".join(lines)
 
-        for name, figure in run_figures(result, self._common.get("experiment", "")).items():
-            self.client.log_figure(self.run_id, figure, f"plots/{name}.png", save_kwargs={"dpi": 110})
+    def _plots(self, result: Result) -> dict[str, bytes]:
+        from gepa_lab.tracking.plots import png, run_figures
+
+        try:
+            return {f"{name}.png": png(figure) for name, figure in run_figures(result, self._label).items()}
+        except Exception as exc:  # a plot never costs the run its decision
+            self.errors.append(f"draw the plots: {describe(exc)}")
+            log.warning("MLflow plots not drawn: %s", describe(exc))
+            return {}
+
+
+def _holdout_text(result: Result) -> str:
+    """`+0.1757 [+0.0995, +0.2541] 95% CI`: the delta and its interval, short enough for a column."""
+    if not result.baseline_holdout.cases:
+        return "no holdout split"
+    text = f"{result.holdout_delta:+.4f}"
+    if result.holdout_interval is not None:
+        low, high = result.holdout_interval
+        level = f" {result.confidence * 100:g}%" if result.confidence is not None else ""
+        text += f" [{low:+.4f}, {high:+.4f}]{level} CI"
+    return text
+
+
+def _table(columns: dict[str, list[Any]]) -> dict[str, Any]:
+    """MLflow's table layout (what `log_table` writes), for per-candidate tables written as files."""
+    return {"columns": list(columns), "data": [list(row) for row in zip(*columns.values(), strict=True)]}
+

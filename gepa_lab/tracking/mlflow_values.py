@@ -1,13 +1,14 @@
 """What MLflow accepts, built from gepa-lab values: keys, params (whole, never cut), tags (cut
-visibly), metric and tag entities, per-batch metrics and tables, readable artifact text. Pure
-functions; `mlflow_tracker.py` does the logging."""
+visibly), readable metric values, per-batch metrics and tables, readable artifact text and diffs.
+Pure functions (no MLflow import); `mlflow_tracker.py` builds the payloads, `mlflow_worker.py`
+logs them."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
-import time
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
@@ -15,8 +16,6 @@ from gepa_lab.core.events import ScoredBatch
 
 # MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
-PHASE_PREFIX = {"feedback-parent": "minibatch_parent", "feedback-child": "minibatch_child",
-                "validation": "validation"}
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
@@ -71,15 +70,14 @@ def render(artifact: Artifact) -> str:
                      for name, value in artifact.to_dict().items())
 
 
-def batch_metrics(batch: ScoredBatch | None) -> dict[str, float]:
-    """`<prefix>_mean` and `<prefix>.<objective>` of one scored batch (prefix from its phase)."""
-    if batch is None or batch.phase not in PHASE_PREFIX:
+def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
+    """`validation_mean` and `validation.<objective>` of a candidate's validation batch: what
+    candidates are compared on (minibatch objectives stay in the run record: every metric is a
+    row MLflow writes, for each pool member)."""
+    if batch is None:
         return {}
-    prefix, summary = PHASE_PREFIX[batch.phase], batch.summary
-    out = {f"{prefix}_mean": summary.score, **{safe_key(prefix, k): v for k, v in summary.objectives.items()}}
-    if batch.phase == "validation":
-        out["validation_cases"] = float(summary.cases)
-    return out
+    summary = batch.summary
+    return {"validation_mean": summary.score, **{safe_key("validation", k): v for k, v in summary.objectives.items()}}
 
 
 def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
@@ -90,15 +88,15 @@ def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
     return table
 
 
-def metric_list(values: dict[str, float], step: int) -> list[Any]:
-    from mlflow.entities import Metric
+def readable(values: dict[str, float]) -> dict[str, float]:
+    """Metric values without binary noise (12 significant digits: 0.6000000000000001 -> 0.6, which
+    the UI's columns show; result.json keeps every bit). NaN / inf are legal in MLflow but useless
+    in comparisons: left out."""
+    return {k: float(f"{float(v):.12g}") for k, v in values.items() if math.isfinite(float(v))}
 
-    now = int(time.time() * 1000)
-    # NaN / inf are legal MLflow values but useless in comparisons; leave them out.
-    return [Metric(k, float(v), now, step) for k, v in values.items() if math.isfinite(float(v))]
 
-
-def tag_list(tags: dict[str, str]) -> list[Any]:
-    from mlflow.entities import RunTag
-
-    return [RunTag(k, v) for k, v in tags.items()]
+def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "candidate") -> str:
+    """A unified diff of two rendered artifacts (a `.txt` artifact: MLflow previews it)."""
+    diff = "".join(difflib.unified_diff(parent.splitlines(keepends=True), child.splitlines(keepends=True),
+                                        fromfile=fromfile, tofile=tofile))
+    return diff or f"{tofile} is identical to {fromfile}\n"

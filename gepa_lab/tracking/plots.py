@@ -1,31 +1,39 @@
-"""Run plots for MLflow artifacts and the analysis notebook (issue 3, item 5).
+"""Run plots for MLflow artifacts and the analysis notebook.
 
 Every `*_figure` function takes plain data (lists / dicts, as the notebook reads them back from
 MLflow) and returns a `matplotlib.figure.Figure`; `run_figures` builds the four plots of a run from
-its `Result` alone (the pool's lineage, validation scores and join points; the holdout cases).
+its `Result` alone (the pool's lineage with the winner starred and labels that never overlap,
+validation scores with the winner's row framed, the holdout deltas with the mean's interval);
+`trajectory_figure` draws runs side by side in the notebook.
 Figures are built with the object-oriented API on an Agg canvas, never through `pyplot`: no global
 backend switch, nothing left open between runs, safe in a notebook that uses another backend.
 """
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 if TYPE_CHECKING:
     from gepa_lab.core.result import Result
 
-# Above this many points, labels would overlap; the plot stays readable without them.
-MAX_LABELS = 30
+# At most this many labels are tried on a lineage plot (each is measured for overlaps).
+MAX_LABELS = 40
 
 
-def _figure(width: float, height: float) -> tuple[Figure, Any]:
-    fig = Figure(figsize=(width, height), layout="constrained")
+def _figure(width: float, height: float, left: float = 0.8, bottom: float = 0.6, right: float = 0.2,
+            top: float = 0.4) -> tuple[Figure, Any]:
+    """A figure with fixed margins in inches (a layout engine would cost twice the drawing time,
+    on the run's critical path; the margins fit the labels these plots draw)."""
+    fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=left / width, bottom=bottom / height, right=1 - right / width, top=1 - top / height)
     return fig, fig.add_subplot()
 
 
@@ -36,8 +44,10 @@ def _short(candidate_id: str | None) -> str:
 def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = None,
                    title: str = "Candidate lineage") -> Figure:
     """Pool members as points (x = iteration that created them, seed at -1; y = validation mean)
-    with an edge from each parent. `nodes`: dicts with id, parent_id, iteration, validation_mean."""
-    fig, ax = _figure(8, 4.5)
+    with an edge from each parent. `nodes`: dicts with id, parent_id, iteration, validation_mean.
+    Labels (short ids) are placed winner first, then seed, then by validation mean; a label that
+    would overlap another or leave the axes is left out (the point stays)."""
+    fig, ax = _figure(9.5, 4.5, right=1.7)  # the legend sits right of the axes, over no point or label
     by_id = {n["id"]: n for n in nodes}
 
     def x_of(node: Mapping[str, Any]) -> float:
@@ -53,34 +63,64 @@ def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = Non
     ys = [n["validation_mean"] for n in nodes]
     colors = ["tab:orange" if n.get("parent_id") is None else "tab:blue" for n in nodes]
     ax.scatter(xs, ys, c=colors, s=36, zorder=2)
+    ax.scatter([], [], c="tab:orange", s=36, label="seed")
+    ax.scatter([], [], c="tab:blue", s=36, label="accepted child")
     if best_id in by_id:
         best = by_id[best_id]
         ax.scatter([x_of(best)], [best["validation_mean"]], marker="*", s=260, facecolors="none",
-                   edgecolors="tab:red", linewidths=1.5, zorder=3, label=f"best {_short(best_id)}")
-        ax.legend(loc="lower right", fontsize=8)
-    if len(nodes) <= MAX_LABELS:
-        for n, x, y in zip(nodes, xs, ys, strict=True):
-            ax.annotate(_short(n["id"]), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+                   edgecolors="tab:red", linewidths=1.5, zorder=3, label=f"winner {_short(best_id)}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.margins(x=0.08, y=0.12)
     ax.set_xlabel("iteration (seed = -1)")
     ax.set_ylabel("validation mean")
     ax.set_title(title)
     ax.grid(alpha=0.3)
+    order = sorted(nodes, key=lambda n: (n["id"] != best_id, n.get("parent_id") is not None, -n["validation_mean"]))
+    _place_labels(fig, ax, [(_short(n["id"]), x_of(n), n["validation_mean"]) for n in order])
     return fig
 
 
+def _place_labels(fig: Figure, ax: Any, labels: Sequence[tuple[str, float, float]]) -> None:
+    """Annotate points in the given order, dropping every label that would overlap one already
+    placed or stick out of the axes (measured on the rendered figure)."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    ax.autoscale_view()  # final limits before measuring
+    inside = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    for text, x, y in labels[:MAX_LABELS]:
+        label = ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        box = label.get_window_extent(renderer)
+        fits = inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
+        if fits and not any(box.overlaps(other) for other in placed):
+            placed.append(box)
+        else:
+            label.remove()
+
+
 def heatmap_figure(candidates: Sequence[str], cases: Sequence[str],
-                   scores: Sequence[Sequence[float | None]],
+                   scores: Sequence[Sequence[float | None]], best_id: str | None = None,
                    title: str = "Validation scores (candidates x cases)") -> Figure:
-    """`scores[i][j]` = score of candidate i on validation case j (None: not scored)."""
+    """`scores[i][j]` = score of candidate i on validation case j (None: not scored). The
+    winner's row (`best_id`) is framed in red and its label marked."""
     rows, cols = max(1, len(candidates)), max(1, len(cases))
-    fig, ax = _figure(min(16, 3 + 0.45 * cols), min(14, 2 + 0.32 * rows))
+    longest = max((len(str(c)) for c in cases), default=0) if len(cases) <= 60 else 0
+    fig, ax = _figure(min(16, 3.5 + 0.45 * cols), min(14, 2.2 + 0.32 * rows + 0.06 * longest), left=1.5,
+                      bottom=0.5 + 0.06 * longest, right=0.1)
     matrix = [[math.nan if v is None else float(v) for v in row] for row in scores] or [[math.nan]]
     image = ax.imshow(matrix, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax, label="score")
     if len(cases) <= 60:
         ax.set_xticks(range(len(cases)), [str(c) for c in cases], rotation=60, ha="right", fontsize=7)
     if len(candidates) <= 60:
-        ax.set_yticks(range(len(candidates)), [_short(c) for c in candidates], fontsize=7)
+        ax.set_yticks(range(len(candidates)),
+                      [("winner " if c == best_id else "") + _short(c) for c in candidates], fontsize=7)
+        for label, c in zip(ax.get_yticklabels(), candidates, strict=True):
+            if c == best_id:
+                label.set_color("tab:red")
+                label.set_fontweight("bold")
+    if best_id is not None and best_id in candidates:
+        row = list(candidates).index(best_id)
+        ax.add_patch(Rectangle((-0.5, row - 0.5), cols, 1, fill=False, edgecolor="tab:red", linewidth=2))
     ax.set_xlabel("validation case")
     ax.set_ylabel("candidate (pool order)")
     ax.set_title(title)
@@ -105,11 +145,15 @@ def trajectory_figure(series: Mapping[str, Sequence[tuple[float, float]]],
     return fig
 
 
-def holdout_delta_figure(cases: Sequence[Mapping[str, Any]],
-                         title: str = "Paired holdout deltas (candidate - baseline)") -> Figure:
+def holdout_delta_figure(cases: Sequence[Mapping[str, Any]], interval: Sequence[float] | None = None,
+                         confidence: float | None = None,
+                         title: str = "Paired holdout deltas (winner - seed)") -> Figure:
     """One bar per holdout case; critical cases are hatched. `cases`: dicts with case_id, delta,
-    critical (as in `Result.holdout_cases` and the logged holdout table)."""
-    fig, ax = _figure(min(16, 3 + 0.4 * max(1, len(cases))), 4)
+    critical (as in `Result.holdout_cases` and the logged holdout table). The mean delta is a
+    dashed line; its interval (`interval` = [low, high], at `confidence`) a shaded band."""
+    longest = max((len(str(c["case_id"])) for c in cases), default=0) if len(cases) <= 60 else 0
+    fig, ax = _figure(min(16, 3.5 + 0.4 * max(1, len(cases))), 3.5 + 0.06 * longest, bottom=0.6 + 0.06 * longest,
+                      top=0.75)
     if not cases:
         ax.text(0.5, 0.5, "no holdout split configured", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
@@ -124,7 +168,11 @@ def holdout_delta_figure(cases: Sequence[Mapping[str, Any]],
     ax.axhline(0.0, color="black", linewidth=0.8)
     mean = math.fsum(deltas) / len(deltas)
     ax.axhline(mean, color="tab:blue", linestyle="--", linewidth=1, label=f"mean {mean:+.4f}")
-    ax.legend(fontsize=8)
+    if interval is not None:
+        level = f"{confidence * 100:g}% " if confidence is not None else ""
+        ax.axhspan(interval[0], interval[1], color="tab:blue", alpha=0.15, zorder=0,
+                   label=f"{level}interval [{interval[0]:+.4f}, {interval[1]:+.4f}]")
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, frameon=False)  # above the bars
     if len(cases) <= 60:
         ax.set_xticks(range(len(cases)), [str(c["case_id"]) for c in cases], rotation=60, ha="right",
                       fontsize=7)
@@ -133,34 +181,29 @@ def holdout_delta_figure(cases: Sequence[Mapping[str, Any]],
                 label.set_fontweight("bold")
     ax.set_xlabel("holdout case (hatched, bold = critical)")
     ax.set_ylabel("delta")
-    ax.set_title(title)
+    ax.set_title(title, pad=20)
     ax.grid(alpha=0.3, axis="y")
     return fig
 
 
-def best_trajectory(result: Result) -> list[tuple[float, float]]:
-    """(metric calls, best validation mean so far) at each pool join, plus the end of the search
-    (the run's calls minus its holdout comparison: the baseline always, the winner unless it is the
-    seed), so the line runs to where the search stopped."""
-    points: list[tuple[float, float]] = []
-    best = -math.inf
-    for entry in result.pool:
-        best = max(best, entry.validation_mean)
-        points.append((float(entry.metric_calls), best))
-    holdout = result.baseline_holdout.cases + (result.candidate_holdout.cases if result.best_id != result.seed_id else 0)
-    if points and result.metric_calls - holdout > points[-1][0]:
-        points.append((float(result.metric_calls - holdout), best))
-    return points
-
-
 def run_figures(result: Result, name: str) -> dict[str, Figure]:
-    """The four plots of a finished run, by artifact name (`plots/<name>.png`)."""
+    """The plots of a finished run, by artifact name (`<name>.png`). (Best validation mean
+    against the budget is MLflow's own chart of `search/best_validation_mean` over
+    `search/metric_calls`.)"""
     nodes = [{"id": e.id, "parent_id": e.parent_id, "iteration": e.iteration, "validation_mean": e.validation_mean}
              for e in result.pool]
     return {
         "lineage": lineage_figure(nodes, result.best_id, title=f"Candidate lineage: {name}"),
         "validation_heatmap": heatmap_figure([e.id for e in result.pool], result.validation_case_ids,
-                                             [list(e.validation_scores) for e in result.pool]),
-        "best_vs_metric_calls": trajectory_figure({name: best_trajectory(result)}),
-        "holdout_deltas": holdout_delta_figure(result.holdout_cases),
+                                             [list(e.validation_scores) for e in result.pool], result.best_id,
+                                             title=f"Validation scores (candidates x cases): {name}"),
+        "holdout_deltas": holdout_delta_figure(result.holdout_cases, result.holdout_interval, result.confidence,
+                                               title=f"Paired holdout deltas (winner - seed): {name}"),
     }
+
+
+def png(figure: Figure, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes (what the tracker logs)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()

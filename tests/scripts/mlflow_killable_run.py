@@ -1,7 +1,8 @@
 """The toy MLflow-tracked search of `fixtures_mlflow`, SIGKILLing itself at its Nth evaluator call
-(no `fail()`, no cleanup: what an OOM kill or a power cut leaves behind).
+(no `fail()`, no cleanup: what an OOM kill leaves behind). With --with-logger it first SIGKILLs its
+child processes too (the MLflow logging process): what a power cut leaves behind.
 
-usage: mlflow_killable_run.py URI RUN_DIR KILL_AT [--resume]
+usage: mlflow_killable_run.py URI RUN_DIR KILL_AT [--resume] [--with-logger]
 KILL_AT counts evaluator calls of this process (0 = never kill).
 """
 
@@ -11,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fixtures_mlflow import ToyEvaluator, toy_run  # noqa: E402
 
 
+def children() -> list[int]:
+    """This process's child pids (Linux)."""
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        pids += [int(p) for p in (task / "children").read_text().split()]
+    return pids
+
+
 class KillingEvaluator(ToyEvaluator):
-    def __init__(self, kill_at: int):
+    def __init__(self, kill_at: int, with_logger: bool, run_dir: Path):
         super().__init__()
         self.kill_at = kill_at
+        self.with_logger = with_logger
+        self.run_dir = run_dir
 
     def evaluate(self, artifact: Any, cases: Any, seed: int) -> Any:
         if self.kill_at and self.calls + 1 == self.kill_at:
+            if self.with_logger:  # once the logger has created the parent run: a run to resume
+                deadline = time.monotonic() + 120
+                while not (self.run_dir / "mlflow_run.json").is_file() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                for pid in children():
+                    os.kill(pid, signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
         return super().evaluate(artifact, cases, seed)
 
@@ -36,9 +54,11 @@ def main() -> None:
     parser.add_argument("run_dir")
     parser.add_argument("kill_at", type=int)
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--with-logger", action="store_true")
     args = parser.parse_args()
     tracker = toy_run(args.uri, Path(args.run_dir), experiment="toy-sigkill",
-                      evaluator=KillingEvaluator(args.kill_at), resume=args.resume)
+                      evaluator=KillingEvaluator(args.kill_at, args.with_logger, Path(args.run_dir)),
+                      resume=args.resume)
     print(tracker.run_id, len(tracker.errors))
 
 

@@ -1,0 +1,208 @@
+"""`python -m gepa_lab.note RUN "conclusion" [--next "hypothesis"]`: the researcher's note on a run.
+
+RUN is a run directory or an MLflow parent run id. The note goes to `notes.jsonl` in the run
+directory (one JSON line per note: time, author, conclusion, next) and to the MLflow run: the
+tags `conclusion` and `next_hypothesis` (the latest note; columns of the runs table gepa-lab's
+links open, and of `python -m gepa_lab.report`) and the run's description, where every note is
+kept under "Researcher's notes". A run without MLflow (tracking=none) keeps the note in its
+directory; an MLflow run whose directory is not on this machine keeps it in MLflow.
+
+`python -m gepa_lab.note --list [--sweep ID|DIR | --experiment NAME]` lists a study's notes (the
+latest per run, from MLflow).
+
+Exit codes: 0 done; 1 the run or the store cannot be read or written; 2 bad arguments. Errors are
+one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+PROG = "gepa_lab.note"
+NOTES_FILE = "notes.jsonl"
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+
+
+class NoteError(Exception):
+    """The note cannot be stored (exit 1)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+        print(f"{PROG}: error: {message} (see python -m {PROG} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"python -m {PROG}", description=(
+        "Keep a researcher's note (conclusion, next hypothesis) with a run: in its run directory and its "
+        "MLflow run (tags and description). --list prints a study's notes."))
+    parser.add_argument("run", nargs="?", metavar="RUN", help="a run directory or an MLflow parent run id")
+    parser.add_argument("conclusion", nargs="?", help="what the run showed")
+    parser.add_argument("--next", default="", metavar="HYPOTHESIS", help="what to try next, and why")
+    parser.add_argument("--author", default=None, help="who concluded it (default: the login name)")
+    parser.add_argument("--list", action="store_true", help="list the notes of a study instead")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--sweep", metavar="ID|DIR", help="with --list: a sweep's id or directory")
+    which.add_argument("--experiment", metavar="NAME", help="with --list: every run of a gepa experiment")
+    parser.add_argument("--tracking-uri", metavar="URI",
+                        help="MLflow store (default: the run's own, else $MLFLOW_TRACKING_URI, else "
+                             "sqlite:///<cwd>/mlflow.db)")
+    parser.add_argument("--mlflow-experiment", default="gepa-lab", metavar="NAME",
+                        help="with --list: the MLflow experiment of the parent runs (default gepa-lab)")
+    return parser
+
+
+def render(note: dict[str, Any]) -> str:
+    """One note in the run's description (markdown)."""
+    line = f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
+    return line + (f"  \n  *Next:* {note['next']}" if note["next"] else "")
+
+
+# -- where the run is --------------------------------------------------------------------------
+def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None, str | None]:
+    """(run dir, MLflow run id, tracking URI) of RUN: a run directory or an MLflow run id."""
+    from gepa_lab.tracking.mlflow_tracker import default_uri
+    from gepa_lab.tracking.mlflow_worker import RUN_FILE
+
+    folder = Path(run)
+    if folder.is_dir():
+        if not (folder / "experiment.json").is_file() and not (folder / RUN_FILE).is_file():
+            raise NoteError(f"{run} holds no gepa_lab run (no experiment.json); pass the directory a run printed "
+                            "as `record`, or its MLflow run id")
+        stored = _read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
+        uri = tracking_uri or stored.get("tracking_uri")
+        return folder, stored.get("run_id"), str(uri) if uri and stored.get("run_id") else None
+    if RUN_ID.fullmatch(run):
+        uri = tracking_uri or default_uri()
+        run_dir = _client(uri).get_run(run).data.tags.get("run_dir")
+        return (Path(run_dir) if run_dir and Path(run_dir).is_dir() else None), run, uri
+    raise NoteError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise NoteError(f"cannot read {path}: {exc}") from None
+
+
+def _client(uri: str) -> Any:
+    from gepa_lab.report import client_for
+
+    return client_for(uri)
+
+
+# -- writing -----------------------------------------------------------------------------------
+def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: dict[str, Any]) -> list[str]:
+    """Store the note; returns where it went (for the confirmation line)."""
+    where = []
+    if run_dir is not None:
+        with open(run_dir / NOTES_FILE, "a", encoding="utf-8") as handle:  # one line: appended whole
+            handle.write(json.dumps(note, ensure_ascii=False) + "\n")
+        where.append(str(run_dir / NOTES_FILE))
+    if run_id is not None and uri is not None:
+        where.append(_to_mlflow(uri, run_id, note))
+    return where
+
+
+def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
+    from mlflow.entities import RunTag
+
+    from gepa_lab.tracking import mlflow_links
+    from gepa_lab.tracking.mlflow_values import clip
+    from gepa_lab.tracking.mlflow_worker import DESCRIPTION_TAG, NOTES_MARKER
+
+    client = _client(uri)
+    run = client.get_run(run_id)
+    description = run.data.tags.get(DESCRIPTION_TAG, "")
+    if NOTES_MARKER not in description:
+        description += NOTES_MARKER
+    description += render(note) + "\n"
+    client.log_batch(run_id, tags=[RunTag("conclusion", clip(note["conclusion"])),
+                                   RunTag("next_hypothesis", clip(note["next"])),
+                                   RunTag(DESCRIPTION_TAG, description)])
+    return "MLflow run " + " ".join(mlflow_links.link_lines(uri, mlflow_links.run_url(uri, run.info.experiment_id,
+                                                                                        run_id)))
+
+
+# -- listing -----------------------------------------------------------------------------------
+def list_notes(args: argparse.Namespace) -> int:
+    from gepa_lab import report
+
+    uri = args.tracking_uri or _default_uri()
+    where = "tags.conclusion != ''"
+    if args.sweep:
+        where += f" and tags.sweep_id = '{report.sweep_selector(args.sweep)}'"
+    elif args.experiment:
+        where += f" and tags.experiment = '{args.experiment}'"
+    runs = report.parent_runs(_client(uri), args.mlflow_experiment, where)
+    if not runs:
+        print("no notes")
+        return 0
+    for run in sorted(runs, key=lambda r: (r.data.tags.get("experiment", ""), r.data.tags.get("random_seed", ""),
+                                           r.info.start_time)):
+        tags = run.data.tags
+        print(f"{tags.get('experiment', '?')} seed {tags.get('random_seed', '?')}  {run.info.run_id}")
+        print(f"    conclusion: {tags['conclusion']}")
+        if tags.get("next_hypothesis"):
+            print(f"    next:       {tags['next_hypothesis']}")
+    return 0
+
+
+def _default_uri() -> str:
+    from gepa_lab.tracking.mlflow_tracker import default_uri
+
+    return default_uri()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error already printed (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    for name, value in (("MLFLOW_DISABLE_TELEMETRY", "true"), ("LITELLM_LOCAL_MODEL_COST_MAP", "True")):
+        os.environ.setdefault(name, value)
+    if not args.list and (not args.run or not args.conclusion or not args.conclusion.strip()):
+        return _fail("give a run (directory or MLflow run id) and a conclusion: "
+                     f'python -m {PROG} RUN "what it showed" --next "what to try next"', 2)
+    from gepa_lab.report import ReportError
+
+    try:
+        if args.list:
+            return list_notes(args)
+        note = {"time": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", ""),
+                "author": args.author or getpass.getuser(), "conclusion": " ".join(args.conclusion.split()),
+                "next": " ".join(args.next.split())}
+        run_dir, run_id, uri = locate(args.run, args.tracking_uri)
+        where = add_note(run_dir, run_id, uri, note)
+    except (NoteError, ReportError) as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        return _fail(f"cannot write the note: {exc}", 1)
+    except Exception as exc:  # an MLflow error: one line, never a traceback
+        from gepa_lab.core.errors import describe
+
+        return _fail(f"cannot store the note in MLflow: {describe(exc)}", 1)
+    print("note added: " + "; ".join(where))
+    if run_id is None:
+        print("(this run has no MLflow run: the note is in its directory only)")
+    return 0
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""The engine's side of the MLflow logging process (`mlflow_worker.py`): starting it, the pipe
+each way, and a pool of idle ones (one is started when a tracker is built, so it imports MLflow
+while the run gets ready, and serves run after run: tests, sequential sweep jobs)."""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+ENV_DEFAULTS = {  # offline; and stdout is the CLI's summary, not a "View run at" line per run
+    "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
+WORKER = Path(__file__).with_name("mlflow_worker.py")
+PIPE_BYTES = 1 << 20  # the engine's writes wait only when the logger is this far behind
+
+
+class LoggerProcess:
+    """One logging process (`mlflow_worker.py`) and its two pipes."""
+
+    def __init__(self, store: str = "sql") -> None:
+        env = {**ENV_DEFAULTS, **os.environ}
+        self.owner = os.getpid()  # a forked child must not write into its parent's logger
+        self.store = store  # what it imported ahead: "sql" (a database store) or "rest"
+        self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER), store], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, start_new_session=True)
+        try:  # Linux: a deeper pipe, so a burst of messages never waits for the logger
+            fcntl.fcntl(self.proc.stdin.fileno(), 1031, PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
+        except OSError:
+            pass
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None
+
+    def send(self, op: str, payload: Any) -> None:
+        assert self.proc.stdin is not None
+        pickle.dump((op, payload), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.proc.stdin.flush()
+
+    def receive(self) -> tuple[Any, ...]:
+        assert self.proc.stdout is not None
+        return tuple(pickle.load(self.proc.stdout))
+
+    def close(self) -> None:
+        """End of input: the logger writes what it has and exits (a run still open ends KILLED)."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+
+
+class Pool:
+    """Idle logging processes of this Python process: one is started when a tracker is built (it
+    imports MLflow while the run gets ready) and serves run after run (tests, sequential sweeps)."""
+
+    def __init__(self) -> None:
+        self.idle: list[LoggerProcess] = []
+        self.lock = threading.Lock()
+
+    def prespawn(self, store: str) -> None:
+        with self.lock:
+            self.idle = [w for w in self.idle if w.alive()]
+            if not self.idle:
+                self.idle.append(LoggerProcess(store))
+
+    def acquire(self, store: str) -> LoggerProcess:
+        """An idle logger, one warmed up for this kind of store if there is one."""
+        with self.lock:
+            self.idle = [w for w in self.idle if w.alive()]
+            if self.idle:
+                worker = ([w for w in self.idle if w.store == store] or self.idle)[-1]
+                self.idle.remove(worker)
+                return worker
+        return LoggerProcess(store)
+
+    def release(self, worker: LoggerProcess) -> None:
+        if worker.alive():
+            with self.lock:
+                self.idle.append(worker)
+
+    def close(self) -> None:
+        with self.lock:
+            for worker in self.idle:
+                worker.close()
+            self.idle = []
+
+
+POOL = Pool()
+atexit.register(POOL.close)
