@@ -363,8 +363,10 @@ class MlflowTracker:
         """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
         validation = validation_metrics(p.validation_batch).get("validation_mean")
         self._send("row", {
-            "iteration": p.iteration, "status": p.status, "component": p.component, "parent_id": p.parent_id,
-            "candidate_id": p.candidate_id, "minibatch_parent_sum": p.parent_sum,
+            "iteration": p.iteration, "kind": p.kind, "status": p.status, "component": p.component,
+            "parent_id": p.parent_id, "parents": ",".join(p.parents), "candidate_id": p.candidate_id,
+            # Every candidate's text is in MLflow, the rejected ones' too (here, not in runs of their own).
+            "candidate": render(p.artifact) if p.artifact is not None else None, "minibatch_parent_sum": p.parent_sum,
             "minibatch_child_sum": p.child_sum, "validation_mean": validation, "reason": clip(p.reason, 500),
             "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed, "minibatch": ",".join(p.minibatch)})
         if p.status != "accepted" or p.candidate_id is None or p.artifact is None:
@@ -385,7 +387,8 @@ class MlflowTracker:
         self._send("candidate", {
             "key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
             "candidate_id": p.candidate_id,
-            "tags": {"candidate_id": p.candidate_id, "parent_id": p.parent_id, "component": p.component,
+            "tags": {"candidate_id": p.candidate_id, "parent_id": p.parent_id, "parents": ",".join(p.parents),
+                     "kind": p.kind, "component": p.component,
                      "iteration": str(p.iteration), "status": p.status, "reason": clip(p.reason),
                      "paired_seed": str(p.paired_seed), "minibatch": clip(",".join(p.minibatch))},
             "metrics": readable(metrics), "files": files})

@@ -44,7 +44,8 @@ def _short(candidate_id: str | None) -> str:
 def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = None,
                    title: str = "Candidate lineage") -> Figure:
     """Pool members as points (x = iteration that created them, seed at -1; y = validation mean)
-    with an edge from each parent. `nodes`: dicts with id, parent_id, iteration, validation_mean.
+    with an edge from each parent (two for a merge). `nodes`: dicts with id, parent_id, parents,
+    iteration, validation_mean.
     Labels (short ids) are placed winner first, then seed, then by validation mean; a label that
     would overlap another or leave the axes is left out (the point stays)."""
     fig, ax = _figure(9.5, 4.5, right=1.7)  # the legend sits right of the axes, over no point or label
@@ -55,16 +56,21 @@ def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = Non
         return -1.0 if it is None else float(it)
 
     for node in nodes:
-        parent = by_id.get(node.get("parent_id") or "")
-        if parent is not None:
-            ax.plot([x_of(parent), x_of(node)], [parent["validation_mean"], node["validation_mean"]],
-                    color="0.6", linewidth=1, zorder=1)
+        merge = len(node.get("parents") or ()) > 1
+        for parent_id in node.get("parents") or [node.get("parent_id")]:
+            parent = by_id.get(parent_id or "")
+            if parent is not None:
+                ax.plot([x_of(parent), x_of(node)], [parent["validation_mean"], node["validation_mean"]],
+                        color="tab:green" if merge else "0.6", linestyle="--" if merge else "-", linewidth=1,
+                        zorder=1)
     xs = [x_of(n) for n in nodes]
     ys = [n["validation_mean"] for n in nodes]
     colors = ["tab:orange" if n.get("parent_id") is None else "tab:blue" for n in nodes]
     ax.scatter(xs, ys, c=colors, s=36, zorder=2)
     ax.scatter([], [], c="tab:orange", s=36, label="seed")
     ax.scatter([], [], c="tab:blue", s=36, label="accepted child")
+    if any(len(n.get("parents") or ()) > 1 for n in nodes):
+        ax.plot([], [], color="tab:green", linestyle="--", linewidth=1, label="merge (2 parents)")
     if best_id in by_id:
         best = by_id[best_id]
         ax.scatter([x_of(best)], [best["validation_mean"]], marker="*", s=260, facecolors="none",
@@ -190,7 +196,8 @@ def run_figures(result: Result, name: str) -> dict[str, Figure]:
     """The plots of a finished run, by artifact name (`<name>.png`). (Best validation mean
     against the budget is MLflow's own chart of `search/best_validation_mean` over
     `search/metric_calls`.)"""
-    nodes = [{"id": e.id, "parent_id": e.parent_id, "iteration": e.iteration, "validation_mean": e.validation_mean}
+    nodes = [{"id": e.id, "parent_id": e.parent_id, "parents": list(e.parents), "iteration": e.iteration,
+              "validation_mean": e.validation_mean}
              for e in result.pool]
     return {
         "lineage": lineage_figure(nodes, result.best_id, title=f"Candidate lineage: {name}"),
