@@ -48,6 +48,7 @@ from typing import Any
 from gepa_lab.core.artifacts import Artifact, artifact_dict
 from gepa_lab.core.errors import TrackingError, describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
+from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS, POOL, LoggerProcess
@@ -435,7 +436,8 @@ class MlflowTracker:
             return
         killed = isinstance(error, KeyboardInterrupt)
         self._send("fail", {
-            "status": "KILLED" if killed else "FAILED", "traceback": "".join(traceback.format_exception(error)),
+            # Redacted like every error text: a provider's error may echo the API key.
+            "status": "KILLED" if killed else "FAILED", "traceback": redact("".join(traceback.format_exception(error))),
             "file": f"interruptions/{time.strftime('%Y%m%d-%H%M%S')}-{type(error).__name__}.txt",
             "tags": {"error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
                      "promotion_eligible": "false",
