@@ -112,7 +112,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "gepa_lab.config": ("gepa_lab.core", "gepa_lab.data", "gepa_lab.lm", "gepa_lab.tracking",
                         "gepa_lab.search.policies"),
 }
-ANYTHING = {*ENTRY_POINTS, "gepa_lab.__main__"}
+ANYTHING = {*ENTRY_POINTS, "gepa_lab.__main__", "gepa_lab.note"}  # note: a command-line tool over report
 
 
 def _layer_of(module: str) -> str | None:
