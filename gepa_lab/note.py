@@ -25,7 +25,9 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+
+from gepa_lab.core.errors import one_line_parser
 
 PROG = "gepa_lab.note"
 NOTES_FILE = "notes.jsonl"
@@ -36,10 +38,7 @@ class NoteError(Exception):
     """The note cannot be stored (exit 1)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + message
-        print(f"{PROG}: error: {message} (see python -m {PROG} --help)", file=sys.stderr)
-        raise SystemExit(2)
+_Parser = one_line_parser(PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:

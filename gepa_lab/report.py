@@ -28,8 +28,9 @@ import sys
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from gepa_lab.core.errors import one_line_parser
 from gepa_lab.tracking.mlflow_links import masked
 
 PROG = "gepa_lab.report"
@@ -46,10 +47,7 @@ class ReportError(Exception):
     """The report cannot be made (exit 1)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + message
-        print(f"{PROG}: error: {message} (see python -m {PROG} --help)", file=sys.stderr)
-        raise SystemExit(2)
+_Parser = one_line_parser(PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -291,24 +289,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     return report_runs(args)
 
 
+def _selection(args: argparse.Namespace) -> tuple[str, str, str]:
+    """(MLflow filter, title, report folder) of `--sweep` / `--experiment`; a bad one is a usage error."""
+    if args.sweep is not None:
+        if not args.sweep.strip():
+            raise UsageError("--sweep needs a sweep id or directory")
+        selected = sweep_selector(args.sweep)
+        if not re.fullmatch(r"[\w.\-]+", selected):
+            raise UsageError(f"--sweep {args.sweep!r} is neither a sweep id nor a sweep directory")
+        return f"tags.sweep_id = '{selected}'", f"sweep {selected}", f"sweep-{selected}"
+    if args.experiment is not None:
+        if not re.fullmatch(r"[\w.\-]+", args.experiment):
+            raise UsageError(f"--experiment {args.experiment!r} is not an experiment name")
+        return f"tags.experiment = '{args.experiment}'", f"experiment {args.experiment}", \
+            f"experiment-{args.experiment}"
+    return "", "all runs", "all"
+
+
+class UsageError(ValueError):
+    """A bad argument value found after parsing (exit 2)."""
+
+
 def report_runs(args: argparse.Namespace) -> int:
     from gepa_lab.tracking.mlflow_tracker import default_uri
 
     uri = args.tracking_uri or default_uri()
-    if args.sweep is not None:
-        if not args.sweep.strip():
-            return _fail("--sweep needs a sweep id or directory", 2)
-        selected = sweep_selector(args.sweep)
-        if not re.fullmatch(r"[\w.\-]+", selected):
-            return _fail(f"--sweep {args.sweep!r} is neither a sweep id nor a sweep directory", 2)
-        where, title, slug = f"tags.sweep_id = '{selected}'", f"sweep {selected}", f"sweep-{selected}"
-    elif args.experiment is not None:
-        if not re.fullmatch(r"[\w.\-]+", args.experiment):
-            return _fail(f"--experiment {args.experiment!r} is not an experiment name", 2)
-        where, title, slug = f"tags.experiment = '{args.experiment}'", f"experiment {args.experiment}", \
-            f"experiment-{args.experiment}"
-    else:
-        where, title, slug = "", "all runs", "all"
+    try:
+        where, title, slug = _selection(args)
+    except UsageError as exc:
+        return _fail(str(exc), 2)
     try:
         runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
         if not runs:

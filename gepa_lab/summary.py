@@ -14,9 +14,7 @@ def _plural(n: int, word: str) -> str:
 def format_summary(result: Result, experiment: str, run_dir: Path | None, *, simulated: bool = False) -> str:
     """`simulated`: the evaluator's costs and scores come from a simulation (SkillCraft-sim)."""
     bv, cv = result.baseline_validation, result.candidate_validation
-    bh, ch = result.baseline_holdout, result.candidate_holdout
     winner = "seed (no candidate beat it)" if result.best_id == result.seed_id else result.best_id[:12]
-    decision = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     lines = [
         f"gepa-lab {result.algorithm}  experiment={experiment}  random_seed={result.seeds['random_seed']}",
         *(["  simulated   SkillCraft-sim: these scores calibrate the harness, not an LM"] if simulated else []),
@@ -24,22 +22,31 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
         f"{_plural(result.proposals, 'proposal')}, {_plural(result.candidate_count, 'candidate')} in the pool",
         f"  winner      {winner}",
         f"  validation  seed {bv.score:.4f} -> winner {cv.score:.4f}  ({_plural(len(result.validation_case_ids), 'case')})",
+        *_decision(result, simulated), *_process(result), *_links(result),
     ]
+    if run_dir is not None:
+        lines.append(f"  record      {run_dir}")
+    return "\n".join(lines)
+
+
+def _decision(result: Result, simulated: bool) -> list[str]:
+    """Holdout, transfer, the decision and its critical cases, cost, submission."""
+    bh, ch = result.baseline_holdout, result.candidate_holdout
+    lines = ["  holdout     none configured"]
     if result.holdout_cases:
         interval = ""
         if result.holdout_interval is not None and result.confidence is not None:
             low, high = result.holdout_interval
             interval = f" [{result.confidence * 100:g}% CI {low:+.4f}, {high:+.4f}]"
         repeats = f" x {result.holdout_repeats} repeats" if result.holdout_repeats > 1 else ""
-        lines.append(f"  holdout     seed {bh.score:.4f} -> winner {ch.score:.4f}  delta {result.holdout_delta:+.4f}"
-                     f"{interval}  ({_plural(len(result.holdout_cases), 'case')}{repeats})")
-    else:
-        lines.append("  holdout     none configured")
+        lines = [f"  holdout     seed {bh.score:.4f} -> winner {ch.score:.4f}  delta {result.holdout_delta:+.4f}"
+                 f"{interval}  ({_plural(len(result.holdout_cases), 'case')}{repeats})"]
     if result.transfer is not None:
         t = result.transfer
         lines.append(f"  transfer    {t['evaluator']}: " + ("no winner to check" if t["delta"] is None else
                      f"seed {t['baseline']:.4f} -> winner {t['candidate']:.4f}  delta {t['delta']:+.4f}"))
     deciding = next((r["rule"] for r in result.promotion_rules if r.get("status") == "failed"), None)
+    decision = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     lines.append(f"  decision    {decision}: {result.promotion_reason}" + (f"  (rule {deciding})" if deciding else ""))
     drops = [c for c in result.holdout_cases if c["critical"] and c["delta"] < 0]
     if drops:
@@ -52,15 +59,23 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
                      + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
+    return lines
+
+
+def _process(result: Result) -> list[str]:
+    """How this decision came about: decided again, skipped proposals, pre-flight warnings."""
+    lines = []
     if result.decision_number > 1:
         lines.append(f"  decided     again (decision {result.decision_number}): "
                      f"{_plural(result.decision_paid_evaluations, 'new evaluation')} paid, the rest from the record")
     if result.skipped_proposals:
         lines.append(f"  skipped     {_plural(result.skipped_proposals, 'proposal')} from parents already perfect on "
                      "their minibatch")
-    for warning in result.warnings:
-        lines.append(f"  warning     {warning}")
-    links = dict(result.links)
+    return lines + [f"  warning     {warning}" for warning in result.warnings]
+
+
+def _links(result: Result) -> list[str]:
+    links, lines = dict(result.links), []
     url, command = links.pop("mlflow_run_url", None), links.pop("mlflow_ui_command", None)
     if url:  # the page says the rest (experiment, store); the run id stays for `gepa_lab.note`
         lines.append(f"  mlflow      {url}")
@@ -68,8 +83,4 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
             lines.append(f"              serve it first: {command}")
         links.pop("mlflow_experiment_id", None)
         links.pop("mlflow_tracking_uri", None)
-    for name, value in sorted(links.items()):
-        lines.append(f"  {name:<11} {value}")
-    if run_dir is not None:
-        lines.append(f"  record      {run_dir}")
-    return "\n".join(lines)
+    return lines + [f"  {name:<11} {value}" for name, value in sorted(links.items())]

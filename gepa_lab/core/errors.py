@@ -8,8 +8,10 @@ retried: a broken evaluator must not quietly steer the search.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterable
+from typing import NoReturn
 
 
 class GepaLabError(Exception):
@@ -126,3 +128,15 @@ def describe(exc: BaseException) -> str:
 
     text = redact(" ".join(str(exc).split()))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def one_line_parser(tool: str) -> type[argparse.ArgumentParser]:
+    """The ArgumentParser of a `python -m <tool>` command: a usage error is one line on stderr
+    (`<tool>: error: …`) and exit 2, not argparse's usage block."""
+
+    class OneLineParser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            print(f"{tool}: error: {message} (see python -m {tool} --help)", file=sys.stderr)
+            raise SystemExit(2)
+
+    return OneLineParser

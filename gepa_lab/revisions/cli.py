@@ -20,9 +20,9 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from gepa_lab.core.errors import GepaLabError
+from gepa_lab.core.errors import GepaLabError, one_line_parser
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
@@ -33,10 +33,7 @@ HOLDOUT_NOTE = ("HOLDOUT is each run's seed -> winner on that run's own holdout 
                 "difference): compare deltas, or `monitor` revisions on one seed, not scores across rows")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + message
-        print(f"{PROG}: error: {message} (see python -m {PROG} --help)", file=sys.stderr)
-        raise SystemExit(2)
+_Parser = one_line_parser(PROG)
 
 
 class UsageError(ValueError):
