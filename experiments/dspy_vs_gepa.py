@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         lines += ["**QUICK MODE: smoke numbers, not measurements.**", ""]
     lines += ["## Result", "", verdict, "", *table(rows), ""]
-    _bench.write_outputs(args.name, _bench.out_dir(args), "\n".join(lines), rows, COLUMNS, env)
+    _bench.write_outputs(args.name, args, "\n".join(lines), rows, COLUMNS, env)
     print(verdict)
     return 0
 

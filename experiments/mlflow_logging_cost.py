@@ -289,9 +289,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mlflow-cost-") as tmp:
         rows = measure(args, Path(tmp))
     markdown = report(rows, args, env, load.stop(), _bench.command_line("mlflow_logging_cost.py", sys.argv[1:]))
-    md, _ = _bench.write_outputs("mlflow_logging_cost", _bench.out_dir(args), markdown, rows, COLUMNS, env)
-    print(markdown)
-    print(f"written: {md}")
+    _bench.write_outputs("mlflow_logging_cost", args, markdown, rows, COLUMNS, env)
 
 
 if __name__ == "__main__":

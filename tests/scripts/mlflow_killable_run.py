@@ -32,15 +32,17 @@ def children() -> list[int]:
 class KillingEvaluator(ToyEvaluator):
     def __init__(self, kill_at: int, with_logger: bool, run_dir: Path):
         super().__init__()
-        self.kill_at = kill_at
-        self.with_logger = with_logger
-        self.run_dir = run_dir
+        # private names: the kill switch is not part of the evaluator's fingerprint, so the
+        # resumed run (kill_at 0) is the same search
+        self._kill_at = kill_at
+        self._with_logger = with_logger
+        self._run_dir = run_dir
 
     def evaluate(self, artifact: Any, cases: Any, seed: int) -> Any:
-        if self.kill_at and self.calls + 1 == self.kill_at:
-            if self.with_logger:  # once the logger has created the parent run: a run to resume
+        if self._kill_at and self.calls + 1 == self._kill_at:
+            if self._with_logger:  # once the logger has created the parent run: a run to resume
                 deadline = time.monotonic() + 120
-                while not (self.run_dir / "mlflow_run.json").is_file() and time.monotonic() < deadline:
+                while not (self._run_dir / "mlflow_run.json").is_file() and time.monotonic() < deadline:
                     time.sleep(0.1)
                 for pid in children():
                     os.kill(pid, signal.SIGKILL)
