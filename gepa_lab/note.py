@@ -21,13 +21,18 @@ import getpass
 import json
 import os
 import re
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import one_line_parser
+from gepa_lab.core.errors import describe, fail, one_line_parser
+from gepa_lab.report import ReportError, client_for, parent_runs, sweep_selector
+from gepa_lab.tracking import mlflow_links
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
+from gepa_lab.tracking.mlflow_tracker import default_uri
+from gepa_lab.tracking.mlflow_values import clip
+from gepa_lab.tracking.mlflow_worker import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE
 
 PROG = "gepa_lab.note"
 NOTES_FILE = "notes.jsonl"
@@ -70,9 +75,6 @@ def render(note: dict[str, Any]) -> str:
 # -- where the run is --------------------------------------------------------------------------
 def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None, str | None]:
     """(run dir, MLflow run id, tracking URI) of RUN: a run directory or an MLflow run id."""
-    from gepa_lab.tracking.mlflow_tracker import default_uri
-    from gepa_lab.tracking.mlflow_worker import RUN_FILE
-
     folder = Path(run)
     if folder.is_dir():
         if not (folder / "experiment.json").is_file() and not (folder / RUN_FILE).is_file():
@@ -83,7 +85,7 @@ def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None,
         return folder, stored.get("run_id"), str(uri) if uri and stored.get("run_id") else None
     if RUN_ID.fullmatch(run):
         uri = tracking_uri or default_uri()
-        run_dir = _client(uri).get_run(run).data.tags.get("run_dir")
+        run_dir = client_for(uri).get_run(run).data.tags.get("run_dir")
         return (Path(run_dir) if run_dir and Path(run_dir).is_dir() else None), run, uri
     raise NoteError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
 
@@ -93,12 +95,6 @@ def _read_json(path: Path) -> dict[str, Any]:
         return dict(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         raise NoteError(f"cannot read {path}: {exc}") from None
-
-
-def _client(uri: str) -> Any:
-    from gepa_lab.report import client_for
-
-    return client_for(uri)
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -117,11 +113,7 @@ def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: di
 def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
     from mlflow.entities import RunTag
 
-    from gepa_lab.tracking import mlflow_links
-    from gepa_lab.tracking.mlflow_values import clip
-    from gepa_lab.tracking.mlflow_worker import DESCRIPTION_TAG, NOTES_MARKER
-
-    client = _client(uri)
+    client = client_for(uri)
     run = client.get_run(run_id)
     description = run.data.tags.get(DESCRIPTION_TAG, "")
     if NOTES_MARKER not in description:
@@ -136,15 +128,13 @@ def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
 
 # -- listing -----------------------------------------------------------------------------------
 def list_notes(args: argparse.Namespace) -> int:
-    from gepa_lab import report
-
-    uri = args.tracking_uri or _default_uri()
+    uri = args.tracking_uri or default_uri()
     where = "tags.conclusion != ''"
     if args.sweep:
-        where += f" and tags.sweep_id = '{report.sweep_selector(args.sweep)}'"
+        where += f" and tags.sweep_id = '{sweep_selector(args.sweep)}'"
     elif args.experiment:
         where += f" and tags.experiment = '{args.experiment}'"
-    runs = report.parent_runs(_client(uri), args.mlflow_experiment, where)
+    runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
     if not runs:
         print("no notes")
         return 0
@@ -158,24 +148,16 @@ def list_notes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _default_uri() -> str:
-    from gepa_lab.tracking.mlflow_tracker import default_uri
-
-    return default_uri()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
         return exc.code if isinstance(exc.code, int) else 2
-    for name, value in (("MLFLOW_DISABLE_TELEMETRY", "true"), ("LITELLM_LOCAL_MODEL_COST_MAP", "True")):
+    for name, value in ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
     if not args.list and (not args.run or not args.conclusion or not args.conclusion.strip()):
-        return _fail("give a run (directory or MLflow run id) and a conclusion: "
+        return fail(PROG, "give a run (directory or MLflow run id) and a conclusion: "
                      f'python -m {PROG} RUN "what it showed" --next "what to try next"', 2)
-    from gepa_lab.report import ReportError
-
     try:
         if args.list:
             return list_notes(args)
@@ -185,22 +167,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_dir, run_id, uri = locate(args.run, args.tracking_uri)
         where = add_note(run_dir, run_id, uri, note)
     except (NoteError, ReportError) as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)
     except OSError as exc:
-        return _fail(f"cannot write the note: {exc}", 1)
+        return fail(PROG, f"cannot write the note: {exc}", 1)
     except Exception as exc:  # an MLflow error: one line, never a traceback
-        from gepa_lab.core.errors import describe
-
-        return _fail(f"cannot store the note in MLflow: {describe(exc)}", 1)
+        return fail(PROG, f"cannot store the note in MLflow: {describe(exc)}", 1)
     print("note added: " + "; ".join(where))
     if run_id is None:
         print("(this run has no MLflow run: the note is in its directory only)")
     return 0
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
-    return code
 
 
 if __name__ == "__main__":

@@ -24,13 +24,12 @@ import argparse
 import math
 import os
 import re
-import sys
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import one_line_parser
+from gepa_lab.core.errors import fail, one_line_parser
 from gepa_lab.tracking.mlflow_links import masked
 
 PROG = "gepa_lab.report"
@@ -105,15 +104,9 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     found = client.get_experiment_by_name(mlflow_experiment)
     if found is None:
         raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
-    runs: list[Any] = []
-    token = None
-    while True:
-        page = client.search_runs([found.experiment_id], f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER,
-                                  max_results=1000, page_token=token)
-        runs += list(page)
-        token = page.token
-        if not token:
-            return runs
+    from gepa_lab.tracking.mlflow_worker import search_all
+
+    return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
 def _number(values: dict[str, float], key: str) -> float:
@@ -317,7 +310,7 @@ def report_runs(args: argparse.Namespace) -> int:
     try:
         where, title, slug = _selection(args)
     except UsageError as exc:
-        return _fail(str(exc), 2)
+        return fail(PROG, str(exc), 2)
     try:
         runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
         if not runs:
@@ -339,19 +332,14 @@ def report_runs(args: argparse.Namespace) -> int:
             plot(frame, out / "holdout_delta.png", f"gepa-lab: {title}")
             written.append(out / "holdout_delta.png")
     except ReportError as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)
     except OSError as exc:
-        return _fail(f"cannot write the report: {exc}", 1)
+        return fail(PROG, f"cannot write the report: {exc}", 1)
     except Exception as exc:  # an MLflow error: one line, never a traceback
         from gepa_lab.core.errors import describe
 
-        return _fail(f"cannot read {masked(uri)}: {describe(exc)}", 1)
-    print(table.to_string(index=False))
-    print()
-    for line in summary_lines(frame):
-        print(line)
-    for line in links:
-        print(line)
+        return fail(PROG, f"cannot read {masked(uri)}: {describe(exc)}", 1)
+    print(table.to_string(index=False), "", *summary_lines(frame), *links, sep="\n")
     print("written: " + ", ".join(str(p) for p in written))
     return 0
 
@@ -370,7 +358,7 @@ def compare_sweep(args: argparse.Namespace) -> int:
     )
 
     if not args.sweep or not Path(args.sweep).is_dir():
-        return _fail("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)", 2)
+        return fail(PROG, "--compare needs --sweep <the sweep directory> (hydra.sweep.dir)", 2)
     try:
         runs = load_study(args.sweep)
         rows = compare(runs, args.compare, args.baseline)
@@ -397,13 +385,10 @@ def compare_sweep(args: argparse.Namespace) -> int:
             plot_compare(runs, args.compare, args.baseline, out / f"compare-{slug}.png")
             written.append(out / f"compare-{slug}.png")
     except StudyError as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)
     except OSError as exc:
-        return _fail(f"cannot write the report: {exc}", 1)
-    print(table.to_string(index=False))
-    print()
-    for note in notes:
-        print(note)
+        return fail(PROG, f"cannot write the report: {exc}", 1)
+    print(table.to_string(index=False), "", *notes, sep="\n")
     print("written: " + ", ".join(str(p) for p in written))
     return 0
 
@@ -441,13 +426,8 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
                   f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")
     except (GepaLabError, ReportError, ValueError, OSError) as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)
     return 0
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
-    return code
 
 
 if __name__ == "__main__":

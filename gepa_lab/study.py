@@ -57,6 +57,9 @@ class StudyRun:
         return self.promoted and self.confirmation["delta"] <= TIE
 
 
+Pair = tuple[StudyRun, StudyRun]  # (baseline run, run) with equal pair keys
+
+
 def load_study(sweep_dir: str | Path) -> list[StudyRun]:
     """Every run of a sweep directory, in job order (a job without a record is left out)."""
     root = Path(sweep_dir)
@@ -122,6 +125,11 @@ def _mean(values: Sequence[float]) -> float:
 
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> list[dict[str, Any]]:
     """One row per value of `key` other than the baseline (the first job's value unless given)."""
+    return [_row(value, pairs) for value, pairs in _paired(runs, key, baseline)[1].items()]
+
+
+def _paired(runs: Sequence[StudyRun], key: str, baseline: str | None) -> tuple[str, dict[str, list[Pair]]]:
+    """The baseline value, and per other value its (baseline run, run) pairs."""
     finished = [r for r in runs if r.gain is not None]
     if not finished:
         raise StudyError("no finished run with a holdout decision in the study")
@@ -132,15 +140,12 @@ def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> 
     if len(values) < 2:
         raise StudyError(f"the study has only one value of {key} ({base}); sweep it over two or more")
     by_pair = {pair_key(r, key): r for r in finished if value_of(r, key) == base}
-    rows = []
-    for value in (v for v in values if v != base):
-        pairs = [(by_pair[pair_key(r, key)], r) for r in finished
-                 if value_of(r, key) == value and pair_key(r, key) in by_pair]
-        rows.append(_row(value, pairs))
-    return rows
+    return base, {value: [(by_pair[pair_key(r, key)], r) for r in finished
+                          if value_of(r, key) == value and pair_key(r, key) in by_pair]
+                  for value in values if value != base}
 
 
-def _row(value: str, pairs: list[tuple[StudyRun, StudyRun]]) -> dict[str, Any]:
+def _row(value: str, pairs: list[Pair]) -> dict[str, Any]:
     diffs = [float(run.gain or 0.0) - float(base.gain or 0.0) for base, run in pairs]
     low, high = paired_interval(diffs, 0.95, RESAMPLES, 0) if diffs else (math.nan, math.nan)
     ours, theirs = [run for _, run in pairs], [base for base, _ in pairs]
@@ -175,16 +180,13 @@ def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    rows = compare(runs, key, baseline)
-    finished = [r for r in runs if r.gain is not None]
-    base = baseline if baseline is not None else value_of(finished[0], key)
-    by_pair = {pair_key(r, key): r for r in finished if value_of(r, key) == base}
+    base, paired = _paired(runs, key, baseline)
+    rows = [_row(value, pairs) for value, pairs in paired.items()]
     figure = Figure(figsize=(max(4.0, 1.6 * len(rows) + 2.0), 3.6), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for x, row in enumerate(rows):
-        diffs = [float(r.gain or 0.0) - float(by_pair[pair_key(r, key)].gain or 0.0) for r in finished
-                 if value_of(r, key) == row["value"] and pair_key(r, key) in by_pair]
+        diffs = [float(r.gain or 0.0) - float(b.gain or 0.0) for b, r in paired[row["value"]]]
         offsets = [0.3 * (i / max(1, len(diffs) - 1) - 0.5) for i in range(len(diffs))]
         axes.scatter([x - 0.15 + o for o in offsets], diffs, s=10, alpha=0.5, color=f"C{x % 10}")
         axes.errorbar([x + 0.2], [row["difference"]], yerr=[[row["difference"] - row["low"]], [row["high"] - row["difference"]]],

@@ -140,3 +140,9 @@ def one_line_parser(tool: str) -> type[argparse.ArgumentParser]:
             raise SystemExit(2)
 
     return OneLineParser
+
+
+def fail(tool: str, message: str, code: int) -> int:
+    """A command's error: one line on stderr (`<tool>: error: …`); returns the exit code."""
+    print(f"{tool}: error: {' '.join(message.split())}", file=sys.stderr)
+    return code

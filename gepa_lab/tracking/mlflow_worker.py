@@ -93,6 +93,18 @@ def store_init_lock(uri: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def search_all(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
+    """Every run of the experiment that matches, page after page."""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs([experiment_id], filter_string, max_results=1000, page_token=token)
+        runs += page
+        token = page.token
+        if not token:
+            return runs
+
+
 def metric_list(values: dict[str, float], step: int) -> list[Any]:
     from mlflow.entities import Metric
 
@@ -305,7 +317,7 @@ class Logger:
         for stale in ("error", "stop_reason"):  # the interruption's outcome; interruptions/ keeps it
             if stale in tags:
                 client.delete_tag(run_id, stale)
-        for child in self._children(run):
+        for child in search_all(client, run.candidates_experiment_id, f"tags.`{LINK_TAG}` = '{run_id}'"):
             if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
                 client.delete_run(child.info.run_id)
                 continue
@@ -321,17 +333,6 @@ class Logger:
                            f"{len(missing)} iteration(s) between {missing[0]} and {missing[-1]} are not in "
                            "MLflow (the logging process was killed); the run record has them")
         return True
-
-    def _children(self, run: RunState) -> list[Any]:
-        found: list[Any] = []
-        token = None
-        while True:
-            page = self.client.search_runs([run.candidates_experiment_id], f"tags.`{LINK_TAG}` = '{run.run_id}'",
-                                           max_results=1000, page_token=token)
-            found += list(page)
-            token = page.token
-            if not token:
-                return found
 
     def _read_table(self, run_id: str, path: str) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -512,28 +513,25 @@ class Logger:
         return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
 
     def fail(self, p: dict[str, Any]) -> None:
-        run = self.run
-        if run is not None and not run.ended:
-            self._drain()
-            self._flush_series()
-            self._write_proposals()
-            # Kept as history: a later resume finishes the run, and the file says when it stopped.
-            self._safe("log the error", self.client.log_text, run.run_id, p["traceback"], p["file"])
-            self._end(p["status"], p["tags"])
+        if self.run is not None and not self.run.ended:
+            self._end(p["status"], p["tags"], p)
         self.reply(("ended", self.state()))
 
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
         if self.run is not None and not self.run.ended:
-            self._drain()
-            self._flush_series()
-            self._write_proposals()
             self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
                                  "promotion_reason": "run did not finish (its process was killed)"})
 
-    def _end(self, status: str, tags: dict[str, str]) -> None:
+    def _end(self, status: str, tags: dict[str, str], error: dict[str, Any] | None = None) -> None:
+        """Write what is still pending (and the error, if any), then end the parent run."""
         run = self.run
         assert run is not None
+        self._drain()
+        self._flush_series()
+        self._write_proposals()
+        if error is not None:  # kept as history: a later resume finishes the run, the file says when it stopped
+            self._safe("log the error", self.client.log_text, run.run_id, error["traceback"], error["file"])
         tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
         if self.errors:
             tags["mlflow_tracker.first_error"] = self.errors[0][:8000]
