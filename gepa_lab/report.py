@@ -109,11 +109,6 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
-def _number(values: dict[str, float], key: str) -> float:
-    value = values.get(key)
-    return float(value) if value is not None else math.nan
-
-
 def _int_or_none(text: str | None) -> int | None:
     try:
         return int(text) if text not in (None, "") else None
@@ -141,11 +136,11 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
         rows.append({
             "experiment": tags.get("experiment", ""), "seed": _int_or_none(tags.get("random_seed")),
             "job": _int_or_none(tags.get("sweep_job")), "status": run.info.status, "winner": winner,
-            "holdout_delta": _number(metrics, "holdout_delta"),
-            "holdout_delta_low": _number(metrics, "holdout_delta_low"),
-            "holdout_delta_high": _number(metrics, "holdout_delta_high"),
+            "holdout_delta": metrics.get("holdout_delta", math.nan),
+            "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
+            "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
             "eligible": {"true": True, "false": False}.get(tags.get("promotion_eligible", "")) if finished else None,
-            "metric_calls": _number(metrics, "total_metric_calls"), "cost_usd": _number(metrics, "total_cost_usd"),
+            "metric_calls": metrics.get("total_metric_calls", math.nan), "cost_usd": metrics.get("total_cost_usd", math.nan),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",

@@ -65,10 +65,7 @@ class Pool:
         self.lock = threading.Lock()
 
     def prespawn(self, store: str) -> None:
-        with self.lock:
-            self.idle = [w for w in self.idle if w.alive()]
-            if not self.idle:
-                self.idle.append(LoggerProcess(store))
+        self.release(self.acquire(store))
 
     def acquire(self, store: str) -> LoggerProcess:
         """An idle logger, one warmed up for this kind of store if there is one."""

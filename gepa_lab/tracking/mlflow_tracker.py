@@ -147,7 +147,7 @@ class MlflowTracker:
         self.error_count = 0
         self._started = False  # the logger's `started` reply was read
         self._start_error: str | None = None
-        self._name = self._label = ""
+        self._label = ""
         self._seed_text = ""
         self._submit = self._simulated = False
         self._search_calls = 0  # budget spent by the search (the last iteration's)
@@ -220,7 +220,7 @@ class MlflowTracker:
         for name, value in ENV_DEFAULTS.items():
             os.environ.setdefault(name, value)
         self._reset()
-        self._name, self._submit, self._simulated = run.name, run.submit, run.simulated
+        self._submit, self._simulated = run.submit, run.simulated
         self._label = f"{run.name}, random seed {run.search.random_seed}"  # on the plots
         self._seed_text = render(run.seed)
         stored = self._stored_run(run)

@@ -7,7 +7,7 @@ the GIL; in its own process it runs on another core (experiments/reports/mlflow_
 Protocol: the tracker writes pickled `(op, payload)` messages to this process's stdin; one reader
 thread moves them into a bounded queue (when it is full the pipe fills and the engine's write
 waits: back-pressure, bounded memory) and the main loop runs them in order. Replies go back on the
-original stdout (`started` after a start, `synced` for a sync, `ended` after finish / fail); fd 1
+original stdout (`started` after a start, `ended` after finish / fail); fd 1
 itself is pointed at stderr so a stray print cannot corrupt them. Payloads are plain data built
 by the tracker. The process serves one run after another; it exits at end of input. If input
 ends while a run is open (the engine process was killed), it writes everything it received and
@@ -50,7 +50,6 @@ MAX_REPORTED_ERRORS = 20
 UPLOAD_THREADS = 4  # candidate runs logged at once against a server
 FLUSH_EVERY_S = 2.0  # the parent's per-iteration metrics and proposals table: one write per this long
 METRICS_PER_BATCH = 1000  # MLflow's log_batch limit
-TABLE_FILES = ("holdout_comparison.json", "promotion_rules.json", "proposals.json")
 
 
 def describe(exc: BaseException) -> str:
@@ -85,12 +84,9 @@ def store_init_lock(uri: str) -> Iterator[None]:
     if db is None:
         yield
         return
-    with open(db.with_name(db.name + ".lock"), "a") as handle:
+    with open(db.with_name(db.name + ".lock"), "a") as handle:  # closing it releases the lock
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
 
 
 def search_all(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
@@ -237,8 +233,7 @@ class Logger:
 
     def _release(self) -> None:
         if self.run is not None and self.run.lock is not None:
-            fcntl.flock(self.run.lock, fcntl.LOCK_UN)
-            self.run.lock.close()
+            self.run.lock.close()  # releases the lock
             self.run.lock = None
 
     def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None,
@@ -539,10 +534,6 @@ class Logger:
         self._safe("end the parent run", self.client.set_terminated, run.run_id, status)
         run.ended = True
         self._release()
-
-    def sync(self, token: int) -> None:
-        self._drain()
-        self.reply(("synced", token, self.state()))
 
 
 def _read(inbox: IO[bytes], messages: queue.Queue[Any]) -> None:
