@@ -5,6 +5,7 @@ while the run gets ready, and serves run after run: tests, sequential sweep jobs
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import os
 import pickle
@@ -30,10 +31,8 @@ class LoggerProcess:
         self.store = store  # what it imported ahead: "sql" (a database store) or "rest"
         self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER), store], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, start_new_session=True)
-        try:  # Linux: a deeper pipe, so a burst of messages never waits for the logger
+        with contextlib.suppress(OSError):  # Linux: a deeper pipe, so a burst of messages never waits
             fcntl.fcntl(self.proc.stdin.fileno(), 1031, PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
-        except OSError:
-            pass
 
     def alive(self) -> bool:
         return self.owner == os.getpid() and self.proc.poll() is None
@@ -49,11 +48,9 @@ class LoggerProcess:
 
     def close(self) -> None:
         """End of input: the logger writes what it has and exits (a run still open ends KILLED)."""
-        try:
+        with contextlib.suppress(OSError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-        except OSError:
-            pass
 
 
 class Pool:

@@ -20,6 +20,7 @@ Only MLflow's public client API is used.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
@@ -210,10 +211,8 @@ class Logger:
         key, state = VIEW_TAG + view[0], json.dumps(view[1])
         found = self.client.get_experiment_by_name(name)
         if found is None:
-            try:
+            with contextlib.suppress(MlflowException):  # created concurrently by a sibling job of a multirun
                 self.client.create_experiment(name, artifact_location=location, tags={key: state})
-            except MlflowException:  # created concurrently by a sibling job of a multirun
-                pass
             found = self.client.get_experiment_by_name(name)
             if found is None:
                 raise LookupError(f"MLflow experiment {name!r} could not be created")
@@ -546,11 +545,9 @@ def _read(inbox: IO[bytes], messages: queue.Queue[Any]) -> None:
 
 def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     def reply(message: tuple[Any, ...]) -> None:
-        try:
+        with contextlib.suppress(BrokenPipeError):  # the engine process is gone: keep writing what it has
             pickle.dump(message, outbox, protocol=pickle.HIGHEST_PROTOCOL)
             outbox.flush()
-        except BrokenPipeError:  # the engine process is gone: keep writing what it handed over
-            pass
 
     messages: queue.Queue[Any] = queue.Queue(MAX_PENDING)
     threading.Thread(target=_read, args=(inbox, messages), daemon=True).start()

@@ -34,14 +34,11 @@ class ProgressTracker:
                      " (resumed)" if run.resume else "", self.total)
 
     # Pool members, proposals and notes show in the bar's position and the iteration lines.
-    def candidate(self, candidate: CandidateInfo) -> None:
-        pass
+    def candidate(self, candidate: CandidateInfo) -> None: ...
 
-    def proposal(self, proposal: Proposal) -> None:
-        pass
+    def proposal(self, proposal: Proposal) -> None: ...
 
-    def note(self, kind: str, data: dict[str, Any]) -> None:
-        pass
+    def note(self, kind: str, data: dict[str, Any]) -> None: ...
 
     def evaluation(self, batch: ScoredBatch) -> None:
         if self._bar is not None:
