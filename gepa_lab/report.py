@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import fail, one_line_parser
+from gepa_lab.core.errors import describe, fail, one_line_parser
 from gepa_lab.tracking.mlflow_links import masked
 
 PROG = "gepa_lab.report"
@@ -153,8 +153,7 @@ def frame_of(rows: list[dict[str, Any]]) -> Any:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame["seed"] = frame["seed"].astype("Int64")
-    frame["job"] = frame["job"].astype("Int64")
+    frame = frame.astype({"seed": "Int64", "job": "Int64"})
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
     return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
 
@@ -331,8 +330,6 @@ def report_runs(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(PROG, f"cannot write the report: {exc}", 1)
     except Exception as exc:  # an MLflow error: one line, never a traceback
-        from gepa_lab.core.errors import describe
-
         return fail(PROG, f"cannot read {masked(uri)}: {describe(exc)}", 1)
     print(table.to_string(index=False), "", *summary_lines(frame), *links, sep="\n")
     print("written: " + ", ".join(str(p) for p in written))

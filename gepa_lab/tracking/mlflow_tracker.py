@@ -125,6 +125,8 @@ class MlflowTracker:
     """Tracker (`gepa_lab.core.events.Tracker`) that logs a run to MLflow. Built from
     `conf/tracking/mlflow.yaml`; everything per run arrives in `start(run)`."""
 
+    _run: RunInfo  # the run being logged (set by start)
+
     def __init__(self, uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
                  artifact_location: str | None = None, plots: bool = True):
         self.uri = uri or default_uri()
@@ -147,9 +149,6 @@ class MlflowTracker:
         self.error_count = 0
         self._started = False  # the logger's `started` reply was read
         self._start_error: str | None = None
-        self._label = ""
-        self._seed_text = ""
-        self._submit = self._simulated = False
         self._search_calls = 0  # budget spent by the search (the last iteration's)
         self.logger_state: dict[str, Any] = {}  # the logging process's last reply (its CPU seconds, ...)
 
@@ -220,9 +219,7 @@ class MlflowTracker:
         for name, value in ENV_DEFAULTS.items():
             os.environ.setdefault(name, value)
         self._reset()
-        self._submit, self._simulated = run.submit, run.simulated
-        self._label = f"{run.name}, random seed {run.search.random_seed}"  # on the plots
-        self._seed_text = render(run.seed)
+        self._run = run
         stored = self._stored_run(run)
         if stored and not self._uri_chosen and stored.get("tracking_uri"):
             self.uri = str(stored["tracking_uri"])  # the interrupted run's store, wherever we run now
@@ -417,7 +414,7 @@ class MlflowTracker:
         self.links()  # the run ids, for the description's link
         files: dict[str, Any] = {"result.json": result.to_dict(), "winner.md": render(result.best),
                                  "winner.json": artifact_dict(result.best),
-                                 "winner_diff.txt": diff_text(self._seed_text, render(result.best), "seed", "winner")}
+                                 "winner_diff.txt": diff_text(render(self._run.seed), render(result.best), "seed", "winner")}
         columns = ("case_id", "critical", "baseline", "candidate", "delta")
         fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
         self._send("decision", {
@@ -478,7 +475,7 @@ class MlflowTracker:
                 "winner": "seed" if result.best_id == result.seed_id else result.best_id[:12],
                 "holdout_delta_ci": _holdout_text(result),
                 "submission.status": str(revision.get("status", "submitted")) if revision
-                else "not_submitted" if self._submit else "not_requested",
+                else "not_submitted" if self._run.submit else "not_requested",
                 "submission.revision_id": str(revision.get("revision_id", "")),
                 "submission.reason": clip(result.submission_reason or "")}
         for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
@@ -498,15 +495,16 @@ class MlflowTracker:
             query = urllib.parse.urlencode({"searchFilter": f"tags.`gepa.parent_run_id` = '{self.run_id}'"})
             lines.append(f"[This run's pool members](#/experiments/{self.candidates_experiment_id}/runs?{query}"
                          f"&{mlflow_links.CLASSIC_VIEW}) (candidates experiment); every proposal: `proposals.json`.")
-        if self._simulated:
+        if self._run.simulated:
             lines.append(SIMULATION_NOTE)
         return "\n\n".join(lines)
 
     def _plots(self, result: Result) -> dict[str, bytes]:
         from gepa_lab.tracking.plots import png, run_figures
 
+        label = f"{self._run.name}, random seed {self._run.search.random_seed}"
         try:
-            return {f"{name}.png": png(figure) for name, figure in run_figures(result, self._label).items()}
+            return {f"{name}.png": png(figure) for name, figure in run_figures(result, label).items()}
         except Exception as exc:  # a plot never costs the run its decision
             self.errors.append(f"draw the plots: {describe(exc)}")
             log.warning("MLflow plots not drawn: %s", describe(exc))
