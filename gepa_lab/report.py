@@ -376,13 +376,46 @@ def compare_sweep(args: argparse.Namespace) -> int:
         if not args.no_plot:
             plot_compare(runs, args.compare, args.baseline, out / f"compare-{slug}.png")
             written.append(out / f"compare-{slug}.png")
-    except StudyError as exc:
+        logged = log_compare(args, runs, frame, written)
+    except (StudyError, ReportError) as exc:
         return fail(PROG, str(exc), 1)
     except OSError as exc:
         return fail(PROG, f"cannot write the report: {exc}", 1)
     print(table.to_string(index=False), "", *notes, sep="\n")
     print("written: " + ", ".join(str(p) for p in written))
+    if logged:
+        print(f"MLflow, this comparison: {logged}")
     return 0
+
+
+def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files: Sequence[Path]) -> str | None:
+    """The comparison as one run of `<experiment>-studies` (table, Markdown, CSV, plot), beside the
+    sweep's parent runs, when the sweep was tracked in MLflow or `--tracking-uri` names a store;
+    returns the run's page."""
+    from gepa_lab.tracking import mlflow_links
+    from gepa_lab.tracking.mlflow_tracker import default_uri
+
+    tracking = next((r.config.get("tracking") or {} for r in runs
+                     if "mlflow" in str((r.config.get("tracking") or {}).get("_target_", ""))), None)
+    if tracking is None and not args.tracking_uri:
+        return None
+    uri = args.tracking_uri or (tracking or {}).get("uri") or default_uri()
+    client = client_for(uri)
+    name = f"{(tracking or {}).get('experiment') or args.mlflow_experiment}-studies"
+    found = client.get_experiment_by_name(name)
+    experiment_id = found.experiment_id if found else client.create_experiment(name)
+    run = client.create_run(experiment_id, run_name=f"compare {args.compare}", tags={
+        "gepa.kind": "study_compare", "sweep_id": sweep_selector(args.sweep), "compare_key": args.compare,
+        "baseline": str(frame["baseline"].iloc[0])})
+    try:
+        client.log_table(run.info.run_id, frame, f"compare-{args.compare.replace('/', '.')}.json")
+        for path in files:
+            client.log_artifact(run.info.run_id, str(path))
+    except Exception:
+        client.set_terminated(run.info.run_id, "FAILED")
+        raise
+    client.set_terminated(run.info.run_id)
+    return mlflow_links.run_url(uri, experiment_id, run.info.run_id)
 
 
 def confirm_run(run_dir: Path) -> dict[str, Any]:

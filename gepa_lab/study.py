@@ -22,7 +22,7 @@ from gepa_lab.search.promotion import paired_interval
 
 TIE = 1e-9
 RESAMPLES = 10_000
-COMPARE_COLUMNS = ["value", "pairs", "gain", "baseline gain", "difference", "low", "high", "better", "tied", "worse",
+COMPARE_COLUMNS = ["value", "baseline", "pairs", "gain", "baseline gain", "difference", "low", "high", "better", "tied", "worse",
                    "promoted", "baseline promoted", "false promotions", "baseline false promotions",
                    "metric calls", "cost usd"]
 
@@ -125,7 +125,8 @@ def _mean(values: Sequence[float]) -> float:
 
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> list[dict[str, Any]]:
     """One row per value of `key` other than the baseline (the first job's value unless given)."""
-    return [_row(value, pairs) for value, pairs in _paired(runs, key, baseline)[1].items()]
+    base, by_value = _paired(runs, key, baseline)
+    return [{"value": value, "baseline": base, **_row(pairs)} for value, pairs in by_value.items()]
 
 
 def _paired(runs: Sequence[StudyRun], key: str, baseline: str | None) -> tuple[str, dict[str, list[Pair]]]:
@@ -145,7 +146,7 @@ def _paired(runs: Sequence[StudyRun], key: str, baseline: str | None) -> tuple[s
                   for value in values if value != base}
 
 
-def _row(value: str, pairs: list[Pair]) -> dict[str, Any]:
+def _row(pairs: list[Pair]) -> dict[str, Any]:
     diffs = [float(run.gain or 0.0) - float(base.gain or 0.0) for base, run in pairs]
     low, high = paired_interval(diffs, 0.95, RESAMPLES, 0) if diffs else (math.nan, math.nan)
     ours, theirs = [run for _, run in pairs], [base for base, _ in pairs]
@@ -154,7 +155,7 @@ def _row(value: str, pairs: list[Pair]) -> dict[str, Any]:
         known = [r.false_promotion for r in group if r.false_promotion is not None]
         return f"{sum(known)}/{len(known)} confirmed" if known else "-"
 
-    return {"value": value, "pairs": len(pairs), "gain": _mean([float(r.gain or 0.0) for r in ours]),
+    return {"pairs": len(pairs), "gain": _mean([float(r.gain or 0.0) for r in ours]),
             "baseline gain": _mean([float(r.gain or 0.0) for r in theirs]), "difference": _mean(diffs),
             "low": low, "high": high, "better": sum(d > TIE for d in diffs), "tied": sum(abs(d) <= TIE for d in diffs),
             "worse": sum(d < -TIE for d in diffs), "promoted": sum(r.promoted for r in ours),
@@ -181,7 +182,7 @@ def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path:
     from matplotlib.figure import Figure
 
     base, paired = _paired(runs, key, baseline)
-    rows = [_row(value, pairs) for value, pairs in paired.items()]
+    rows = [{"value": value, **_row(pairs)} for value, pairs in paired.items()]
     figure = Figure(figsize=(max(4.0, 1.6 * len(rows) + 2.0), 3.6), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()

@@ -34,7 +34,7 @@ def test_runs_are_paired_by_every_other_axis_and_compared():
     assert value_of(RUNS[1], "search/parent") == "best"
     assert pair_key(RUNS[0], "search/parent") == pair_key(RUNS[1], "search/parent")
     [row] = compare(RUNS, "search/parent")
-    assert row["value"] == "best" and row["pairs"] == 3  # seed 4 has no partner
+    assert (row["value"], row["baseline"], row["pairs"]) == ("best", "pareto", 3)  # seed 4 has no partner
     # The seed won run 4: its gain is 0, not its delta.
     assert row["difference"] == pytest.approx(((0.2 - 0.1) + (0.05 - 0.1) + (0.3 - 0.0)) / 3)
     assert (row["better"], row["tied"], row["worse"]) == (2, 0, 1)
@@ -74,3 +74,23 @@ def test_a_study_config_sweeps_and_the_report_compares_it(tmp_path):
         assert all(int(r["pairs"]) == 12 // (len(values) + 1) for r in rows)
         assert all(math.isfinite(float(r["low"])) and float(r["low"]) <= float(r["high"]) for r in rows)
         assert (tmp_path / "report" / f"compare-{slug}.png").stat().st_size > 0
+        assert "MLflow, this comparison" not in report.stdout  # the sweep was not tracked: nothing logged
+
+    from mlflow import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    client.search_experiments()  # creates the store: the report logs into an existing one only
+    report = subprocess.run([sys.executable, "-m", "gepa_lab.report", "--sweep", str(sweep), "--compare",
+                             "search/parent", "--tracking-uri", uri, "--out", str(tmp_path / "logged")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    assert "MLflow, this comparison: " in report.stdout
+    [run] = client.search_runs([client.get_experiment_by_name("gepa-lab-studies").experiment_id])
+    with open(tmp_path / "logged" / "compare-search.parent.csv", encoding="utf-8") as fh:
+        baseline = next(csv.DictReader(fh))["baseline"]
+    assert baseline == "pareto"
+    assert (run.data.tags["compare_key"], run.data.tags["baseline"]) == ("search/parent", "pareto")
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} >= {
+        "compare-search.parent.json", "compare-search.parent.csv", "compare-search.parent.md",
+        "compare-search.parent.png"}
