@@ -79,11 +79,6 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
     return row
 
 
-def _evaluation(row: dict[str, Any]) -> Evaluation:
-    return Evaluation(row["case_id"], float(row["score"]), row.get("output", ""), row.get("feedback", ""),
-                      row.get("trace", ""), {k: float(v) for k, v in (row.get("objectives") or {}).items()})
-
-
 @dataclass
 class Recorded:
     """What a record holds, read back in order: what a resumed run continues from."""
@@ -156,7 +151,7 @@ class RunRecord:
         path = root / EVALUATIONS_FILE
         for number, line in _lines(path):
             row = _parse(path, number, line)
-            self._cache[str(row["key"])] = _evaluation(row)
+            self._cache[str(row["key"])] = Evaluation.from_dict(row)
         _drop_torn_tail(path)
 
     def _rewind(self, root: Path) -> list[dict[str, Any]]:
@@ -171,7 +166,7 @@ class RunRecord:
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
         if kind == "batch":
-            evaluations = tuple(self._cache[ref] if isinstance(ref, str) else _evaluation(ref)
+            evaluations = tuple(self._cache[ref] if isinstance(ref, str) else Evaluation.from_dict(ref)
                                 for ref in data["cases"])
             recorded.batches[int(data["index"])] = ScoredBatch(int(data["index"]), data["phase"],
                                                                data["candidate_id"], int(data["seed"]), evaluations)
@@ -241,12 +236,14 @@ class RunRecord:
     def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
                  outcome: dict[str, Any]) -> None:
         self.event("decision", {"number": number, "settings": settings, "result": result})
-        self._view(RESULT_FILE, result)
-        self._view(PROMOTION_FILE, outcome)
+        self._results(result, outcome)
 
     def submission(self, decision: int, result: dict[str, Any], outcome: dict[str, Any]) -> None:
         self.event("submission", {"decision": decision, "submission_reason": result.get("submission_reason"),
                                   "revision": result.get("revision")})
+        self._results(result, outcome)
+
+    def _results(self, result: dict[str, Any], outcome: dict[str, Any]) -> None:
         self._view(RESULT_FILE, result)
         self._view(PROMOTION_FILE, outcome)
 
@@ -342,21 +339,6 @@ def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
     return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
-def read_history(run_dir: Path | str) -> Recorded:
-    """Everything the record holds (read-only; nothing is rewound): for audits and tests."""
-    run_dir = Path(run_dir)
-    record = RunRecord(run_dir)
-    recorded = Recorded(read_experiment(run_dir))
-    path = run_dir / EVALUATIONS_FILE
-    for number, line in _lines(path):
-        row = _parse(path, number, line)
-        record._cache[str(row["key"])] = _evaluation(row)
-    events = run_dir / EVENTS_FILE
-    for number, line in _lines(events):
-        record._replay(_parse(events, number, line), recorded)
-    return recorded
-
-
 # -- file helpers ---------------------------------------------------------------------------
 def _has_torn_tail(path: Path) -> bool:
     if not path.exists() or path.stat().st_size == 0:
@@ -369,10 +351,8 @@ def _has_torn_tail(path: Path) -> bool:
 def _drop_torn_tail(path: Path) -> None:
     """Cut a line a crash left half-written, so the next append starts on a line of its own."""
     if _has_torn_tail(path):
-        with open(path, "rb") as fh:
-            data = fh.read()
         with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
+            fh.truncate(fh.read().rfind(b"\n") + 1)
 
 
 def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:

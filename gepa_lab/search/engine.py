@@ -64,16 +64,7 @@ from gepa_lab.search.outcome import ALGORITHM, build_result, promotion_outcome
 from gepa_lab.search.planning import plan_round, proposal_calls
 from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
-from gepa_lab.search.preflight import (
-    check_cases,
-    check_protocols,
-    check_submitter,
-    data_warnings,
-    declared_price,
-    holdout_reserve,
-    iterations_allowed,
-    validate_request,
-)
+from gepa_lab.search.preflight import announce, check_request, declared_price, holdout_reserve
 from gepa_lab.search.proposal import Steps
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.scheduler import Scheduler
@@ -448,14 +439,7 @@ def optimize(
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
     policies = build_policies(config)
-    validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
-                     transfer=transfer is not None)
-    check_protocols(evaluator, reflector, submitter, transfer)
-    check_cases(evaluator, dataset)
-    if transfer is not None:
-        check_cases(transfer, dataset, "transfer evaluator")
-    if submit:
-        check_submitter(submitter, seed)
+    check_request(seed, dataset, evaluator, reflector, config, promotion, submitter, submit, transfer)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
                       submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
     identity = run_identity(request.seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
@@ -518,12 +502,11 @@ def _next_stage(run: Run) -> str:
 def _stages(run: Run) -> Result:
     request, recorded = run.request, run.recorded
     stage = _next_stage(run)
-    if recorded is not None:
-        run.restore()
     resume_point = None
     if recorded is not None:
+        run.restore()
         resume_point = ResumePoint(run.state.iteration if run.state else 0, run.batches)
-    run.warnings = _log_preflight(request)
+    run.warnings = announce(request.dataset, request.config, request.promotion, request.transfer is not None)
     run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
                                request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
                                _full_config(request), request.submit,
@@ -561,17 +544,6 @@ def _stages(run: Run) -> Result:
 def _full_config(request: Request) -> dict[str, Any]:
     return {"search": asdict(request.config), "evaluation": asdict(request.evaluation),
             "reflection": asdict(request.reflection), "promotion": asdict(request.promotion), **request.run_config}
-
-
-def _log_preflight(request: Request) -> list[str]:
-    config = request.config
-    warnings = data_warnings(request.dataset, config)
-    for warning in warnings:
-        log.warning("pre-flight: %s", warning)
-    least, most = iterations_allowed(config, request.dataset, request.promotion, request.transfer is not None)
-    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
-             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
-    return warnings
 
 
 # -- the confirmation (a sealed split, opened once) ----------------------------------------------------

@@ -15,12 +15,7 @@ from typing import Any
 
 import json_repair
 
-from gepa_lab.core.artifacts import (
-    Artifact,
-    artifact_from_dict,
-    get_component,
-    with_component,
-)
+from gepa_lab.core.artifacts import Artifact, artifact_from_dict, get_component, with_component
 from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.redact import prepare_field
