@@ -224,21 +224,6 @@ def sweep_of_job() -> dict[str, Any] | None:
     return {"id": sweep_id(sweep_dir), "dir": sweep_dir, "job": int(hydra_cfg.job.num)}
 
 
-def sweep_job_state(run_dir: Path) -> str:
-    """`new`, `unfinished` (resume it) or `finished` (skip it): what a sweep job finds in its run
-    dir (a damaged record raises ResumeError: exit 1)."""
-    from gepa_lab.runs.record import run_state
-
-    return run_state(run_dir)
-
-
-def job_overrides() -> list[str]:
-    """The command-line overrides of this run (a sweep job's own values of the sweep's axes)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
-
-
 def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
     decision = ""
     try:
@@ -276,11 +261,15 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
 
 def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: dict[str, Any] | None) -> dict[str, Any]:
     """The resolved config as the run records it: no `lm` settings for a run that uses no LM."""
+    from hydra.core.hydra_config import HydraConfig
+
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
     run_config = {str(k): v for k, v in container.items() if k != "lm" or uses_lm(cfg)}
     run_config["hydra_choices"] = dict(hydra_choices or {})
-    run_config["overrides"] = job_overrides()  # a study pairs its runs by them (gepa_lab/study.py)
+    # This run's command-line overrides (a sweep job's own values of the sweep's axes): a study
+    # pairs its runs by them (gepa_lab/study.py).
+    run_config["overrides"] = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     if sweep is not None:
         run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
     return run_config
@@ -340,6 +329,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
     from gepa_lab.data import load_dataset, resolve_path
+    from gepa_lab.runs.record import run_state
     from gepa_lab.search.engine import optimize
     from gepa_lab.summary import format_summary
     from gepa_lab.tracking.progress import ProgressTracker
@@ -353,7 +343,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         # sweep into the same hydra.sweep.dir); a single run into a used dir is refused earlier.
         sweep, resume = sweep_of_job(), bool(conf.resume)
         if sweep is not None and not resume:
-            state = sweep_job_state(run_dir)
+            state = run_state(run_dir)  # a damaged record raises ResumeError: exit 1
             if state == "finished":
                 logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
                 print(_skipped(run_dir, _experiment_name(conf, hydra_choices or {}), conf.search.random_seed))

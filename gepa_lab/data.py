@@ -127,20 +127,12 @@ def _manifest(root: Path, name: str | None) -> dict[str, Any]:
 def _check_digest(meta: dict[str, Any], split: str, cases: list[Case]) -> None:
     expected, actual = meta.get("splits", {}).get(split, {}).get("sha256"), split_digest(cases)
     if expected and expected != actual:
-        raise ValueError(
-            f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
-            f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest"
-        )
+        raise ValueError(f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
+                         f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest")
 
 
-def load_dataset_dir(
-    path: str | Path,
-    *,
-    id: str | None = None,
-    version: str | None = None,
-    files: dict[str, str | None] | None = None,
-    manifest: str | None = "manifest.json",
-) -> Dataset:
+def load_dataset_dir(path: str | Path, *, id: str | None = None, version: str | None = None,
+                     files: dict[str, str | None] | None = None, manifest: str | None = "manifest.json") -> Dataset:
     """Load the split files of a dataset directory and verify the manifest digests if present."""
     root = resolve_path(path)
     if not root.is_dir():
@@ -157,13 +149,8 @@ def load_dataset_dir(
         if not value:
             where = "its manifest.json has no" if meta else "it has no manifest.json with"
             raise ValueError(f"dataset {root} has no {key}: {where} \"{key}\"; add it there or set dataset.{key}")
-    return Dataset(
-        id=id or meta.get("id", ""),
-        version=version or meta.get("version", ""),
-        feedback=splits["feedback"],
-        validation=splits["validation"],
-        holdout=splits["holdout"],
-    )
+    return Dataset(id or meta.get("id", ""), version or meta.get("version", ""), splits["feedback"],
+                   splits["validation"], splits["holdout"])
 
 
 @dataclass
@@ -200,10 +187,8 @@ def hf_rows(table: Any, split: str, inputs: Sequence[str], expected: str | None,
         raise ValueError(f"HF split {split!r} has no column(s) {missing}; columns: {sorted(columns)}")
     rows = []
     for n, record in enumerate(table.to_list()):
-        row: dict[str, Any] = {
-            "id": text(record[id_field]) if id_field else f"{split}-{n:05d}",
-            "input": text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs},
-        }
+        row: dict[str, Any] = {"id": text(record[id_field]) if id_field else f"{split}-{n:05d}",
+                               "input": text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs}}
         if expected:
             row["expected"] = text(record[expected])
         meta = {k: text(record[k]) for k in metadata if record[k] is not None}

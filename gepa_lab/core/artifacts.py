@@ -33,14 +33,6 @@ class Artifact(Protocol):
     def validate(self) -> None: ...
 
 
-def _size(values: list[ComponentValue]) -> int:
-    # Characters (code points), as a rune count would be.
-    total = 0
-    for v in values:
-        total += sum(len(x) for x in v) if isinstance(v, (list, tuple)) else len(v)
-    return total
-
-
 def _freeze(artifact: Any, *names: str) -> None:
     """Store list fields as tuples: an evaluator cannot edit a pool member in place."""
     for name in names:
@@ -55,7 +47,9 @@ def _require(value: str, message: str) -> None:
 
 
 def _check_size(artifact: Any) -> None:
-    if _size(list(artifact.to_dict().values())) > MAX_ARTIFACT_CHARS:
+    # Characters (code points), as a rune count would be.
+    size = sum(sum(map(len, v)) if isinstance(v, (list, tuple)) else len(v) for v in artifact.to_dict().values())
+    if size > MAX_ARTIFACT_CHARS:
         raise ValueError(f"spec exceeds {MAX_ARTIFACT_CHARS} characters")
 
 
@@ -76,13 +70,8 @@ class SkillSpec:
         _freeze(self, "steps", "pitfalls")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "when_to_use": self.when_to_use,
-            "steps": list(self.steps),
-            "pitfalls": list(self.pitfalls),
-        }
+        return {"name": self.name, "description": self.description, "when_to_use": self.when_to_use,
+                "steps": list(self.steps), "pitfalls": list(self.pitfalls)}
 
     def validate(self) -> None:
         _require(self.name, "name is required")
@@ -96,8 +85,7 @@ class SkillSpec:
             raise ValueError("at least one step is required")
         _check_size(self)
         for i, step in enumerate(self.steps):
-            if not isinstance(step, str) or not step.strip():
-                raise ValueError(f"step {i} is empty")
+            _require(step, f"step {i} is empty")
 
     def render_markdown(self) -> str:
         """SKILL.md form (front matter + sections) for publishing and display."""
@@ -221,9 +209,8 @@ class TextsArtifact:
         return TextsArtifact(tuple((n, text if n == name else t) for n, t in self.pairs))
 
 
-KINDS: dict[str, type] = {
-    cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy, TextsArtifact)
-}
+KINDS: dict[str, type] = {cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy,
+                                                    TextsArtifact)}
 
 
 def canonical_json(value: Any) -> str:

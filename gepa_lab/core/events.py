@@ -125,13 +125,8 @@ class Proposal:
         return math.fsum(self.child_batch.scores) if self.child_batch is not None else None
 
 
-EVENT_KINDS = {
-    "accepted": "candidate_accepted",
-    "rejected": "candidate_rejected",
-    "duplicate": "candidate_duplicate",
-    "reflection_rejected": "reflection_rejected",
-    "skipped": "proposal_skipped",
-}
+EVENT_KINDS = {"accepted": "candidate_accepted", "rejected": "candidate_rejected", "duplicate": "candidate_duplicate",
+               "reflection_rejected": "reflection_rejected", "skipped": "proposal_skipped"}
 
 
 @dataclass

@@ -57,16 +57,9 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # one INFO line per request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
 
-    kwargs: dict[str, Any] = dict(
-        api_key=key,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        num_retries=settings.num_retries,
-        cache=settings.cache,
-        engine=settings.engine,
-        timeout=settings.timeout_s,
-        **extra,
-    )
+    kwargs: dict[str, Any] = dict(api_key=key, temperature=settings.temperature, max_tokens=settings.max_tokens,
+                                  num_retries=settings.num_retries, cache=settings.cache, engine=settings.engine,
+                                  timeout=settings.timeout_s, **extra)
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     try:
@@ -88,14 +81,9 @@ def transient_errors() -> tuple[type[BaseException], ...]:
     """dspy's LM error types a retry may fix: rate limits (429), server errors (5xx), timeouts,
     transport failures. dspy wraps litellm's exceptions in these, so the core's status-code check
     does not see them: evaluators and reflectors declare them as `retryable_exceptions`."""
-    from dspy.utils.exceptions import (
-        LMRateLimitError,
-        LMServerError,
-        LMTimeoutError,
-        LMTransportError,
-    )
+    from dspy.utils import exceptions as e
 
-    return (LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError)
+    return (e.LMRateLimitError, e.LMServerError, e.LMTimeoutError, e.LMTransportError)
 
 
 @lru_cache(maxsize=64)

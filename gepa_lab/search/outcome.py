@@ -43,23 +43,10 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
     if len(holdout_seeds) > 1:
         seeds["holdout_seeds"] = list(holdout_seeds)
     return Result(
-        algorithm=ALGORITHM,
-        experiment_id=experiment_id,
-        best=best.artifact,
-        best_id=best.id,
-        seed_id=seed.id,
-        baseline_validation=Summary.of(seed.validation),
-        candidate_validation=Summary.of(best.validation),
-        baseline_holdout=summary(base_cases),
-        candidate_holdout=summary(cand_cases),
-        candidate_count=len(state.pool),
-        metric_calls=ledger.used,
-        stop_reason=state.stop_reason,
-        promotion_eligible=decision.eligible,
-        promotion_reason=decision.reason,
-        promotion_rules=[asdict(r) for r in decision.rules],
-        seeds=seeds,
-        dataset={"id": dataset.id, "version": dataset.version, "digests": digests},
+        ALGORITHM, experiment_id, best.artifact, best.id, seed.id, Summary.of(seed.validation),
+        Summary.of(best.validation), summary(base_cases), summary(cand_cases), len(state.pool), ledger.used,
+        state.stop_reason, decision.eligible, decision.reason, [asdict(r) for r in decision.rules], seeds,
+        {"id": dataset.id, "version": dataset.version, "digests": digests},
         holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
@@ -91,15 +78,8 @@ def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation]
 def promotion_outcome(result: Result, submit: bool) -> dict[str, Any]:
     """`promotion.json`: what a CI job needs to know about a finished run, in one small file."""
     revision = result.revision or {}
-    return {
-        "experiment_id": result.experiment_id,
-        "decision": result.decision_number,
-        "eligible": result.promotion_eligible,
-        "reason": result.promotion_reason,
-        "submit": submit,
-        "submission_reason": result.submission_reason,
-        "revision_id": revision.get("revision_id"),
-        "revision_status": revision.get("status"),
-        "artifact_id": result.best_id,
-        "holdout_delta": result.holdout_delta,
-    }
+    return {"experiment_id": result.experiment_id, "decision": result.decision_number,
+            "eligible": result.promotion_eligible, "reason": result.promotion_reason, "submit": submit,
+            "submission_reason": result.submission_reason, "revision_id": revision.get("revision_id"),
+            "revision_status": revision.get("status"), "artifact_id": result.best_id,
+            "holdout_delta": result.holdout_delta}

@@ -62,8 +62,7 @@ def paired_interval(deltas: Sequence[float], confidence: float, resamples: int, 
     return float(low), float(high)
 
 
-def _rule(rule: str, ok: bool, detail: str, value: float | None = None, threshold: float | None = None,
-          ) -> RuleOutcome:
+def _rule(rule: str, ok: bool, detail: str, value: float | None = None, threshold: float | None = None) -> RuleOutcome:
     return RuleOutcome(rule, ok, detail, "passed" if ok else "failed", value, threshold)
 
 
@@ -146,26 +145,19 @@ def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Ev
     return rules
 
 
-def assess_promotion(
-    *,
-    best_is_seed: bool,
-    holdout: Sequence[Case],
-    baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-    candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-    policy: PromotionPolicy | None = None,
-    validation: Sequence[Evaluation] = (),
-    quality_objective: str | None = None,
-    bootstrap_seed: int = 0,
-    transfer_evaluator: str | None = None,
-    transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None,
-) -> PromotionDecision:
+def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
+                     baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
+                     candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
+                     policy: PromotionPolicy | None = None, validation: Sequence[Evaluation] = (),
+                     quality_objective: str | None = None, bootstrap_seed: int = 0,
+                     transfer_evaluator: str | None = None,
+                     transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> PromotionDecision:
     """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order (a flat list
     is one repeat). `validation`: the winner's validation evaluations (pass-rate floor).
     `transfer_evaluator`: the transfer check's evaluator, if one is configured; `transfer`: seed's
     and winner's holdout evaluations under it (None when there was no winner to check)."""
     policy = policy or PromotionPolicy()
-    base_repeats = _repeats(baseline)
-    cand_repeats = _repeats(candidate)
+    base_repeats, cand_repeats = _repeats(baseline), _repeats(candidate)
     rules = [_rule("candidate_improved_validation", not best_is_seed,
                    "no accepted candidate improved validation" if best_is_seed else "best candidate is not the seed")]
     if not holdout:
@@ -239,9 +231,6 @@ def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> 
     return list(batches)  # type: ignore[arg-type]
 
 
-def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None,
-            ) -> PromotionDecision:
-    for rule in rules:
-        if rule.status == "failed":
-            return PromotionDecision(False, rule.detail, tuple(rules), delta, interval)
-    return PromotionDecision(True, ELIGIBLE_REASON, tuple(rules), delta, interval)
+def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None) -> PromotionDecision:
+    failed = next((rule for rule in rules if rule.status == "failed"), None)
+    return PromotionDecision(failed is None, failed.detail if failed else ELIGIBLE_REASON, tuple(rules), delta, interval)

@@ -32,32 +32,18 @@ def _case_field(text: str) -> str:
 
 def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
     """Reflection records for a Feedback minibatch, in minibatch order."""
-    records = []
-    for n, (case, ev) in enumerate(zip(cases, evaluations, strict=True), start=1):
-        records.append(
-            {
-                "case_id": f"case-{n}",
-                "input": _case_field(case.input),
-                "expected": _case_field(case.expected or ""),
-                "score": float(ev.score),
-                "output": prepare_field(ev.output, FIELD_MAX_CHARS),
-                "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS),
-                "trace": prepare_field(ev.trace, FIELD_MAX_CHARS),
-            }
-        )
-    return records
+    return [{"case_id": f"case-{n}", "input": _case_field(case.input), "expected": _case_field(case.expected or ""),
+             "score": float(ev.score), "output": prepare_field(ev.output, FIELD_MAX_CHARS),
+             "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS), "trace": prepare_field(ev.trace, FIELD_MAX_CHARS)}
+            for n, (case, ev) in enumerate(zip(cases, evaluations, strict=True), start=1)]
 
 
 def reflector_view(artifact: Artifact) -> Artifact:
     """The artifact as the reflector may see it (every text bounded and redacted). The child is
     still built from the real parent, with only the selected component replaced."""
-    out: dict[str, Any] = {}
-    for key, value in artifact.to_dict().items():
-        if isinstance(value, (list, tuple)):
-            out[key] = [prepare_field(v, FIELD_MAX_CHARS) for v in value]
-        else:
-            out[key] = prepare_field(value, FIELD_MAX_CHARS)
-    return artifact_from_dict(out, artifact.kind)
+    return artifact_from_dict({key: [prepare_field(v, FIELD_MAX_CHARS) for v in value]
+                               if isinstance(value, (list, tuple)) else prepare_field(value, FIELD_MAX_CHARS)
+                               for key, value in artifact.to_dict().items()}, artifact.kind)
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?|\n?\s*```\s*$")
