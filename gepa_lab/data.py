@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,16 +68,20 @@ def load_split(path: Path) -> list[Case]:
         except Exception as exc:  # HF wraps parse errors in several exception types
             raise ValueError(f"cannot read dataset split {path}: {exc.__class__.__name__}: {exc}") from exc
         rows: list[dict[str, Any]] = table.to_list()
+    # HF gives every row every column (None where a line lacks the key): drop those Nones so a
+    # missing field is reported as missing, and an unknown field on the line that has it.
+    return _cases([{k: v for k, v in row.items() if v is not None} for row in rows],
+                  lambda n: f"{path.name} line {lines[n - 1]}" if lines is not None else f"{path.name} row {n}")
+
+
+def _cases(rows: list[dict[str, Any]], where: Callable[[int], str]) -> list[Case]:
+    """Rows as cases; a bad row is a ValueError naming `where(row number)`."""
     cases = []
     for n, row in enumerate(rows, start=1):
-        # HF gives every row every column (None where a line lacks the key): drop those Nones so
-        # a missing field is reported as missing, and an unknown field on the line that has it.
-        present = {k: v for k, v in row.items() if v is not None}
         try:
-            cases.append(Case.from_dict(present))
+            cases.append(Case.from_dict(row))
         except ValueError as exc:
-            where = f"line {lines[n - 1]}" if lines is not None else f"row {n}"
-            raise ValueError(f"{path.name} {where}: {exc}") from exc
+            raise ValueError(f"{where(n)}: {exc}") from exc
     return cases
 
 
@@ -223,14 +227,8 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
         if name not in saved:
             raise ValueError(f"{root} has no split {name!r} (dataset.hf.splits.{split}); it has {sorted(saved)}")
         rows = hf_rows(saved[name], name, hf.inputs, hf.expected, hf.id_field, hf.metadata, hf.critical)
-        cases = []
-        for n, row in enumerate(rows, start=1):
-            try:
-                cases.append(Case.from_dict(row))
-            except ValueError as exc:
-                raise ValueError(f"HF split {name!r} row {n}: {exc}") from exc
-        splits[split] = cases
-        _check_digest(meta, split, cases)
+        splits[split] = _cases(rows, lambda n: f"HF split {name!r} row {n}")  # noqa: B023 (called at once)
+        _check_digest(meta, split, splits[split])
     return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
 

@@ -26,11 +26,6 @@ from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
 
 
-def is_loopback(api_base: str | None) -> bool:
-    host = urlsplit(api_base).hostname if api_base else None
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
 def read_api_key(settings: LMSettings, role: str = "lm") -> str:
     """The key from the variable `api_key_env` names. Unset: a one-line ConfigError, except for a
     server on this machine (api_base on 127.0.0.1 / localhost), which gets no key."""
@@ -39,7 +34,7 @@ def read_api_key(settings: LMSettings, role: str = "lm") -> str:
         return NO_KEY
     key = os.environ.get(name, "")
     if not key.strip():
-        if is_loopback(settings.api_base):
+        if settings.api_base and urlsplit(settings.api_base).hostname in ("127.0.0.1", "localhost", "::1"):
             logging.getLogger("gepa_lab.lm").info("%s: %s is not set; sending no key to the local server %s",
                                                   role, name, settings.api_base)
             return NO_KEY

@@ -131,8 +131,11 @@ class RunRecord:
     @classmethod
     def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
         """A new run: the directory must hold no record (a run dir is never appended to)."""
+        used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]
+        if used:
+            raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
+                              "new run directory")
         record = cls(run_dir)
-        refuse_used_dir(Path(run_dir))
         record._view(EXPERIMENT_FILE, {"format": FORMAT, **experiment})
         return record
 
@@ -277,14 +280,6 @@ def read_experiment(run_dir: Path) -> dict[str, Any]:
         raise ResumeError(f"run record {path} has format {found!r}, expected {FORMAT} (written by another gepa-lab "
                           "version); start a new run")
     return data
-
-
-def refuse_used_dir(run_dir: Path) -> None:
-    """A new run's directory must hold no run record, finished or not."""
-    used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (run_dir / name).exists()]
-    if used:
-        raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
-                          "new run directory")
 
 
 def run_state(run_dir: Path) -> str:

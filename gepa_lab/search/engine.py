@@ -314,7 +314,7 @@ class Run:
         assert state is not None
         dataset, seed = request.dataset, request.seed
         seed_id, best = artifact_id(seed), state.pool.best()
-        paid_before = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
+        paid_before = self.paid()
         seeds = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats) if dataset.holdout else []
         base_repeats, cand_repeats = [], []
         for holdout_seed in seeds:
@@ -332,19 +332,19 @@ class Run:
                 raise GepaLabError(
                     f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
                     "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
-        paid = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0) - paid_before
-        result = build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
-                              policy=request.promotion, holdout_seeds=seeds,
-                              quality_objective=_quality_objective(request.evaluator),
-                              digests=dataset.digests(), base_repeats=base_repeats, cand_repeats=cand_repeats,
-                              ledger=self.ledger, transfer_evaluator=(self.transfer_runner.name
-                                                                      if self.transfer_runner else None),
-                              transfer=transfer)  # type: ignore[arg-type]
-        result.decision_number, result.decision_paid_evaluations, result.warnings = number, paid, self.warnings
+        result = build_result(self.experiment_id, state, dataset, request.config, request.promotion, seeds,
+                              _quality_objective(request.evaluator), base_repeats, cand_repeats, self.ledger,
+                              self.transfer_runner.name if self.transfer_runner else None,
+                              transfer)  # type: ignore[arg-type]
+        result.decision_number, result.warnings = number, self.warnings
+        result.decision_paid_evaluations = self.paid() - paid_before
         result.links = self.trackers.links()
         self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
                                  promotion_outcome(result, request.submit))
         return result
+
+    def paid(self) -> int:
+        return self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
 
     # -- stage 3: the submission -----------------------------------------------------------------
     def submit(self, result: Result) -> Exception | None:
@@ -406,25 +406,12 @@ def _quality_objective(evaluator: Evaluator) -> str | None:
 
 
 # -- the entry point -------------------------------------------------------------------------------
-def optimize(
-    seed: Artifact,
-    dataset: Dataset,
-    evaluator: Evaluator,
-    reflector: Reflector,
-    config: SearchConfig | None = None,
-    *,
-    evaluation: EvaluationSettings | None = None,
-    reflection: ReflectionSettings | None = None,
-    promotion: PromotionPolicy | None = None,
-    submitter: RevisionSubmitter | None = None,
-    submit: bool = False,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    trackers: list[Tracker] | tuple[Tracker, ...] = (),
-    name: str = "default",
-    run_config: dict[str, Any] | None = None,
-    transfer: Evaluator | None = None,
-) -> Result:
+def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector,
+             config: SearchConfig | None = None, *, evaluation: EvaluationSettings | None = None,
+             reflection: ReflectionSettings | None = None, promotion: PromotionPolicy | None = None,
+             submitter: RevisionSubmitter | None = None, submit: bool = False, run_dir: str | Path | None = None,
+             resume: bool = False, trackers: list[Tracker] | tuple[Tracker, ...] = (), name: str = "default",
+             run_config: dict[str, Any] | None = None, transfer: Evaluator | None = None) -> Result:
     """Run one GEPA experiment and decide whether its winner may be promoted.
 
     `run_dir` gets the run record (which is also the evaluation cache). `resume=True` continues

@@ -17,9 +17,9 @@ from gepa_lab.search.state import SearchState
 ALGORITHM = "gepa"
 
 
-def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
+def build_result(experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
                  policy: PromotionPolicy, holdout_seeds: list[int], quality_objective: str | None,
-                 digests: dict[str, str], base_repeats: Sequence[Sequence[Evaluation]],
+                 base_repeats: Sequence[Sequence[Evaluation]],
                  cand_repeats: Sequence[Sequence[Evaluation]], ledger: Ledger, transfer_evaluator: str | None = None,
                  transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
@@ -46,7 +46,7 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
         ALGORITHM, experiment_id, best.artifact, best.id, seed.id, Summary.of(seed.validation),
         Summary.of(best.validation), summary(base_cases), summary(cand_cases), len(state.pool), ledger.used,
         state.stop_reason, decision.eligible, decision.reason, [asdict(r) for r in decision.rules], seeds,
-        {"id": dataset.id, "version": dataset.version, "digests": digests},
+        {"id": dataset.id, "version": dataset.version, "digests": dataset.digests()},
         holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],

@@ -91,25 +91,18 @@ def _clean_component(value: Any, current: Any, component: str) -> str | tuple[st
     return value.strip()
 
 
-def child_value(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Any, str]:
-    """The new value of `component` a reply proposes, and its rationale."""
-    current = get_component(parent, component)
-    data = parse_reply(reply)
-    if component not in data:
-        raise ReflectionRejected(f"reflection response has no {component!r} field")
-    rationale = data.get("rationale", "")
-    rationale = prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)
-    return _clean_component(data[component], current, component), rationale
-
-
 def apply_replies(parent: Artifact, replies: dict[str, Any]) -> tuple[Artifact, str]:
     """Child = parent with each chosen component taken from its reply (only that component of
     each reply). Returns (child, rationale)."""
     child, rationales = parent, []
     for component, reply in replies.items():
-        value, rationale = child_value(parent, component, reply)
-        child = with_component(child, component, value)
-        rationales.append(rationale)
+        current = get_component(parent, component)
+        data = parse_reply(reply)
+        if component not in data:
+            raise ReflectionRejected(f"reflection response has no {component!r} field")
+        child = with_component(child, component, _clean_component(data[component], current, component))
+        rationale = data.get("rationale", "")
+        rationales.append(prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS))
     try:
         child.validate()
     except ValueError as exc:
