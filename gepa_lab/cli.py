@@ -27,12 +27,8 @@ from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import check_int
 
-OFFLINE_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "MLFLOW_DISABLE_TELEMETRY": "true",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_HUB_OFFLINE": "1",
-}
+OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true", "HF_DATASETS_OFFLINE": "1",
+               "HF_HUB_OFFLINE": "1"}
 
 
 # Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr

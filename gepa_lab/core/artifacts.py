@@ -98,22 +98,28 @@ class SkillSpec:
         return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class PromptArtifact:
-    kind: ClassVar[str] = "prompt"
-    COMPONENTS: ClassVar[tuple[str, ...]] = ("text",)
-    text: str
+class _OneText:
+    """A kind whose one component is a required text."""
+
+    COMPONENTS: ClassVar[tuple[str, ...]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text}
+        return {name: getattr(self, name) for name in self.COMPONENTS}
 
     def validate(self) -> None:
-        _require(self.text, "text is required")
+        _require(getattr(self, self.COMPONENTS[0]), f"{self.COMPONENTS[0]} is required")
         _check_size(self)
 
 
 @dataclass(frozen=True)
-class ToolDescription:
+class PromptArtifact(_OneText):
+    kind: ClassVar[str] = "prompt"
+    COMPONENTS: ClassVar[tuple[str, ...]] = ("text",)
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolDescription(_OneText):
     kind: ClassVar[str] = "tool_description"
     COMPONENTS: ClassVar[tuple[str, ...]] = ("description",)
     description: str
@@ -122,23 +128,12 @@ class ToolDescription:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description}
 
-    def validate(self) -> None:
-        _require(self.description, "description is required")
-        _check_size(self)
-
 
 @dataclass(frozen=True)
-class RoutingPolicy:
+class RoutingPolicy(_OneText):
     kind: ClassVar[str] = "routing_policy"
     COMPONENTS: ClassVar[tuple[str, ...]] = ("policy",)
     policy: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy}
-
-    def validate(self) -> None:
-        _require(self.policy, "policy is required")
-        _check_size(self)
 
 
 _RESERVED_NAMES = frozenset({"kind"})  # the canonical dict form holds `kind` beside the texts

@@ -78,13 +78,10 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
     """Connection / timeout exception types of LM client libraries, if they are loaded. Looked up
     in sys.modules so classifying an error never imports a heavy library."""
     found: list[type[BaseException]] = []
-    for module, names in (
-        ("openai", ("APIConnectionError", "APITimeoutError")),
-        ("httpx", ("TransportError", "TimeoutException")),
-        ("requests", ("ConnectionError", "Timeout")),
-        ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
-                     "InternalServerError")),
-    ):
+    for module, names in (("openai", ("APIConnectionError", "APITimeoutError")),
+                          ("httpx", ("TransportError", "TimeoutException")), ("requests", ("ConnectionError", "Timeout")),
+                          ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+                                       "InternalServerError"))):
         loaded = sys.modules.get(module)
         if loaded is None:
             continue
@@ -116,9 +113,7 @@ def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
     kinds = tuple(value or ())
     for kind in kinds:
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
-            raise TypeError(
-                f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}"
-            )
+            raise TypeError(f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}")
     return kinds
 
 

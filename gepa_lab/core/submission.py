@@ -57,14 +57,9 @@ class Evidence:
         for name in ("mlflow_run_id", "seed_artifact_id"):
             if data.get(name) is not None and not isinstance(data.get(name), str):
                 raise ValueError(f"submission field evidence.{name} must be a string or null")
-        return cls(
-            experiment_id=data["experiment_id"], dataset_id=data["dataset_id"],
-            dataset_version=data["dataset_version"], digests=dict(digests),
-            baseline_score=float(data["baseline_score"]), candidate_score=float(data["candidate_score"]),
-            delta=float(data["delta"]), case_count=case_count,
-            objectives={k: float(v) for k, v in objectives.items()},
-            mlflow_run_id=data.get("mlflow_run_id"), seed_artifact_id=data.get("seed_artifact_id"),
-        )
+        return cls(data["experiment_id"], data["dataset_id"], data["dataset_version"], dict(digests),
+                   float(data["baseline_score"]), float(data["candidate_score"]), float(data["delta"]), case_count,
+                   {k: float(v) for k, v in objectives.items()}, data.get("mlflow_run_id"), data.get("seed_artifact_id"))
 
 
 @dataclass(frozen=True)

@@ -36,19 +36,6 @@ def _count(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
-def model_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """litellm's price for the tokens (its local cost map); 0 for a model it does not know."""
-    try:
-        import litellm
-
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        total = float(prompt_cost) + float(completion_cost)
-    except Exception:  # unknown model, or a provider litellm cannot price: no price
-        return 0.0
-    return total if math.isfinite(total) and total >= 0 else 0.0
-
-
 def call_cost(settings: LMSettings, model: str, prompt_tokens: int, completion_tokens: int,
               reported: Any = None) -> float:
     if not prompt_tokens and not completion_tokens:
@@ -57,7 +44,15 @@ def call_cost(settings: LMSettings, model: str, prompt_tokens: int, completion_t
         return (prompt_tokens + completion_tokens) / 1000.0 * settings.usd_per_1k_tokens
     if isinstance(reported, (int, float)) and not isinstance(reported, bool) and math.isfinite(reported):
         return max(0.0, float(reported))
-    return model_price(model, prompt_tokens, completion_tokens)
+    try:  # litellm's price for the tokens (its local cost map); 0 for a model it does not know
+        import litellm
+
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        total = float(prompt_cost) + float(completion_cost)
+    except Exception:  # unknown model, or a provider litellm cannot price: no price
+        return 0.0
+    return total if math.isfinite(total) and total >= 0 else 0.0
 
 
 def usage_of(history: Iterable[Mapping[str, Any]], settings: LMSettings) -> Usage:

@@ -175,20 +175,13 @@ class RunRecord:
                                                                data["candidate_id"], int(data["seed"]), evaluations)
         elif kind in PROPOSAL_KINDS:
             recorded.proposals.append(data)
-        elif kind == "round_end":
-            recorded.snapshot = data
-        elif kind == "search_end":
-            recorded.search_end = data
-        elif kind == "decision":
-            recorded.decisions.append(data)
-            recorded.finished = False
-        elif kind == "submission":
-            recorded.submissions.append(data)
+        elif kind in ("round_end", "search_end", "confirmation"):
+            setattr(recorded, "snapshot" if kind == "round_end" else kind, data)
+        elif kind in ("decision", "submission"):
+            getattr(recorded, f"{kind}s").append(data)
             recorded.finished = False
         elif kind == "run_finished":
             recorded.finished = True
-        elif kind == "confirmation":
-            recorded.confirmation = data
 
     # -- the evaluation cache ---------------------------------------------------------------
     def lookup(self, key: str) -> Evaluation | None:

@@ -16,12 +16,12 @@ import json
 import math
 import re
 import threading
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Case, Evaluation, Evaluator
@@ -32,14 +32,6 @@ from gepa_lab.runs.record import RunRecord
 from gepa_lab.search.retry import RetryPolicy
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class EvaluationStore(Protocol):
-    """Where paid evaluations are kept by cache key: the run record (in memory without a run dir)."""
-
-    def lookup(self, key: str) -> Evaluation | None: ...
-
-    def store(self, items: Iterable[tuple[str, Evaluation]]) -> None: ...
 
 
 @lru_cache(maxsize=4096)  # looked up, then stored: computed once per case
@@ -108,7 +100,7 @@ def _process_evaluate(artifact: Artifact, cases: list[Case], seed: int) -> objec
 
 class CaseRunner:
     def __init__(self, evaluator: Evaluator, settings: EvaluationSettings | None = None,
-                 store: EvaluationStore | None = None, role: str = ""):
+                 store: RunRecord | None = None, role: str = ""):
         """`role` keeps a second evaluator's results apart (the transfer check always runs its own
         evaluator, even one configured like the run's)."""
         self.evaluator = evaluator
@@ -180,11 +172,9 @@ class CaseRunner:
     def _failed(self, exc: Exception, cases: Sequence[Case]) -> list[tuple[Evaluation, str | None]]:
         if not self._retry.transient(exc):
             where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
-            raise EvaluatorError(
-                f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
-                "failure (fix the evaluator, then resume the run; declare transient error types in "
-                "`retryable_exceptions`)"
-            ) from exc
+            raise EvaluatorError(f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
+                                 "failure (fix the evaluator, then resume the run; declare transient error types in "
+                                 "`retryable_exceptions`)") from exc
         error = describe(exc)
         attempts = self.settings.max_retries + 1
         return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",

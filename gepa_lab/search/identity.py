@@ -32,17 +32,12 @@ def run_identity(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflect
                  evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
                  transfer: Evaluator | None) -> dict[str, Any]:
     search = {k: v for k, v in asdict(config).items() if k not in (*POLICY_KEYS, "stop")}
-    return {
-        "digests": dataset.digests(),
-        "seed_id": artifact_id(seed),
-        "evaluator": fingerprint(evaluator),
-        "reflector": fingerprint(reflector),
-        "search": {**search, **describe_policies(config)},
-        # What decides a transient failure's fate: how often it is retried, when a call times out.
-        "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
-        "reflection": {"max_retries": reflection.max_retries},
-        **decision_settings(promotion, transfer),
-    }
+    # evaluation / reflection: what decides a transient failure's fate (how often it is retried,
+    # when a call times out).
+    return {"digests": dataset.digests(), "seed_id": artifact_id(seed), "evaluator": fingerprint(evaluator),
+            "reflector": fingerprint(reflector), "search": {**search, **describe_policies(config)},
+            "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
+            "reflection": {"max_retries": reflection.max_retries}, **decision_settings(promotion, transfer)}
 
 
 def _changed(recorded: dict[str, Any], current: dict[str, Any], group: str) -> tuple[str, Any, Any] | None:
@@ -65,8 +60,7 @@ def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searche
                               "resume needs the same frozen dataset")
     if recorded["seed_id"] != current["seed_id"]:
         raise ResumeError("cannot resume: the seed artifact changed; resume needs the same seed")
-    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration "
-                                                                             "or prompt)")):
+    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration or prompt)")):
         if recorded.get(part) != current.get(part):
             raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
                               "resume with the original settings")

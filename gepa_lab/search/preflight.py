@@ -129,17 +129,14 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
         raise ValueError("a transfer evaluator needs a holdout split (set one, or drop transfer/evaluator)")
     need = len(dataset.validation) + holdout_reserve(dataset, policy, transfer)
     if need > config.max_metric_calls:
-        raise ValueError(
-            f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-            f"(|validation| + 2 x |holdout| x {'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}"
-            f"), max_metric_calls is {config.max_metric_calls}"
-        )
+        raise ValueError(f"metric budget cannot cover validation and holdout: needs at least {need} calls "
+                         f"(|validation| + 2 x |holdout| x "
+                         f"{'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}), "
+                         f"max_metric_calls is {config.max_metric_calls}")
     if config.max_cost_usd is not None and price is not None and need * price > config.max_cost_usd:
-        raise ValueError(
-            f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout reserve: "
-            f"{need} cases at the evaluator's declared ${price:g} per case need ${need * price:g} "
-            "(raise search.max_cost_usd)"
-        )
+        raise ValueError(f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout "
+                         f"reserve: {need} cases at the evaluator's declared ${price:g} per case need "
+                         f"${need * price:g} (raise search.max_cost_usd)")
 
 
 def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy,

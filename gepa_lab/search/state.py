@@ -112,12 +112,7 @@ class Pool:
         return self._selection
 
     def best(self) -> Candidate:
-        # Strict '>' keeps the earliest candidate on ties, so the seed wins ties.
-        best = self.members[0]
-        for cand in self.members[1:]:
-            if cand.mean > best.mean:
-                best = cand
-        return best
+        return max(self.members, key=lambda c: c.mean)  # the earliest on ties: the seed wins ties
 
 
 @dataclass
