@@ -50,12 +50,9 @@ class Case:
         for required in ("id", "input"):
             if row.get(required) is None:
                 raise ValueError(f"case is missing {required!r} (every case needs 'id' and 'input')")
-        expected = row.get("expected")
-        if expected is not None and not isinstance(expected, str):
-            expected = canonical_json(expected)
-        raw_input = row["input"]
-        if not isinstance(raw_input, str):
-            raw_input = canonical_json(raw_input)
+        expected, raw_input = row.get("expected"), row["input"]
+        expected = expected if expected is None or isinstance(expected, str) else canonical_json(expected)
+        raw_input = raw_input if isinstance(raw_input, str) else canonical_json(raw_input)
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ValueError(f"case {row['id']!r}: metadata must be a mapping of strings")

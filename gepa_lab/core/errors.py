@@ -94,10 +94,7 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
 
 def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = ()) -> bool:
     """True for failures a retry may fix; everything else is a bug."""
-    declared = tuple(declared)
-    if declared and isinstance(exc, declared):
-        return True
-    if isinstance(exc, (TimeoutError, ConnectionError)):
+    if isinstance(exc, (TimeoutError, ConnectionError, *declared)):
         return True
     code = _status_code(exc)
     if code is not None:

@@ -96,14 +96,11 @@ class SubmissionRequest:
         action = data.get("action", "create")
         if action not in ACTIONS:
             raise ValueError(f"submission field action must be one of {', '.join(ACTIONS)} (got {action!r})")
-        parent = data.get("parent_revision_id")
-        if parent is not None:
-            _text(parent, "parent_revision_id")
-        name = data.get("artifact_name")
-        if name is not None:
-            _text(name, "artifact_name")
-        return cls(source=data["source"], artifact=dict(artifact), action=action, parent_revision_id=parent,
-                   evidence=Evidence.from_dict(data.get("evidence")), artifact_name=name)
+        for name in ("parent_revision_id", "artifact_name"):
+            if data.get(name) is not None:
+                _text(data[name], name)
+        return cls(data["source"], dict(artifact), action, data.get("parent_revision_id"),
+                   Evidence.from_dict(data.get("evidence")), data.get("artifact_name"))
 
 
 def _text(value: Any, name: str) -> None:

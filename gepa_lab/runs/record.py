@@ -58,13 +58,7 @@ def _lines(path: Path) -> list[tuple[int, bytes]]:
     out."""
     if not path.exists():
         return []
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    out = []
-    for number, line in enumerate(raw.split(b"\n")[:-1], start=1):
-        if line.strip():
-            out.append((number, line))
-    return out
+    return [(number, line) for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1) if line.strip()]
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -222,12 +216,6 @@ class RunRecord:
             "child_sum": p.child_sum, "batches": batches, "rationale": p.rationale, "records": p.records,
             "reply": p.reply, "metric_calls": metric_calls,
         })
-
-    def round_end(self, snapshot: dict[str, Any]) -> None:
-        self.event("round_end", snapshot)
-
-    def search_end(self, stop_reason: str, snapshot: dict[str, Any]) -> None:
-        self.event("search_end", {"stop_reason": stop_reason, **snapshot})
 
     def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
                  outcome: dict[str, Any]) -> None:

@@ -108,12 +108,8 @@ class Run:
 
     def __init__(self, request: Request, trackers: Trackers, policies: Policies, record: RunRecord,
                  recorded: Recorded | None, experiment_id: str):
-        self.request = request
-        self.trackers = trackers
-        self.policies = policies
-        self.record = record
-        self.recorded = recorded
-        self.experiment_id = experiment_id
+        self.request, self.trackers, self.policies = request, trackers, policies
+        self.record, self.recorded, self.experiment_id = record, recorded, experiment_id
         config, dataset = request.config, request.dataset
         self.runner = CaseRunner(request.evaluator, request.evaluation, record)
         self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
@@ -182,14 +178,12 @@ class Run:
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):
-                raise ReflectorUnavailable(
-                    f"reflector {name} kept failing ({self.request.reflection.max_retries + 1} attempts): "
-                    f"{describe(exc)}; the run stopped at its last round end: resume it when the provider is "
-                    "back") from exc
-            raise ReflectorError(
-                f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
-                "a bad reply (fix the reflector, then resume the run; declare transient error types in "
-                "`retryable_exceptions`)") from exc
+                raise ReflectorUnavailable(f"reflector {name} kept failing ({self.request.reflection.max_retries + 1} "
+                                           f"attempts): {describe(exc)}; the run stopped at its last round end: resume "
+                                           "it when the provider is back") from exc
+            raise ReflectorError(f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, "
+                                 "not a bad reply (fix the reflector, then resume the run; declare transient error "
+                                 "types in `retryable_exceptions`)") from exc
 
     # -- stage 1: the search ---------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -201,7 +195,7 @@ class Run:
                 "elapsed_s": self.elapsed(), "policies": {k: p.state() for k, p in self.policies.stateful().items()}}
 
     def round_end(self) -> None:
-        self.record.round_end(self.snapshot())
+        self.record.event("round_end", self.snapshot())
         self.trackers.round_end()
 
     def score_seed(self) -> None:
@@ -260,7 +254,7 @@ class Run:
                                                     for p in proposals))
             self.round_end()
         self.searching = False
-        self.record.search_end(str(state.stop_reason), self.snapshot())
+        self.record.event("search_end", {"stop_reason": str(state.stop_reason), **self.snapshot()})
 
     def run_round(self, k: int) -> list[Proposal] | None:
         """One round; None when the money cap ended the search mid-round. A reflector that stays
@@ -339,8 +333,7 @@ class Run:
         result.decision_number, result.warnings = number, self.warnings
         result.decision_paid_evaluations = self.paid() - paid_before
         result.links = self.trackers.links()
-        self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
-                                 promotion_outcome(result, request.submit))
+        self.record.decision(number, decision_settings(request), result.to_dict(), promotion_outcome(result, request.submit))
         return result
 
     def paid(self) -> int:
@@ -429,8 +422,7 @@ def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: 
     check_request(seed, dataset, evaluator, reflector, config, promotion, submitter, submit, transfer)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
                       submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
-    identity = run_identity(request.seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
-                            transfer)
+    identity = run_identity(request)
     if resume and request.run_dir is None:
         raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
     with RunLock(request.run_dir) if request.run_dir is not None else nullcontext():
@@ -471,7 +463,7 @@ def _next_stage(run: Run) -> str:
     if not recorded.decisions:
         return "decision"
     last = recorded.decisions[-1]
-    if last["settings"] != decision_settings(request.promotion, request.transfer):
+    if last["settings"] != decision_settings(request):
         return "decision"
     submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
     if request.submit and not submitted:

@@ -182,11 +182,9 @@ class CaseRunner:
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:
-        found: dict[str, tuple[Evaluation, str | None]] = {}
-        for case in cases:
-            hit = self.store.lookup(self.key(artifact_id, case.id, seed))
-            if hit is not None:
-                found[case.id] = (hit, None)
+        found: dict[str, tuple[Evaluation, str | None]] = {
+            case.id: (hit, None) for case in cases
+            if (hit := self.store.lookup(self.key(artifact_id, case.id, seed))) is not None}
         misses = [c for c in cases if c.id not in found]
         if not self.batched and (self.settings.workers == 1 or len(misses) <= 1):
             out = []

@@ -6,38 +6,35 @@ finished: the run is then decided again, beside its earlier decisions."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Dataset, Evaluator, Reflector
+from gepa_lab.core.artifacts import artifact_id
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.fingerprint import fingerprint
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
 from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
+
+if TYPE_CHECKING:
+    from gepa_lab.search.engine import Request
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
 RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})
 
 
-def decision_settings(promotion: PromotionPolicy, transfer: Evaluator | None) -> dict[str, Any]:
-    return {"promotion": asdict(promotion), "transfer": fingerprint(transfer) if transfer is not None else None}
+def decision_settings(request: Request) -> dict[str, Any]:
+    transfer = request.transfer
+    return {"promotion": asdict(request.promotion), "transfer": fingerprint(transfer) if transfer is not None else None}
 
 
-def run_identity(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
-                 evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
-                 transfer: Evaluator | None) -> dict[str, Any]:
+def run_identity(request: Request) -> dict[str, Any]:
+    config, evaluation = request.config, request.evaluation
     search = {k: v for k, v in asdict(config).items() if k not in (*POLICY_KEYS, "stop")}
     # evaluation / reflection: what decides a transient failure's fate (how often it is retried,
     # when a call times out).
-    return {"digests": dataset.digests(), "seed_id": artifact_id(seed), "evaluator": fingerprint(evaluator),
-            "reflector": fingerprint(reflector), "search": {**search, **describe_policies(config)},
+    return {"digests": request.dataset.digests(), "seed_id": artifact_id(request.seed),
+            "evaluator": fingerprint(request.evaluator), "reflector": fingerprint(request.reflector),
+            "search": {**search, **describe_policies(config)},
             "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
-            "reflection": {"max_retries": reflection.max_retries}, **decision_settings(promotion, transfer)}
+            "reflection": {"max_retries": request.reflection.max_retries}, **decision_settings(request)}
 
 
 def _changed(recorded: dict[str, Any], current: dict[str, Any], group: str) -> tuple[str, Any, Any] | None:

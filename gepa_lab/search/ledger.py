@@ -68,12 +68,7 @@ class Ledger:
             return
         price = self.price(unrecorded)
         spent = self.task_cost_usd + self.reflection_cost_usd + _cost(unrecorded)
-        if phase.startswith("holdout"):
-            need = price
-        elif searching:
-            need = price * (1 + self.reserve)
-        else:
-            need = price * (remaining + self.reserve)
+        need = price if phase.startswith("holdout") else price * ((1 if searching else remaining) + self.reserve)
         if spent + need > cap + 1e-12:
             raise CostCapReached(phase, spent, price, cap)
 
