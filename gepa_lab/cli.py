@@ -211,11 +211,9 @@ def sweep_of_job() -> dict[str, Any] | None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    if not HydraConfig.initialized():
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
         return None
     hydra_cfg = HydraConfig.get()
-    if hydra_cfg.mode != RunMode.MULTIRUN:
-        return None
     sweep_dir = os.path.abspath(str(hydra_cfg.sweep.dir))
     return {"id": sweep_id(sweep_dir), "dir": sweep_dir, "job": int(hydra_cfg.job.num)}
 
@@ -274,9 +272,8 @@ def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: di
 def _experiment_name(conf: Config, choices: dict[str, Any]) -> str:
     """`experiment_name`, else the experiment's or the evaluator's config name (never `default`
     for a run that names its evaluator)."""
-    if conf.experiment_name != "default":
-        return conf.experiment_name
-    return str(choices.get("experiment") or choices.get("evaluator") or "default")
+    return (conf.experiment_name if conf.experiment_name != "default"
+            else str(choices.get("experiment") or choices.get("evaluator") or "default"))
 
 
 def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, resumed: Path | None) -> Artifact:

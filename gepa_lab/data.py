@@ -271,9 +271,8 @@ def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact | None]:
         dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
                                    files={"feedback": source.feedback, "validation": source.validation,
                                           "holdout": source.holdout})
-    if source.seed_artifact is None:
-        return dataset, None
-    return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
+    return dataset, (None if source.seed_artifact is None
+                     else load_artifact(source.seed_artifact, base=resolve_path(source.path)))
 
 
 def load_confirmation(source: DatasetSource, dataset: Dataset) -> list[Case]:

@@ -101,14 +101,12 @@ class Dataset:
 
     def validate(self, submit: bool = False) -> None:
         """docs/design.md §2.2 checks, in the documented order; raises ValueError."""
-        if not str(self.id).strip():
-            raise ValueError("dataset id is required")
-        if not str(self.version).strip():
-            raise ValueError("dataset version is required")
-        if not self.feedback:
-            raise ValueError("feedback split must not be empty")
-        if not self.validation:
-            raise ValueError("validation split must not be empty")
+        for present, missing in ((str(self.id).strip(), "dataset id is required"),
+                                 (str(self.version).strip(), "dataset version is required"),
+                                 (self.feedback, "feedback split must not be empty"),
+                                 (self.validation, "validation split must not be empty")):
+            if not present:
+                raise ValueError(missing)
         if submit:
             for name in SPLITS:
                 if len(self.split(name)) < MIN_SUBMISSION_CASES:

@@ -105,9 +105,7 @@ def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = (
 def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
     """The exception types an evaluator or reflector declares transient (`retryable_exceptions`)."""
     value = getattr(component, "retryable_exceptions", ())
-    if isinstance(value, type):
-        value = (value,)
-    kinds = tuple(value or ())
+    kinds = (value,) if isinstance(value, type) else tuple(value or ())
     for kind in kinds:
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
             raise TypeError(f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}")

@@ -56,9 +56,8 @@ def now() -> str:
 def _lines(path: Path) -> list[tuple[int, bytes]]:
     """(line number, raw line) of a JSON-lines file; a torn last line (a crash mid-write) is left
     out."""
-    if not path.exists():
-        return []
-    return [(number, line) for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1) if line.strip()]
+    return [(number, line) for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1)
+            if line.strip()] if path.exists() else []
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:

@@ -121,10 +121,7 @@ class Run:
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries,
                                   request.reflection.retry_backoff_s)
         self.state: SearchState | None = None
-        self.batches = 0
-        self.elapsed_before = 0.0
-        self.started = time.monotonic()
-        self.searching = False
+        self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
 
     def close(self) -> None:
@@ -264,7 +261,7 @@ class Run:
         reflector = request.reflector
         usage_before = _usage(reflector)
         room = self.ledger.max_calls - self.ledger.used - self.ledger.reserve
-        plans = plan_round(state, request.dataset.feedback, request.config, self.policies, k, room, request.dataset)
+        plans = plan_round(state, request.config, self.policies, k, room, request.dataset)
         steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
                       request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
                       request.config.accept_top is None, lambda: self.ledger.used)
@@ -358,11 +355,9 @@ class Run:
         snap = recorded.search_end or recorded.snapshot
         if snap is None:
             return
-        request = self.request
-        rng = random.Random()
-        validation = recorded.batches[0]
+        request, validation = self.request, recorded.batches[0]
         repeats = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats)
-        self.state = SearchState(rng, validation.seed, repeats if request.dataset.holdout else [],
+        self.state = SearchState(random.Random(), validation.seed, repeats if request.dataset.holdout else [],
                                  Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
                                       len(validation.evaluations)))
@@ -372,8 +367,7 @@ class Run:
         self.state.restore(snap["state"])
         self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
         self.ledger.restore(snap["ledger"])
-        self.batches = int(snap["batches"])
-        self.elapsed_before = float(snap["elapsed_s"])
+        self.batches, self.elapsed_before = int(snap["batches"]), float(snap["elapsed_s"])
         for name, policy in self.policies.stateful().items():
             if name in snap.get("policies", {}):
                 policy.restore(snap["policies"][name])
@@ -460,11 +454,9 @@ def _next_stage(run: Run) -> str:
     recorded, request = run.recorded, run.request
     if recorded is None or recorded.search_end is None:
         return "search"
-    if not recorded.decisions:
+    if not recorded.decisions or recorded.decisions[-1]["settings"] != decision_settings(request):
         return "decision"
     last = recorded.decisions[-1]
-    if last["settings"] != decision_settings(request):
-        return "decision"
     submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
     if request.submit and not submitted:
         if not last["result"]["promotion_eligible"]:

@@ -55,9 +55,7 @@ class Ledger:
 
     def price(self, unrecorded: Sequence[Evaluation] = ()) -> float:
         """Observed USD per evaluated case, or the declared price before any."""
-        if self.used:
-            return (self.task_cost_usd + _cost(unrecorded)) / self.used
-        return self.declared_price or 0.0
+        return (self.task_cost_usd + _cost(unrecorded)) / self.used if self.used else self.declared_price or 0.0
 
     def check_cost(self, remaining: int, phase: str, unrecorded: Sequence[Evaluation], searching: bool) -> None:
         """Before paying for a case: during the search the holdout reserve stays affordable; while

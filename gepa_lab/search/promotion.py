@@ -82,10 +82,8 @@ def _critical(holdout: Sequence[Case], base: list[CaseMeans], cand: list[CaseMea
             continue
         lost_pass = PASSED in b.objectives and PASSED in c.objectives and (
             b.objectives[PASSED] >= 0.5 > c.objectives[PASSED])
-        if quality is not None and quality in b.objectives and quality in c.objectives:
-            drop = b.objectives[quality] - c.objectives[quality]
-        else:
-            drop = b.score - c.score
+        drop = (b.objectives[quality] - c.objectives[quality]
+                if quality is not None and quality in b.objectives and quality in c.objectives else b.score - c.score)
         if lost_pass or drop > policy.critical_tolerance + DELTA_TOLERANCE:
             return _rule("critical_non_regression", False, f"critical holdout case regressed: {case.id}",
                          value=drop, threshold=policy.critical_tolerance)

@@ -41,9 +41,8 @@ def submit_winner(result: Result, dataset: Dataset, submitter: RevisionSubmitter
         result.submission_reason = result.promotion_reason
         return
     try:
-        lineage = None
-        if isinstance(submitter, LineageSource):
-            lineage = submitter.lineage(artifact_dict(result.best), result.seed_id)
+        lineage = (submitter.lineage(artifact_dict(result.best), result.seed_id)
+                   if isinstance(submitter, LineageSource) else None)
         revision = submitter.submit(submission_request(result, dataset, lineage))
     except SubmissionRefused as exc:
         result.submission_reason = f"revision submission refused: {exc}"

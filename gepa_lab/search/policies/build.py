@@ -74,6 +74,4 @@ def _plain(value: Any, identity: bool = False) -> Any:
         return {str(k): _plain(v, identity) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v, identity) for v in value]
-    if not identity or value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return fingerprint(value)
+    return value if not identity or value is None or isinstance(value, (str, int, float, bool)) else fingerprint(value)
