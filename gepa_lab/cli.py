@@ -96,14 +96,6 @@ _LAUNCHER_MINIMUM = {"timeout_min": 1, "cpus_per_task": 1, "gpus_per_node": 0, "
                      "mem_gb": 1, "array_parallelism": 1, "max_num_timeout": 0}
 
 
-def check_launcher(launcher: DictConfig) -> None:
-    if launcher.get("n_jobs") == 0:
-        raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
-    for key, minimum in _LAUNCHER_MINIMUM.items():
-        if launcher.get(key) is not None:
-            check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
-
-
 def sweep_jobs(config: DictConfig) -> list[list[str]]:
     """Every job's overrides, expanded as Hydra's basic sweeper expands them: `hydra.sweeper.params`
     then the command line, each key's values (a comma list, range or glob), the product over keys."""
@@ -157,7 +149,12 @@ def check_sweep(config: DictConfig) -> None:
                           "ones resume)")
     if not str(config.hydra.sweep.dir).strip():
         raise ConfigError("hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
-    check_launcher(config.hydra.launcher)
+    launcher = config.hydra.launcher
+    if launcher.get("n_jobs") == 0:
+        raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
+    for key, minimum in _LAUNCHER_MINIMUM.items():
+        if launcher.get(key) is not None:
+            check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
     unused = []  # lm.* settings are fine while some job uses an LM (reflector=feedback,dspy)
     for job in sweep_jobs(config):
         composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
@@ -353,7 +350,6 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
         dataset, seed = load_dataset(conf.dataset)
         seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
-        run_config = _run_config(cfg, hydra_choices, sweep)
         name = _experiment_name(conf, hydra_choices or {})
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
@@ -362,7 +358,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
                           submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
-                          name=name, run_config=run_config, transfer=transfer)
+                          name=name, run_config=_run_config(cfg, hydra_choices, sweep), transfer=transfer)
     except ConfigError as exc:
         fail(str(exc), 2)
     except ReflectorUnavailable as exc:

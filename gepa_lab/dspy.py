@@ -224,4 +224,3 @@ def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
     except ValueError as exc:
         raise ConfigError(str(exc).replace("feedback split", "trainset").replace("validation split", "valset")) from exc
     return dataset, inputs
-

@@ -33,14 +33,6 @@ class Artifact(Protocol):
     def validate(self) -> None: ...
 
 
-def _freeze(artifact: Any, *names: str) -> None:
-    """Store list fields as tuples: an evaluator cannot edit a pool member in place."""
-    for name in names:
-        value = getattr(artifact, name)
-        if isinstance(value, list):
-            object.__setattr__(artifact, name, tuple(value))
-
-
 def _require(value: str, message: str) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(message)
@@ -67,16 +59,17 @@ class SkillSpec:
     pitfalls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _freeze(self, "steps", "pitfalls")
+        for name in ("steps", "pitfalls"):  # stored as tuples: an evaluator cannot edit a pool member in place
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "when_to_use": self.when_to_use,
                 "steps": list(self.steps), "pitfalls": list(self.pitfalls)}
 
     def validate(self) -> None:
-        _require(self.name, "name is required")
-        _require(self.description, "description is required")
-        _require(self.when_to_use, "when_to_use is required")
+        for name in ("name", "description", "when_to_use"):
+            _require(getattr(self, name), f"{name} is required")
         for name in ("steps", "pitfalls"):
             value = getattr(self, name)
             if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
@@ -283,4 +276,3 @@ def with_component(artifact: Artifact, component: str, value: ComponentValue) ->
             raise ValueError(f"texts component {component!r} must be a string")
         return artifact.with_text(component, value)
     return replace(artifact, **{component: value})  # type: ignore[type-var]
-

@@ -56,17 +56,11 @@ class Case:
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ValueError(f"case {row['id']!r}: metadata must be a mapping of strings")
-        return cls(str(row["id"]), raw_input, expected, _flag(row.get("critical"), row["id"]),
+        critical = row.get("critical")
+        if critical is not None and not isinstance(critical, bool):  # bool("false") is True: only real booleans
+            raise ValueError(f"case {row['id']!r}: critical must be true or false, got {critical!r}")
+        return cls(str(row["id"]), raw_input, expected, bool(critical),
                    {str(k): str(v) for k, v in metadata.items() if v is not None})
-
-
-def _flag(value: Any, case_id: Any) -> bool:
-    # bool("false") is True: only real booleans (or absent) are accepted.
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"case {case_id!r}: critical must be true or false, got {value!r}")
 
 
 def content_key(case: Case) -> str:

@@ -61,8 +61,7 @@ def usage_of(history: Iterable[Mapping[str, Any]], settings: LMSettings) -> Usag
     total = Usage()
     for entry in history:
         usage = entry.get("usage") or {}
-        prompt = _count(usage.get("prompt_tokens"))
-        completion = _count(usage.get("completion_tokens"))
+        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
         cost = call_cost(settings, str(entry.get("model") or settings.model), prompt, completion, entry.get("cost"))
         total = total + Usage(1, prompt, completion, cost)
     return total

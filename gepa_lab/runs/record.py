@@ -34,7 +34,7 @@ from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.events import Proposal, ScoredBatch
-from gepa_lab.runs.files import JsonLines, read_json, write_json_atomic, write_text_atomic
+from gepa_lab.runs.files import JsonLines, read_json, write_text_atomic
 
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
 CONFIRMATION_FILE = "confirmation.json"
@@ -137,27 +137,22 @@ class RunRecord:
         """An existing run: its record read back, events cut to the last durable one."""
         record, root = cls(run_dir), Path(run_dir)
         recorded = Recorded(read_experiment(root))
-        record._load_cache(root)
-        kept = record._rewind(root)
-        for row in kept:
-            record._replay(row, recorded)
-        return record, recorded
-
-    def _load_cache(self, root: Path) -> None:
         path = root / EVALUATIONS_FILE
         for number, line in _lines(path):
             row = _parse(path, number, line)
-            self._cache[str(row["key"])] = Evaluation.from_dict(row)
-        _drop_torn_tail(path)
-
-    def _rewind(self, root: Path) -> list[dict[str, Any]]:
+            record._cache[str(row["key"])] = Evaluation.from_dict(row)
+        if _has_torn_tail(path):  # cut a line a crash left half-written: the next append starts its own line
+            with open(path, "r+b") as fh:
+                fh.truncate(fh.read().rfind(b"\n") + 1)
         path = root / EVENTS_FILE
         rows = [_parse(path, number, line) for number, line in _lines(path)]
         last = max((i for i, row in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
         kept = rows[:last + 1] + [row for row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
         if len(kept) != len(rows) or _has_torn_tail(path):
-            _rewrite(path, kept)
-        return kept
+            write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept))
+        for row in kept:
+            record._replay(row, recorded)
+        return record, recorded
 
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
@@ -196,7 +191,7 @@ class RunRecord:
 
     def _view(self, name: str, value: dict[str, Any]) -> None:
         if self.dir is not None:
-            write_json_atomic(self.dir / name, value)
+            write_text_atomic(self.dir / name, json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
         # A reply that failed transiently was never cached: it is kept inline.
@@ -213,8 +208,7 @@ class RunRecord:
             "candidate_id": p.candidate_id, "artifact": artifact_dict(p.artifact) if p.artifact is not None else None,
             "minibatch": list(p.minibatch), "paired_seed": p.paired_seed, "parent_sum": p.parent_sum,
             "child_sum": p.child_sum, "batches": batches, "rationale": p.rationale, "records": p.records,
-            "reply": p.reply, "metric_calls": metric_calls,
-        })
+            "reply": p.reply, "metric_calls": metric_calls})
 
     def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
                  outcome: dict[str, Any]) -> None:
@@ -321,14 +315,3 @@ def _has_torn_tail(path: Path) -> bool:
     with open(path, "rb") as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1) != b"\n"
-
-
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a line a crash left half-written, so the next append starts on a line of its own."""
-    if _has_torn_tail(path):
-        with open(path, "r+b") as fh:
-            fh.truncate(fh.read().rfind(b"\n") + 1)
-
-
-def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -114,12 +114,10 @@ class Run:
         self.runner = CaseRunner(request.evaluator, request.evaluation, record)
         self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
                                 if request.transfer else None)
-        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion,
-                                                                       request.transfer is not None),
+        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion, request.transfer is not None),
                              config.max_cost_usd, declared_price(request.evaluator))
         self.scheduler = Scheduler(config.parallel_proposals)
-        self._retry = RetryPolicy(request.reflector, request.reflection.max_retries,
-                                  request.reflection.retry_backoff_s)
+        self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
@@ -362,8 +360,11 @@ class Run:
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
                                       len(validation.evaluations)))
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
-        for row in accepted[:int(snap["state"]["pool_size"]) - 1]:
-            self.state.pool.add(_candidate(row, recorded.batches))
+        for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
+            self.state.pool.add(Candidate(
+                row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]), tuple(row["components"]),
+                row["iteration"], 0, recorded.batches[row["batches"][-1]].evaluations, int(row["metric_calls"]),
+                row.get("rationale", ""), joined_after=int(row["iteration"]) + 1))
         self.state.restore(snap["state"])
         self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
         self.ledger.restore(snap["ledger"])
@@ -371,13 +372,6 @@ class Run:
         for name, policy in self.policies.stateful().items():
             if name in snap.get("policies", {}):
                 policy.restore(snap["policies"][name])
-
-
-def _candidate(row: dict[str, Any], batches: dict[int, ScoredBatch]) -> Candidate:
-    validation = batches[row["batches"][-1]]
-    return Candidate(row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]),
-                     tuple(row["components"]), row["iteration"], 0, validation.evaluations, int(row["metric_calls"]),
-                     row.get("rationale", ""), joined_after=int(row["iteration"]) + 1)
 
 
 def _usage(reflector: Reflector) -> tuple[float, int]:
@@ -480,9 +474,8 @@ def _stages(run: Run) -> Result:
     run.warnings = announce(request.dataset, request.config, request.promotion, request.transfer is not None)
     run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
                                request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
-                               _full_config(request), request.submit,
-                               str(request.run_dir) if request.run_dir else None, resume_point,
-                               simulated=getattr(request.evaluator, "simulated", False) is True))
+                               _full_config(request), request.submit, str(request.run_dir) if request.run_dir else None,
+                               resume_point, simulated=getattr(request.evaluator, "simulated", False) is True))
     if recorded is not None:
         run.record.event("run_resumed", {"stage": stage, "iteration": resume_point.iteration if resume_point else 0,
                                          "batches": run.batches})

@@ -40,11 +40,6 @@ def cache_key(artifact_id: str, case_id: str, seed: int, evaluator: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def _valid_text(text: str) -> str:
-    """Lone surrogates cannot be encoded (JSON file, model request): make them U+FFFD."""
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
-
-
 def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evaluation:
     if not isinstance(ev, Evaluation):
         raise EvaluatorContractError(f"evaluator returned {type(ev).__name__}, expected gepa_lab.Evaluation")
@@ -62,7 +57,8 @@ def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evalua
     for text_field, text in zip(("output", "feedback", "trace"), texts, strict=True):
         if not isinstance(text, str):
             raise EvaluatorContractError(f"case {case_id!r} {text_field} must be a string")
-    cleaned = tuple(_valid_text(t) for t in texts)
+    # Lone surrogates cannot be encoded (JSON file, model request): they become U+FFFD.
+    cleaned = tuple(t if t.isascii() else _SURROGATE.sub("\ufffd", t) for t in texts)
     if cleaned != texts or type(score) is not float:
         ev = replace(ev, score=float(score), output=cleaned[0], feedback=cleaned[1], trace=cleaned[2])
     return ev

@@ -61,8 +61,7 @@ def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searche
         if recorded.get(part) != current.get(part):
             raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
                               "resume with the original settings")
-    groups = ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"])
-    for group in groups:
+    for group in ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"]):
         change = _changed(recorded, current, group)
         if change is not None:
             key, old, new = change

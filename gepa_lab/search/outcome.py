@@ -28,9 +28,8 @@ def build_result(experiment_id: str, state: SearchState, dataset: Dataset, confi
     best, seed = state.pool.best(), state.pool.members[0]
     decision = assess_promotion(
         best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
-        policy=policy, validation=best.validation, quality_objective=quality_objective,
-        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0,
-        transfer_evaluator=transfer_evaluator, transfer=transfer)
+        policy=policy, validation=best.validation, quality_objective=quality_objective, transfer=transfer,
+        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0, transfer_evaluator=transfer_evaluator)
     base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
 
     def summary(means: list[Any]) -> Summary:  # per holdout case (means over repeats), not per evaluation

@@ -50,8 +50,14 @@ def check_request(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflec
     check_cases(evaluator, dataset)
     if transfer is not None:
         check_cases(transfer, dataset, "transfer evaluator")
-    if submit:
-        check_submitter(submitter, seed)
+    check = getattr(submitter, "preflight", None) if submit else None
+    if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
+        try:
+            check(seed)
+        except GepaLabError:
+            raise
+        except Exception as exc:
+            raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
 
 
 def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator") -> None:
@@ -62,21 +68,7 @@ def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator")
         try:
             check([case for name in SPLITS for case in dataset.split(name)])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") \
-                from exc
-
-
-def check_submitter(submitter: RevisionSubmitter | None, seed: Artifact) -> None:
-    """With submit=true: a submitter that can check itself (`preflight(seed)`: store reachable,
-    required settings present) does so before anything is spent."""
-    check = getattr(submitter, "preflight", None)
-    if callable(check):
-        try:
-            check(seed)
-        except GepaLabError:
-            raise
-        except Exception as exc:
-            raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
+            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") from exc
 
 
 def announce(dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, transfer: bool) -> list[str]:

@@ -165,7 +165,12 @@ def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
         return _decide(rules, None, None)
     rules.append(_rule("holdout_configured", True, f"{len(holdout)} holdout cases"))
     base, cand = case_means(base_repeats), case_means(cand_repeats)
-    deltas = distinct_deltas(holdout, [c.score - b.score for b, c in zip(base, cand, strict=True)])
+    # One delta per distinct holdout case (duplicates averaged), so copies of one case never count
+    # as independent evidence.
+    groups: dict[str, list[float]] = {}
+    for case, b, c in zip(holdout, base, cand, strict=True):
+        groups.setdefault(content_key(case), []).append(c.score - b.score)
+    deltas = [math.fsum(values) / len(values) for values in groups.values()]
     delta, minimum = math.fsum(deltas) / len(deltas), policy.min_holdout_improvement
     ok = delta >= minimum - DELTA_TOLERANCE
     over = f" (over {len(deltas)} distinct of {len(holdout)} cases)" if len(deltas) < len(holdout) else ""
@@ -186,15 +191,6 @@ def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
     if transfer_evaluator is not None:
         rules.append(_transfer(transfer_evaluator, transfer, minimum))
     return _decide(rules, delta, interval)
-
-
-def distinct_deltas(holdout: Sequence[Case], deltas: Sequence[float]) -> list[float]:
-    """One delta per distinct holdout case (duplicates averaged), so copies of one case never
-    count as independent evidence."""
-    groups: dict[str, list[float]] = {}
-    for case, value in zip(holdout, deltas, strict=True):
-        groups.setdefault(content_key(case), []).append(value)
-    return [math.fsum(values) / len(values) for values in groups.values()]
 
 
 def fmt(value: float, sign: bool = False) -> str:

@@ -101,8 +101,7 @@ class Pool:
 
     def survivors(self) -> set[str]:
         if self._alive is None:
-            means = {c.id: c.mean for c in self.members}
-            self._alive = prune_dominated(means, self._held())
+            self._alive = prune_dominated({c.id: c.mean for c in self.members}, self._held())
         return self._alive
 
     def selection(self) -> list[str]:
