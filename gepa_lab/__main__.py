@@ -52,24 +52,13 @@ def with_recorded_overrides(argv: list[str]) -> list[str]:
     return [o for o in recorded if not replaced(_key(o))] + argv
 
 
-def _parse_flags() -> None:
-    """Hydra's own argument parser first, so a bad flag is one line (argparse would print its usage
-    block before the error)."""
-    from hydra.main import get_args_parser
-
-    from gepa_lab.cli import fail
-
-    parser = get_args_parser()
-    parser.error = lambda message: fail(f"{message} (`python -m gepa_lab --help`)", 2)  # type: ignore[method-assign]
-    parser.parse_args()
-
-
 def entry() -> None:
     """Hydra prints its own multi-line errors unless HYDRA_FULL_ERROR is set, in which case it
     raises them: we turn composition errors (single run or -m) into one line and exit code 2, and
     a closed stdout (`| head`) into a quiet exit 141."""
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     from hydra.errors import HydraException
+    from hydra.main import get_args_parser
     from omegaconf.errors import OmegaConfBaseException
 
     from gepa_lab.cli import fail
@@ -78,7 +67,11 @@ def entry() -> None:
 
     sys.argv[1:] = with_recorded_overrides(sys.argv[1:])
     try:
-        _parse_flags()
+        # Hydra's own argument parser first, so a bad flag is one line (argparse would print its
+        # usage block before the error).
+        parser = get_args_parser()
+        parser.error = lambda message: fail(f"{message} (`python -m gepa_lab --help`)", 2)  # type: ignore[method-assign]
+        parser.parse_args()
         main()
     except ConfigError as exc:  # raised by the config check before any run directory exists
         fail(str(exc), 2)

@@ -27,12 +27,8 @@ from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import check_int
 
-OFFLINE_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "MLFLOW_DISABLE_TELEMETRY": "true",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_HUB_OFFLINE": "1",
-}
+OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true", "HF_DATASETS_OFFLINE": "1",
+               "HF_HUB_OFFLINE": "1"}
 
 
 # Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr
@@ -100,14 +96,6 @@ _LAUNCHER_MINIMUM = {"timeout_min": 1, "cpus_per_task": 1, "gpus_per_node": 0, "
                      "mem_gb": 1, "array_parallelism": 1, "max_num_timeout": 0}
 
 
-def check_launcher(launcher: DictConfig) -> None:
-    if launcher.get("n_jobs") == 0:
-        raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
-    for key, minimum in _LAUNCHER_MINIMUM.items():
-        if launcher.get(key) is not None:
-            check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
-
-
 def sweep_jobs(config: DictConfig) -> list[list[str]]:
     """Every job's overrides, expanded as Hydra's basic sweeper expands them: `hydra.sweeper.params`
     then the command line, each key's values (a comma list, range or glob), the product over keys."""
@@ -161,7 +149,12 @@ def check_sweep(config: DictConfig) -> None:
                           "ones resume)")
     if not str(config.hydra.sweep.dir).strip():
         raise ConfigError("hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
-    check_launcher(config.hydra.launcher)
+    launcher = config.hydra.launcher
+    if launcher.get("n_jobs") == 0:
+        raise ConfigError("hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once (-1: one per CPU)")
+    for key, minimum in _LAUNCHER_MINIMUM.items():
+        if launcher.get(key) is not None:
+            check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
     unused = []  # lm.* settings are fine while some job uses an LM (reflector=feedback,dspy)
     for job in sweep_jobs(config):
         composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
@@ -215,28 +208,11 @@ def sweep_of_job() -> dict[str, Any] | None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    if not HydraConfig.initialized():
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
         return None
     hydra_cfg = HydraConfig.get()
-    if hydra_cfg.mode != RunMode.MULTIRUN:
-        return None
     sweep_dir = os.path.abspath(str(hydra_cfg.sweep.dir))
     return {"id": sweep_id(sweep_dir), "dir": sweep_dir, "job": int(hydra_cfg.job.num)}
-
-
-def sweep_job_state(run_dir: Path) -> str:
-    """`new`, `unfinished` (resume it) or `finished` (skip it): what a sweep job finds in its run
-    dir (a damaged record raises ResumeError: exit 1)."""
-    from gepa_lab.runs.record import run_state
-
-    return run_state(run_dir)
-
-
-def job_overrides() -> list[str]:
-    """The command-line overrides of this run (a sweep job's own values of the sweep's axes)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
 
 
 def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
@@ -276,11 +252,15 @@ def run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None = N
 
 def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: dict[str, Any] | None) -> dict[str, Any]:
     """The resolved config as the run records it: no `lm` settings for a run that uses no LM."""
+    from hydra.core.hydra_config import HydraConfig
+
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
     run_config = {str(k): v for k, v in container.items() if k != "lm" or uses_lm(cfg)}
     run_config["hydra_choices"] = dict(hydra_choices or {})
-    run_config["overrides"] = job_overrides()  # a study pairs its runs by them (gepa_lab/study.py)
+    # This run's command-line overrides (a sweep job's own values of the sweep's axes): a study
+    # pairs its runs by them (gepa_lab/study.py).
+    run_config["overrides"] = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     if sweep is not None:
         run_config["sweep"] = sweep  # id, dir, job: MLflow tags (gepa_lab/tracking/mlflow_tracker.py)
     return run_config
@@ -289,9 +269,8 @@ def _run_config(cfg: DictConfig, hydra_choices: dict[str, Any] | None, sweep: di
 def _experiment_name(conf: Config, choices: dict[str, Any]) -> str:
     """`experiment_name`, else the experiment's or the evaluator's config name (never `default`
     for a run that names its evaluator)."""
-    if conf.experiment_name != "default":
-        return conf.experiment_name
-    return str(choices.get("experiment") or choices.get("evaluator") or "default")
+    return (conf.experiment_name if conf.experiment_name != "default"
+            else str(choices.get("experiment") or choices.get("evaluator") or "default"))
 
 
 def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, resumed: Path | None) -> Artifact:
@@ -340,6 +319,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
     from gepa_lab.data import load_dataset, resolve_path
+    from gepa_lab.runs.record import run_state
     from gepa_lab.search.engine import optimize
     from gepa_lab.summary import format_summary
     from gepa_lab.tracking.progress import ProgressTracker
@@ -353,7 +333,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         # sweep into the same hydra.sweep.dir); a single run into a used dir is refused earlier.
         sweep, resume = sweep_of_job(), bool(conf.resume)
         if sweep is not None and not resume:
-            state = sweep_job_state(run_dir)
+            state = run_state(run_dir)  # a damaged record raises ResumeError: exit 1
             if state == "finished":
                 logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
                 print(_skipped(run_dir, _experiment_name(conf, hydra_choices or {}), conf.search.random_seed))
@@ -370,7 +350,6 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
         dataset, seed = load_dataset(conf.dataset)
         seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
-        run_config = _run_config(cfg, hydra_choices, sweep)
         name = _experiment_name(conf, hydra_choices or {})
         trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
         extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
@@ -379,7 +358,7 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
                           submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
-                          name=name, run_config=run_config, transfer=transfer)
+                          name=name, run_config=_run_config(cfg, hydra_choices, sweep), transfer=transfer)
     except ConfigError as exc:
         fail(str(exc), 2)
     except ReflectorUnavailable as exc:

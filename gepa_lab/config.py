@@ -80,29 +80,19 @@ class Config:
     transfer: TransferConfig = field(default_factory=TransferConfig)
 
 
-def _run_dir(resume: str | None, fresh: str) -> str:
-    # A resumed run logs into its own run dir, not into a stray new one.
-    return str(resume) if resume else fresh
-
-
-def _hydra_subdir(resume: str | None) -> str:
-    # ...without overwriting the original run's .hydra/ files (its overrides are its audit trail).
-    return f".hydra/resume-{datetime.now():%Y%m%d-%H%M%S-%f}" if resume else ".hydra"
-
-
-def _dirname(overrides: str) -> str:
-    # A config group override (search/parent=pareto) must not nest the sweep job's directory.
-    return overrides.replace("/", "-")
-
-
 def register_configs() -> None:
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
     for name in PRESETS:
         store.store(group="promotion", name=name, node=PromotionPolicy.preset(name))
-    OmegaConf.register_new_resolver("gepa_lab.run_dir", _run_dir, replace=True)
-    OmegaConf.register_new_resolver("gepa_lab.dirname", _dirname, replace=True)
-    OmegaConf.register_new_resolver("gepa_lab.hydra_subdir", _hydra_subdir, replace=True, use_cache=True)
+    # A resumed run logs into its own run dir, not into a stray new one...
+    OmegaConf.register_new_resolver("gepa_lab.run_dir", lambda resume, fresh: str(resume) if resume else fresh,
+                                    replace=True)
+    # ...without overwriting the original run's .hydra/ files (its overrides are its audit trail).
+    OmegaConf.register_new_resolver("gepa_lab.hydra_subdir", lambda resume: (
+        f".hydra/resume-{datetime.now():%Y%m%d-%H%M%S-%f}" if resume else ".hydra"), replace=True, use_cache=True)
+    # A config group override (search/parent=pareto) must not nest the sweep job's directory.
+    OmegaConf.register_new_resolver("gepa_lab.dirname", lambda overrides: overrides.replace("/", "-"), replace=True)
 
 
 # -- configuration errors -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,16 +68,20 @@ def load_split(path: Path) -> list[Case]:
         except Exception as exc:  # HF wraps parse errors in several exception types
             raise ValueError(f"cannot read dataset split {path}: {exc.__class__.__name__}: {exc}") from exc
         rows: list[dict[str, Any]] = table.to_list()
+    # HF gives every row every column (None where a line lacks the key): drop those Nones so a
+    # missing field is reported as missing, and an unknown field on the line that has it.
+    return _cases([{k: v for k, v in row.items() if v is not None} for row in rows],
+                  lambda n: f"{path.name} line {lines[n - 1]}" if lines is not None else f"{path.name} row {n}")
+
+
+def _cases(rows: list[dict[str, Any]], where: Callable[[int], str]) -> list[Case]:
+    """Rows as cases; a bad row is a ValueError naming `where(row number)`."""
     cases = []
     for n, row in enumerate(rows, start=1):
-        # HF gives every row every column (None where a line lacks the key): drop those Nones so
-        # a missing field is reported as missing, and an unknown field on the line that has it.
-        present = {k: v for k, v in row.items() if v is not None}
         try:
-            cases.append(Case.from_dict(present))
+            cases.append(Case.from_dict(row))
         except ValueError as exc:
-            where = f"line {lines[n - 1]}" if lines is not None else f"row {n}"
-            raise ValueError(f"{path.name} {where}: {exc}") from exc
+            raise ValueError(f"{where(n)}: {exc}") from exc
     return cases
 
 
@@ -127,20 +131,12 @@ def _manifest(root: Path, name: str | None) -> dict[str, Any]:
 def _check_digest(meta: dict[str, Any], split: str, cases: list[Case]) -> None:
     expected, actual = meta.get("splits", {}).get(split, {}).get("sha256"), split_digest(cases)
     if expected and expected != actual:
-        raise ValueError(
-            f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
-            f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest"
-        )
+        raise ValueError(f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
+                         f"{actual[:12]}…): the frozen data changed; restore the files or regenerate the manifest")
 
 
-def load_dataset_dir(
-    path: str | Path,
-    *,
-    id: str | None = None,
-    version: str | None = None,
-    files: dict[str, str | None] | None = None,
-    manifest: str | None = "manifest.json",
-) -> Dataset:
+def load_dataset_dir(path: str | Path, *, id: str | None = None, version: str | None = None,
+                     files: dict[str, str | None] | None = None, manifest: str | None = "manifest.json") -> Dataset:
     """Load the split files of a dataset directory and verify the manifest digests if present."""
     root = resolve_path(path)
     if not root.is_dir():
@@ -157,13 +153,8 @@ def load_dataset_dir(
         if not value:
             where = "its manifest.json has no" if meta else "it has no manifest.json with"
             raise ValueError(f"dataset {root} has no {key}: {where} \"{key}\"; add it there or set dataset.{key}")
-    return Dataset(
-        id=id or meta.get("id", ""),
-        version=version or meta.get("version", ""),
-        feedback=splits["feedback"],
-        validation=splits["validation"],
-        holdout=splits["holdout"],
-    )
+    return Dataset(id or meta.get("id", ""), version or meta.get("version", ""), splits["feedback"],
+                   splits["validation"], splits["holdout"])
 
 
 @dataclass
@@ -200,10 +191,8 @@ def hf_rows(table: Any, split: str, inputs: Sequence[str], expected: str | None,
         raise ValueError(f"HF split {split!r} has no column(s) {missing}; columns: {sorted(columns)}")
     rows = []
     for n, record in enumerate(table.to_list()):
-        row: dict[str, Any] = {
-            "id": text(record[id_field]) if id_field else f"{split}-{n:05d}",
-            "input": text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs},
-        }
+        row: dict[str, Any] = {"id": text(record[id_field]) if id_field else f"{split}-{n:05d}",
+                               "input": text(record[inputs[0]]) if len(inputs) == 1 else {k: record[k] for k in inputs}}
         if expected:
             row["expected"] = text(record[expected])
         meta = {k: text(record[k]) for k in metadata if record[k] is not None}
@@ -228,8 +217,7 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
     try:
         saved = datasets.load_from_disk(str(root))
     except Exception as exc:  # HF raises FileNotFoundError / ValueError variants for a wrong folder
-        raise ValueError(f"cannot read {root} as a saved Hugging Face dataset: {exc.__class__.__name__}: {exc}") \
-            from exc
+        raise ValueError(f"cannot read {root} as a saved Hugging Face dataset: {exc.__class__.__name__}: {exc}") from exc
     if not isinstance(saved, datasets.DatasetDict):
         raise ValueError(f"{root} holds one Dataset, not a DatasetDict with named splits; save a DatasetDict")
     meta = _manifest(root, manifest)
@@ -238,14 +226,8 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
         if name not in saved:
             raise ValueError(f"{root} has no split {name!r} (dataset.hf.splits.{split}); it has {sorted(saved)}")
         rows = hf_rows(saved[name], name, hf.inputs, hf.expected, hf.id_field, hf.metadata, hf.critical)
-        cases = []
-        for n, row in enumerate(rows, start=1):
-            try:
-                cases.append(Case.from_dict(row))
-            except ValueError as exc:
-                raise ValueError(f"HF split {name!r} row {n}: {exc}") from exc
-        splits[split] = cases
-        _check_digest(meta, split, cases)
+        splits[split] = _cases(rows, lambda n: f"HF split {name!r} row {n}")  # noqa: B023 (called at once)
+        _check_digest(meta, split, splits[split])
     return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
 
@@ -288,9 +270,8 @@ def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact | None]:
         dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
                                    files={"feedback": source.feedback, "validation": source.validation,
                                           "holdout": source.holdout})
-    if source.seed_artifact is None:
-        return dataset, None
-    return dataset, load_artifact(source.seed_artifact, base=resolve_path(source.path))
+    return dataset, (None if source.seed_artifact is None
+                     else load_artifact(source.seed_artifact, base=resolve_path(source.path)))
 
 
 def load_confirmation(source: DatasetSource, dataset: Dataset) -> list[Case]:

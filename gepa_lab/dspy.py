@@ -161,7 +161,11 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                                       "program": evaluator.program_spec, "metric": evaluator.metric_spec})
         winner = result.promotion_eligible or self.return_winner
         program = apply_texts(student, result.best) if winner else student.deepcopy()
-        program.decision = _decision(name, result, run_dir, saver.path, "winner" if winner else "seed")
+        interval = tuple(result.holdout_interval) if result.holdout_interval else None
+        program.decision = Decision(name, result.promotion_eligible, result.promotion_reason,
+                                    "winner" if winner else "seed", result.holdout_delta if result.holdout_cases else None,
+                                    interval, result.confidence, run_dir, saver.path,  # type: ignore[arg-type]
+                                    result.links.get("mlflow_run_id"), result)
         log.info("%s", program.decision)
         return program
 
@@ -220,11 +224,3 @@ def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
     except ValueError as exc:
         raise ConfigError(str(exc).replace("feedback split", "trainset").replace("validation split", "valset")) from exc
     return dataset, inputs
-
-
-def _decision(name: str, result: Result, run_dir: Path, program_file: Path, returned: str) -> Decision:
-    interval = tuple(result.holdout_interval) if result.holdout_interval else None
-    return Decision(name, result.promotion_eligible, result.promotion_reason, returned,
-                    result.holdout_delta if result.holdout_cases else None,
-                    interval, result.confidence, run_dir, program_file,  # type: ignore[arg-type]
-                    result.links.get("mlflow_run_id"), result)

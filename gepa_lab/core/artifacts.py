@@ -33,29 +33,15 @@ class Artifact(Protocol):
     def validate(self) -> None: ...
 
 
-def _size(values: list[ComponentValue]) -> int:
-    # Characters (code points), as a rune count would be.
-    total = 0
-    for v in values:
-        total += sum(len(x) for x in v) if isinstance(v, (list, tuple)) else len(v)
-    return total
-
-
-def _freeze(artifact: Any, *names: str) -> None:
-    """Store list fields as tuples: an evaluator cannot edit a pool member in place."""
-    for name in names:
-        value = getattr(artifact, name)
-        if isinstance(value, list):
-            object.__setattr__(artifact, name, tuple(value))
-
-
 def _require(value: str, message: str) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(message)
 
 
 def _check_size(artifact: Any) -> None:
-    if _size(list(artifact.to_dict().values())) > MAX_ARTIFACT_CHARS:
+    # Characters (code points), as a rune count would be.
+    size = sum(sum(map(len, v)) if isinstance(v, (list, tuple)) else len(v) for v in artifact.to_dict().values())
+    if size > MAX_ARTIFACT_CHARS:
         raise ValueError(f"spec exceeds {MAX_ARTIFACT_CHARS} characters")
 
 
@@ -73,21 +59,17 @@ class SkillSpec:
     pitfalls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _freeze(self, "steps", "pitfalls")
+        for name in ("steps", "pitfalls"):  # stored as tuples: an evaluator cannot edit a pool member in place
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "when_to_use": self.when_to_use,
-            "steps": list(self.steps),
-            "pitfalls": list(self.pitfalls),
-        }
+        return {"name": self.name, "description": self.description, "when_to_use": self.when_to_use,
+                "steps": list(self.steps), "pitfalls": list(self.pitfalls)}
 
     def validate(self) -> None:
-        _require(self.name, "name is required")
-        _require(self.description, "description is required")
-        _require(self.when_to_use, "when_to_use is required")
+        for name in ("name", "description", "when_to_use"):
+            _require(getattr(self, name), f"{name} is required")
         for name in ("steps", "pitfalls"):
             value = getattr(self, name)
             if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
@@ -96,8 +78,7 @@ class SkillSpec:
             raise ValueError("at least one step is required")
         _check_size(self)
         for i, step in enumerate(self.steps):
-            if not isinstance(step, str) or not step.strip():
-                raise ValueError(f"step {i} is empty")
+            _require(step, f"step {i} is empty")
 
     def render_markdown(self) -> str:
         """SKILL.md form (front matter + sections) for publishing and display."""
@@ -110,22 +91,28 @@ class SkillSpec:
         return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class PromptArtifact:
-    kind: ClassVar[str] = "prompt"
-    COMPONENTS: ClassVar[tuple[str, ...]] = ("text",)
-    text: str
+class _OneText:
+    """A kind whose one component is a required text."""
+
+    COMPONENTS: ClassVar[tuple[str, ...]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text}
+        return {name: getattr(self, name) for name in self.COMPONENTS}
 
     def validate(self) -> None:
-        _require(self.text, "text is required")
+        _require(getattr(self, self.COMPONENTS[0]), f"{self.COMPONENTS[0]} is required")
         _check_size(self)
 
 
 @dataclass(frozen=True)
-class ToolDescription:
+class PromptArtifact(_OneText):
+    kind: ClassVar[str] = "prompt"
+    COMPONENTS: ClassVar[tuple[str, ...]] = ("text",)
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolDescription(_OneText):
     kind: ClassVar[str] = "tool_description"
     COMPONENTS: ClassVar[tuple[str, ...]] = ("description",)
     description: str
@@ -134,23 +121,12 @@ class ToolDescription:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description}
 
-    def validate(self) -> None:
-        _require(self.description, "description is required")
-        _check_size(self)
-
 
 @dataclass(frozen=True)
-class RoutingPolicy:
+class RoutingPolicy(_OneText):
     kind: ClassVar[str] = "routing_policy"
     COMPONENTS: ClassVar[tuple[str, ...]] = ("policy",)
     policy: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy}
-
-    def validate(self) -> None:
-        _require(self.policy, "policy is required")
-        _check_size(self)
 
 
 _RESERVED_NAMES = frozenset({"kind"})  # the canonical dict form holds `kind` beside the texts
@@ -221,9 +197,8 @@ class TextsArtifact:
         return TextsArtifact(tuple((n, text if n == name else t) for n, t in self.pairs))
 
 
-KINDS: dict[str, type] = {
-    cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy, TextsArtifact)
-}
+KINDS: dict[str, type] = {cls.kind: cls for cls in (SkillSpec, PromptArtifact, ToolDescription, RoutingPolicy,
+                                                    TextsArtifact)}
 
 
 def canonical_json(value: Any) -> str:
@@ -301,4 +276,3 @@ def with_component(artifact: Artifact, component: str, value: ComponentValue) ->
             raise ValueError(f"texts component {component!r} must be a string")
         return artifact.with_text(component, value)
     return replace(artifact, **{component: value})  # type: ignore[type-var]
-

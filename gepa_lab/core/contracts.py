@@ -45,37 +45,22 @@ class Case:
     def from_dict(cls, row: dict[str, Any]) -> Case:
         unknown = set(row) - {"id", "input", "expected", "critical", "metadata"}
         if unknown:
-            raise ValueError(
-                f"case has unknown field(s) {sorted(unknown)}; allowed: id, input, expected, critical, metadata"
-            )
+            raise ValueError(f"case has unknown field(s) {sorted(unknown)}; allowed: id, input, expected, critical, "
+                             "metadata")
         for required in ("id", "input"):
             if row.get(required) is None:
                 raise ValueError(f"case is missing {required!r} (every case needs 'id' and 'input')")
-        expected = row.get("expected")
-        if expected is not None and not isinstance(expected, str):
-            expected = canonical_json(expected)
-        raw_input = row["input"]
-        if not isinstance(raw_input, str):
-            raw_input = canonical_json(raw_input)
+        expected, raw_input = row.get("expected"), row["input"]
+        expected = expected if expected is None or isinstance(expected, str) else canonical_json(expected)
+        raw_input = raw_input if isinstance(raw_input, str) else canonical_json(raw_input)
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ValueError(f"case {row['id']!r}: metadata must be a mapping of strings")
-        return cls(
-            id=str(row["id"]),
-            input=raw_input,
-            expected=expected,
-            critical=_flag(row.get("critical"), row["id"]),
-            metadata={str(k): str(v) for k, v in metadata.items() if v is not None},
-        )
-
-
-def _flag(value: Any, case_id: Any) -> bool:
-    # bool("false") is True: only real booleans (or absent) are accepted.
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"case {case_id!r}: critical must be true or false, got {value!r}")
+        critical = row.get("critical")
+        if critical is not None and not isinstance(critical, bool):  # bool("false") is True: only real booleans
+            raise ValueError(f"case {row['id']!r}: critical must be true or false, got {critical!r}")
+        return cls(str(row["id"]), raw_input, expected, bool(critical),
+                   {str(k): str(v) for k, v in metadata.items() if v is not None})
 
 
 def content_key(case: Case) -> str:
@@ -110,21 +95,17 @@ class Dataset:
 
     def validate(self, submit: bool = False) -> None:
         """docs/design.md §2.2 checks, in the documented order; raises ValueError."""
-        if not str(self.id).strip():
-            raise ValueError("dataset id is required")
-        if not str(self.version).strip():
-            raise ValueError("dataset version is required")
-        if not self.feedback:
-            raise ValueError("feedback split must not be empty")
-        if not self.validation:
-            raise ValueError("validation split must not be empty")
+        for present, missing in ((str(self.id).strip(), "dataset id is required"),
+                                 (str(self.version).strip(), "dataset version is required"),
+                                 (self.feedback, "feedback split must not be empty"),
+                                 (self.validation, "validation split must not be empty")):
+            if not present:
+                raise ValueError(missing)
         if submit:
             for name in SPLITS:
                 if len(self.split(name)) < MIN_SUBMISSION_CASES:
-                    raise ValueError(
-                        f"submission requires at least {MIN_SUBMISSION_CASES} {name} cases "
-                        f"(got {len(self.split(name))})"
-                    )
+                    raise ValueError(f"submission requires at least {MIN_SUBMISSION_CASES} {name} cases "
+                                     f"(got {len(self.split(name))})")
         self._check_ids()
         self._check_holdout_unseen()
         if submit and len({content_key(c) for c in self.holdout}) < MIN_SUBMISSION_CASES:
@@ -143,9 +124,7 @@ class Dataset:
                 if case_id in seen:
                     if seen[case_id] == name:
                         raise ValueError(f"case id {case_id!r} appears twice in the {name} split")
-                    raise ValueError(
-                        f"case id {case_id!r} appears in both {seen[case_id]} and {name} splits"
-                    )
+                    raise ValueError(f"case id {case_id!r} appears in both {seen[case_id]} and {name} splits")
                 seen[case_id] = name
 
     def _check_holdout_unseen(self) -> None:
@@ -199,14 +178,8 @@ class Evaluation:
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> Evaluation:
-        return cls(
-            case_id=row["case_id"],
-            score=float(row["score"]),
-            output=row.get("output", ""),
-            feedback=row.get("feedback", ""),
-            trace=row.get("trace", ""),
-            objectives={k: float(v) for k, v in (row.get("objectives") or {}).items()},
-        )
+        return cls(row["case_id"], float(row["score"]), row.get("output", ""), row.get("feedback", ""),
+                   row.get("trace", ""), {k: float(v) for k, v in (row.get("objectives") or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -225,11 +198,8 @@ class Summary:
         for ev in evaluations:
             for name, value in ev.objectives.items():
                 totals.setdefault(name, []).append(value)
-        return cls(
-            score=math.fsum(ev.score for ev in evaluations) / len(evaluations),
-            cases=len(evaluations),
-            objectives={k: math.fsum(v) / len(v) for k, v in sorted(totals.items())},
-        )
+        return cls(math.fsum(ev.score for ev in evaluations) / len(evaluations), len(evaluations),
+                   {k: math.fsum(v) / len(v) for k, v in sorted(totals.items())})
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "cases": self.cases, "objectives": dict(self.objectives)}

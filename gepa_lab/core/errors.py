@@ -78,13 +78,10 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
     """Connection / timeout exception types of LM client libraries, if they are loaded. Looked up
     in sys.modules so classifying an error never imports a heavy library."""
     found: list[type[BaseException]] = []
-    for module, names in (
-        ("openai", ("APIConnectionError", "APITimeoutError")),
-        ("httpx", ("TransportError", "TimeoutException")),
-        ("requests", ("ConnectionError", "Timeout")),
-        ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
-                     "InternalServerError")),
-    ):
+    for module, names in (("openai", ("APIConnectionError", "APITimeoutError")),
+                          ("httpx", ("TransportError", "TimeoutException")), ("requests", ("ConnectionError", "Timeout")),
+                          ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+                                       "InternalServerError"))):
         loaded = sys.modules.get(module)
         if loaded is None:
             continue
@@ -97,10 +94,7 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
 
 def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = ()) -> bool:
     """True for failures a retry may fix; everything else is a bug."""
-    declared = tuple(declared)
-    if declared and isinstance(exc, declared):
-        return True
-    if isinstance(exc, (TimeoutError, ConnectionError)):
+    if isinstance(exc, (TimeoutError, ConnectionError, *declared)):
         return True
     code = _status_code(exc)
     if code is not None:
@@ -111,14 +105,10 @@ def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = (
 def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
     """The exception types an evaluator or reflector declares transient (`retryable_exceptions`)."""
     value = getattr(component, "retryable_exceptions", ())
-    if isinstance(value, type):
-        value = (value,)
-    kinds = tuple(value or ())
+    kinds = (value,) if isinstance(value, type) else tuple(value or ())
     for kind in kinds:
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
-            raise TypeError(
-                f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}"
-            )
+            raise TypeError(f"{type(component).__name__}.retryable_exceptions must hold exception types, got {kind!r}")
     return kinds
 
 

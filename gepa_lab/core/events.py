@@ -18,10 +18,6 @@ from gepa_lab.core.settings import SearchConfig
 if TYPE_CHECKING:
     from gepa_lab.core.result import Result
 
-PHASES = ("validation", "feedback-parent", "feedback-child", "holdout-baseline", "holdout-candidate",
-          "holdout-transfer-baseline", "holdout-transfer-candidate")
-
-
 @dataclass(frozen=True)
 class ResumePoint:
     """Where a resumed run continues: the next iteration, and how many scored batches (and
@@ -54,7 +50,9 @@ class ScoredBatch:
     """One scoring call of the engine: an artifact on some cases with one seed."""
 
     index: int  # order of scored batches in the run
-    phase: str  # one of PHASES
+    # validation, feedback-parent, feedback-child, holdout-baseline, holdout-candidate,
+    # holdout-transfer-baseline or holdout-transfer-candidate
+    phase: str
     candidate_id: str
     seed: int
     evaluations: tuple[Evaluation, ...]
@@ -125,13 +123,8 @@ class Proposal:
         return math.fsum(self.child_batch.scores) if self.child_batch is not None else None
 
 
-EVENT_KINDS = {
-    "accepted": "candidate_accepted",
-    "rejected": "candidate_rejected",
-    "duplicate": "candidate_duplicate",
-    "reflection_rejected": "reflection_rejected",
-    "skipped": "proposal_skipped",
-}
+EVENT_KINDS = {"accepted": "candidate_accepted", "rejected": "candidate_rejected", "duplicate": "candidate_duplicate",
+               "reflection_rejected": "reflection_rejected", "skipped": "proposal_skipped"}
 
 
 @dataclass

@@ -72,6 +72,4 @@ def prepare_field(text: str, limit: int = 4000) -> str:
     if not text:
         return text
     text = text.strip()
-    if len(text) <= limit and not _TRIGGER.search(text):
-        return text
-    return cap_chars(redact(cap_chars(text, limit)), limit)
+    return text if len(text) <= limit and not _TRIGGER.search(text) else cap_chars(redact(cap_chars(text, limit)), limit)

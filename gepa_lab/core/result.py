@@ -90,10 +90,7 @@ class Result:
         return self.candidate_holdout.score - self.baseline_holdout.score
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["best"] = artifact_dict(self.best)
-        out["holdout_delta"] = self.holdout_delta
-        return out
+        return {**asdict(self), "best": artifact_dict(self.best), "holdout_delta": self.holdout_delta}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:

@@ -58,13 +58,22 @@ def check_number(value: Any, name: str, low: float, high: float = math.inf, *, o
         raise ConfigError(f"{name} must be a number {bound}{suffix} (got {value!r})")
 
 
+class _Validated:
+    """Settings are validated on construction (and again by `optimize`: dataclasses are mutable)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None: ...
+
+
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ConfigError(f"{name} must be {' or '.join(repr(c) for c in choices)} (got {value!r})")
 
 
 @dataclass
-class SearchConfig:
+class SearchConfig(_Validated):
     """The search (docs/design.md §3). Budgets end the search; the stop reason names which."""
 
     max_iterations: int | None = None  # None: only the budgets end the search
@@ -94,9 +103,6 @@ class SearchConfig:
     # could beat it under strict improvement); the skip is recorded and counted.
     skip_perfect_parents: bool = False
 
-    def __post_init__(self) -> None:
-        self.validate()
-
     def validate(self) -> None:
         if self.max_iterations is not None:
             check_int(self.max_iterations, "search.max_iterations", 0, " (0 scores the seed only; null: no cap)")
@@ -114,7 +120,7 @@ class SearchConfig:
 
 
 @dataclass
-class EvaluationSettings:
+class EvaluationSettings(_Validated):
     """How cases are evaluated: workers, per-case timeout, retries of transient failures."""
 
     workers: int = 1  # results are identical for every value
@@ -123,9 +129,6 @@ class EvaluationSettings:
     max_retries: int = 2  # transient failures only (timeouts, connection errors, 429 / 5xx)
     retry_backoff_s: float = 0.5  # doubles per retry
     max_consecutive_failures: int = 10  # abort after this many transiently failed cases in a row
-
-    def __post_init__(self) -> None:
-        self.validate()
 
     def validate(self) -> None:
         check_int(self.workers, "evaluation.workers", 1, maximum=MAX_THREADS, why="; each is a thread")
@@ -142,14 +145,11 @@ class EvaluationSettings:
 
 
 @dataclass
-class ReflectionSettings:
+class ReflectionSettings(_Validated):
     """Retries of transient reflector failures (provider errors, rate limits)."""
 
     max_retries: int = 2  # then the run stops, resumable
     retry_backoff_s: float = 1.0  # doubles per retry
-
-    def __post_init__(self) -> None:
-        self.validate()
 
     def validate(self) -> None:
         check_int(self.max_retries, "reflection.max_retries", 0)
@@ -167,7 +167,7 @@ def _default_ceilings() -> dict[str, float | None]:
 
 
 @dataclass
-class GatePolicy:
+class GatePolicy(_Validated):
     """Rule 5 of the promotion decision: pass-rate floors, pass-rate regression, safety checks and
     efficiency ceilings (objectives `passed`, `safety_passed` and the ceilings' keys)."""
 
@@ -176,9 +176,6 @@ class GatePolicy:
     no_pass_rate_regression: bool = True  # the winner's Holdout pass rate >= the seed's
     require_safety: bool = True  # every Holdout case's `safety_passed` is 1 where reported
     ceilings: dict[str, float | None] = field(default_factory=_default_ceilings)  # objective -> max ratio
-
-    def __post_init__(self) -> None:
-        self.validate()
 
     def validate(self) -> None:
         for name in ("validation_pass_rate_floor", "holdout_pass_rate_floor"):
@@ -191,7 +188,7 @@ PRESETS = ("lenient", "default", "strict")
 
 
 @dataclass
-class PromotionPolicy:
+class PromotionPolicy(_Validated):
     """The holdout rules a winner must pass to be promotion-eligible (docs/design.md §4).
 
     `PromotionPolicy()` is the `default` preset; `PromotionPolicy.preset(name)` gives `lenient`
@@ -208,9 +205,6 @@ class PromotionPolicy:
     critical_tolerance: float = 0.0
     holdout_repeats: int = 1  # seed and winner scored this many times on Holdout, each with its own seed
     gates: GatePolicy = field(default_factory=GatePolicy)
-
-    def __post_init__(self) -> None:
-        self.validate()
 
     def validate(self) -> None:
         check_number(self.min_holdout_improvement, "promotion.min_holdout_improvement", 0.0, 1.0)

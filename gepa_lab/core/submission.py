@@ -41,12 +41,10 @@ class Evidence:
         for name in ("experiment_id", "dataset_id", "dataset_version"):
             _text(data.get(name), f"evidence.{name}")
         digests = data.get("digests")
-        if not isinstance(digests, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                    for k, v in digests.items()):
+        if not isinstance(digests, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in digests.items()):
             raise ValueError("submission field evidence.digests must map split names to sha256 strings")
         objectives = data.get("objectives") or {}
-        if not isinstance(objectives, dict) or not all(isinstance(k, str) and _is_number(v)
-                                                       for k, v in objectives.items()):
+        if not isinstance(objectives, dict) or not all(isinstance(k, str) and _is_number(v) for k, v in objectives.items()):
             raise ValueError("submission field evidence.objectives must map names to numbers")
         case_count = data.get("case_count")
         if isinstance(case_count, bool) or not isinstance(case_count, int):
@@ -57,14 +55,9 @@ class Evidence:
         for name in ("mlflow_run_id", "seed_artifact_id"):
             if data.get(name) is not None and not isinstance(data.get(name), str):
                 raise ValueError(f"submission field evidence.{name} must be a string or null")
-        return cls(
-            experiment_id=data["experiment_id"], dataset_id=data["dataset_id"],
-            dataset_version=data["dataset_version"], digests=dict(digests),
-            baseline_score=float(data["baseline_score"]), candidate_score=float(data["candidate_score"]),
-            delta=float(data["delta"]), case_count=case_count,
-            objectives={k: float(v) for k, v in objectives.items()},
-            mlflow_run_id=data.get("mlflow_run_id"), seed_artifact_id=data.get("seed_artifact_id"),
-        )
+        return cls(data["experiment_id"], data["dataset_id"], data["dataset_version"], dict(digests),
+                   float(data["baseline_score"]), float(data["candidate_score"]), float(data["delta"]), case_count,
+                   {k: float(v) for k, v in objectives.items()}, data.get("mlflow_run_id"), data.get("seed_artifact_id"))
 
 
 @dataclass(frozen=True)
@@ -101,14 +94,11 @@ class SubmissionRequest:
         action = data.get("action", "create")
         if action not in ACTIONS:
             raise ValueError(f"submission field action must be one of {', '.join(ACTIONS)} (got {action!r})")
-        parent = data.get("parent_revision_id")
-        if parent is not None:
-            _text(parent, "parent_revision_id")
-        name = data.get("artifact_name")
-        if name is not None:
-            _text(name, "artifact_name")
-        return cls(source=data["source"], artifact=dict(artifact), action=action, parent_revision_id=parent,
-                   evidence=Evidence.from_dict(data.get("evidence")), artifact_name=name)
+        for name in ("parent_revision_id", "artifact_name"):
+            if data.get(name) is not None:
+                _text(data[name], name)
+        return cls(data["source"], dict(artifact), action, data.get("parent_revision_id"),
+                   Evidence.from_dict(data.get("evidence")), data.get("artifact_name"))
 
 
 def _text(value: Any, name: str) -> None:

@@ -26,11 +26,6 @@ from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
 
 
-def is_loopback(api_base: str | None) -> bool:
-    host = urlsplit(api_base).hostname if api_base else None
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
 def read_api_key(settings: LMSettings, role: str = "lm") -> str:
     """The key from the variable `api_key_env` names. Unset: a one-line ConfigError, except for a
     server on this machine (api_base on 127.0.0.1 / localhost), which gets no key."""
@@ -39,7 +34,7 @@ def read_api_key(settings: LMSettings, role: str = "lm") -> str:
         return NO_KEY
     key = os.environ.get(name, "")
     if not key.strip():
-        if is_loopback(settings.api_base):
+        if settings.api_base and urlsplit(settings.api_base).hostname in ("127.0.0.1", "localhost", "::1"):
             logging.getLogger("gepa_lab.lm").info("%s: %s is not set; sending no key to the local server %s",
                                                   role, name, settings.api_base)
             return NO_KEY
@@ -57,16 +52,9 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # one INFO line per request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
 
-    kwargs: dict[str, Any] = dict(
-        api_key=key,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        num_retries=settings.num_retries,
-        cache=settings.cache,
-        engine=settings.engine,
-        timeout=settings.timeout_s,
-        **extra,
-    )
+    kwargs: dict[str, Any] = dict(api_key=key, temperature=settings.temperature, max_tokens=settings.max_tokens,
+                                  num_retries=settings.num_retries, cache=settings.cache, engine=settings.engine,
+                                  timeout=settings.timeout_s, **extra)
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     try:
@@ -88,14 +76,9 @@ def transient_errors() -> tuple[type[BaseException], ...]:
     """dspy's LM error types a retry may fix: rate limits (429), server errors (5xx), timeouts,
     transport failures. dspy wraps litellm's exceptions in these, so the core's status-code check
     does not see them: evaluators and reflectors declare them as `retryable_exceptions`."""
-    from dspy.utils.exceptions import (
-        LMRateLimitError,
-        LMServerError,
-        LMTimeoutError,
-        LMTransportError,
-    )
+    from dspy.utils import exceptions as e
 
-    return (LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError)
+    return (e.LMRateLimitError, e.LMServerError, e.LMTimeoutError, e.LMTransportError)
 
 
 @lru_cache(maxsize=64)

@@ -36,9 +36,15 @@ def _count(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
-def model_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """litellm's price for the tokens (its local cost map); 0 for a model it does not know."""
-    try:
+def call_cost(settings: LMSettings, model: str, prompt_tokens: int, completion_tokens: int,
+              reported: Any = None) -> float:
+    if not prompt_tokens and not completion_tokens:
+        return 0.0
+    if settings.usd_per_1k_tokens is not None:
+        return (prompt_tokens + completion_tokens) / 1000.0 * settings.usd_per_1k_tokens
+    if isinstance(reported, (int, float)) and not isinstance(reported, bool) and math.isfinite(reported):
+        return max(0.0, float(reported))
+    try:  # litellm's price for the tokens (its local cost map); 0 for a model it does not know
         import litellm
 
         prompt_cost, completion_cost = litellm.cost_per_token(
@@ -49,25 +55,13 @@ def model_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
     return total if math.isfinite(total) and total >= 0 else 0.0
 
 
-def call_cost(settings: LMSettings, model: str, prompt_tokens: int, completion_tokens: int,
-              reported: Any = None) -> float:
-    if not prompt_tokens and not completion_tokens:
-        return 0.0
-    if settings.usd_per_1k_tokens is not None:
-        return (prompt_tokens + completion_tokens) / 1000.0 * settings.usd_per_1k_tokens
-    if isinstance(reported, (int, float)) and not isinstance(reported, bool) and math.isfinite(reported):
-        return max(0.0, float(reported))
-    return model_price(model, prompt_tokens, completion_tokens)
-
-
 def usage_of(history: Iterable[Mapping[str, Any]], settings: LMSettings) -> Usage:
     """The usage of the calls in a `dspy.LM.history` (use a fresh `lm.copy()` per unit of work:
     copies do not share history, so concurrent cases never mix their counts)."""
     total = Usage()
     for entry in history:
         usage = entry.get("usage") or {}
-        prompt = _count(usage.get("prompt_tokens"))
-        completion = _count(usage.get("completion_tokens"))
+        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
         cost = call_cost(settings, str(entry.get("model") or settings.model), prompt, completion, entry.get("cost"))
         total = total + Usage(1, prompt, completion, cost)
     return total

@@ -38,11 +38,6 @@ def write_text_atomic(path: Path, text: str, *, durable: bool = False) -> None:
         raise
 
 
-def write_json_atomic(path: Path, value: Any, indent: int | None = 2) -> None:
-    # dumps (one shot) uses the C encoder when indent is None; dump never does.
-    write_text_atomic(path, json.dumps(value, indent=indent, ensure_ascii=False, default=str) + "\n")
-
-
 def read_json(path: Path, what: str) -> Any:
     """A JSON file of ours; a damaged one is a ValueError that names it."""
     try:

@@ -34,7 +34,7 @@ from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.events import Proposal, ScoredBatch
-from gepa_lab.runs.files import JsonLines, read_json, write_json_atomic, write_text_atomic
+from gepa_lab.runs.files import JsonLines, read_json, write_text_atomic
 
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
 CONFIRMATION_FILE = "confirmation.json"
@@ -56,15 +56,8 @@ def now() -> str:
 def _lines(path: Path) -> list[tuple[int, bytes]]:
     """(line number, raw line) of a JSON-lines file; a torn last line (a crash mid-write) is left
     out."""
-    if not path.exists():
-        return []
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    out = []
-    for number, line in enumerate(raw.split(b"\n")[:-1], start=1):
-        if line.strip():
-            out.append((number, line))
-    return out
+    return [(number, line) for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1)
+            if line.strip()] if path.exists() else []
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -77,11 +70,6 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
         raise ResumeError(f"run record {path} line {number} is not a JSON object; restore the file or start a "
                           "new run")
     return row
-
-
-def _evaluation(row: dict[str, Any]) -> Evaluation:
-    return Evaluation(row["case_id"], float(row["score"]), row.get("output", ""), row.get("feedback", ""),
-                      row.get("trace", ""), {k: float(v) for k, v in (row.get("objectives") or {}).items()})
 
 
 @dataclass
@@ -136,8 +124,11 @@ class RunRecord:
     @classmethod
     def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
         """A new run: the directory must hold no record (a run dir is never appended to)."""
+        used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]
+        if used:
+            raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
+                              "new run directory")
         record = cls(run_dir)
-        refuse_used_dir(Path(run_dir))
         record._view(EXPERIMENT_FILE, {"format": FORMAT, **experiment})
         return record
 
@@ -146,51 +137,39 @@ class RunRecord:
         """An existing run: its record read back, events cut to the last durable one."""
         record, root = cls(run_dir), Path(run_dir)
         recorded = Recorded(read_experiment(root))
-        record._load_cache(root)
-        kept = record._rewind(root)
-        for row in kept:
-            record._replay(row, recorded)
-        return record, recorded
-
-    def _load_cache(self, root: Path) -> None:
         path = root / EVALUATIONS_FILE
         for number, line in _lines(path):
             row = _parse(path, number, line)
-            self._cache[str(row["key"])] = _evaluation(row)
-        _drop_torn_tail(path)
-
-    def _rewind(self, root: Path) -> list[dict[str, Any]]:
+            record._cache[str(row["key"])] = Evaluation.from_dict(row)
+        if _has_torn_tail(path):  # cut a line a crash left half-written: the next append starts its own line
+            with open(path, "r+b") as fh:
+                fh.truncate(fh.read().rfind(b"\n") + 1)
         path = root / EVENTS_FILE
         rows = [_parse(path, number, line) for number, line in _lines(path)]
         last = max((i for i, row in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
         kept = rows[:last + 1] + [row for row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
         if len(kept) != len(rows) or _has_torn_tail(path):
-            _rewrite(path, kept)
-        return kept
+            write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept))
+        for row in kept:
+            record._replay(row, recorded)
+        return record, recorded
 
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
         if kind == "batch":
-            evaluations = tuple(self._cache[ref] if isinstance(ref, str) else _evaluation(ref)
+            evaluations = tuple(self._cache[ref] if isinstance(ref, str) else Evaluation.from_dict(ref)
                                 for ref in data["cases"])
             recorded.batches[int(data["index"])] = ScoredBatch(int(data["index"]), data["phase"],
                                                                data["candidate_id"], int(data["seed"]), evaluations)
         elif kind in PROPOSAL_KINDS:
             recorded.proposals.append(data)
-        elif kind == "round_end":
-            recorded.snapshot = data
-        elif kind == "search_end":
-            recorded.search_end = data
-        elif kind == "decision":
-            recorded.decisions.append(data)
-            recorded.finished = False
-        elif kind == "submission":
-            recorded.submissions.append(data)
+        elif kind in ("round_end", "search_end", "confirmation"):
+            setattr(recorded, "snapshot" if kind == "round_end" else kind, data)
+        elif kind in ("decision", "submission"):
+            getattr(recorded, f"{kind}s").append(data)
             recorded.finished = False
         elif kind == "run_finished":
             recorded.finished = True
-        elif kind == "confirmation":
-            recorded.confirmation = data
 
     # -- the evaluation cache ---------------------------------------------------------------
     def lookup(self, key: str) -> Evaluation | None:
@@ -212,7 +191,7 @@ class RunRecord:
 
     def _view(self, name: str, value: dict[str, Any]) -> None:
         if self.dir is not None:
-            write_json_atomic(self.dir / name, value)
+            write_text_atomic(self.dir / name, json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
         # A reply that failed transiently was never cached: it is kept inline.
@@ -229,24 +208,19 @@ class RunRecord:
             "candidate_id": p.candidate_id, "artifact": artifact_dict(p.artifact) if p.artifact is not None else None,
             "minibatch": list(p.minibatch), "paired_seed": p.paired_seed, "parent_sum": p.parent_sum,
             "child_sum": p.child_sum, "batches": batches, "rationale": p.rationale, "records": p.records,
-            "reply": p.reply, "metric_calls": metric_calls,
-        })
-
-    def round_end(self, snapshot: dict[str, Any]) -> None:
-        self.event("round_end", snapshot)
-
-    def search_end(self, stop_reason: str, snapshot: dict[str, Any]) -> None:
-        self.event("search_end", {"stop_reason": stop_reason, **snapshot})
+            "reply": p.reply, "metric_calls": metric_calls})
 
     def decision(self, number: int, settings: dict[str, Any], result: dict[str, Any],
                  outcome: dict[str, Any]) -> None:
         self.event("decision", {"number": number, "settings": settings, "result": result})
-        self._view(RESULT_FILE, result)
-        self._view(PROMOTION_FILE, outcome)
+        self._results(result, outcome)
 
     def submission(self, decision: int, result: dict[str, Any], outcome: dict[str, Any]) -> None:
         self.event("submission", {"decision": decision, "submission_reason": result.get("submission_reason"),
                                   "revision": result.get("revision")})
+        self._results(result, outcome)
+
+    def _results(self, result: dict[str, Any], outcome: dict[str, Any]) -> None:
         self._view(RESULT_FILE, result)
         self._view(PROMOTION_FILE, outcome)
 
@@ -280,14 +254,6 @@ def read_experiment(run_dir: Path) -> dict[str, Any]:
         raise ResumeError(f"run record {path} has format {found!r}, expected {FORMAT} (written by another gepa-lab "
                           "version); start a new run")
     return data
-
-
-def refuse_used_dir(run_dir: Path) -> None:
-    """A new run's directory must hold no run record, finished or not."""
-    used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (run_dir / name).exists()]
-    if used:
-        raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
-                          "new run directory")
 
 
 def run_state(run_dir: Path) -> str:
@@ -342,21 +308,6 @@ def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
     return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
-def read_history(run_dir: Path | str) -> Recorded:
-    """Everything the record holds (read-only; nothing is rewound): for audits and tests."""
-    run_dir = Path(run_dir)
-    record = RunRecord(run_dir)
-    recorded = Recorded(read_experiment(run_dir))
-    path = run_dir / EVALUATIONS_FILE
-    for number, line in _lines(path):
-        row = _parse(path, number, line)
-        record._cache[str(row["key"])] = _evaluation(row)
-    events = run_dir / EVENTS_FILE
-    for number, line in _lines(events):
-        record._replay(_parse(events, number, line), recorded)
-    return recorded
-
-
 # -- file helpers ---------------------------------------------------------------------------
 def _has_torn_tail(path: Path) -> bool:
     if not path.exists() or path.stat().st_size == 0:
@@ -364,16 +315,3 @@ def _has_torn_tail(path: Path) -> bool:
     with open(path, "rb") as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1) != b"\n"
-
-
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a line a crash left half-written, so the next append starts on a line of its own."""
-    if _has_torn_tail(path):
-        with open(path, "rb") as fh:
-            data = fh.read()
-        with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
-
-
-def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -64,16 +64,7 @@ from gepa_lab.search.outcome import ALGORITHM, build_result, promotion_outcome
 from gepa_lab.search.planning import plan_round, proposal_calls
 from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
-from gepa_lab.search.preflight import (
-    check_cases,
-    check_protocols,
-    check_submitter,
-    data_warnings,
-    declared_price,
-    holdout_reserve,
-    iterations_allowed,
-    validate_request,
-)
+from gepa_lab.search.preflight import announce, check_request, declared_price, holdout_reserve
 from gepa_lab.search.proposal import Steps
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.scheduler import Scheduler
@@ -117,27 +108,18 @@ class Run:
 
     def __init__(self, request: Request, trackers: Trackers, policies: Policies, record: RunRecord,
                  recorded: Recorded | None, experiment_id: str):
-        self.request = request
-        self.trackers = trackers
-        self.policies = policies
-        self.record = record
-        self.recorded = recorded
-        self.experiment_id = experiment_id
+        self.request, self.trackers, self.policies = request, trackers, policies
+        self.record, self.recorded, self.experiment_id = record, recorded, experiment_id
         config, dataset = request.config, request.dataset
         self.runner = CaseRunner(request.evaluator, request.evaluation, record)
         self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
                                 if request.transfer else None)
-        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion,
-                                                                       request.transfer is not None),
+        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion, request.transfer is not None),
                              config.max_cost_usd, declared_price(request.evaluator))
         self.scheduler = Scheduler(config.parallel_proposals)
-        self._retry = RetryPolicy(request.reflector, request.reflection.max_retries,
-                                  request.reflection.retry_backoff_s)
+        self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
         self.state: SearchState | None = None
-        self.batches = 0
-        self.elapsed_before = 0.0
-        self.started = time.monotonic()
-        self.searching = False
+        self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
 
     def close(self) -> None:
@@ -191,14 +173,12 @@ class Run:
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):
-                raise ReflectorUnavailable(
-                    f"reflector {name} kept failing ({self.request.reflection.max_retries + 1} attempts): "
-                    f"{describe(exc)}; the run stopped at its last round end: resume it when the provider is "
-                    "back") from exc
-            raise ReflectorError(
-                f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, not "
-                "a bad reply (fix the reflector, then resume the run; declare transient error types in "
-                "`retryable_exceptions`)") from exc
+                raise ReflectorUnavailable(f"reflector {name} kept failing ({self.request.reflection.max_retries + 1} "
+                                           f"attempts): {describe(exc)}; the run stopped at its last round end: resume "
+                                           "it when the provider is back") from exc
+            raise ReflectorError(f"reflector {name} raised {describe(exc)} reflecting on {component!r}; this is a bug, "
+                                 "not a bad reply (fix the reflector, then resume the run; declare transient error "
+                                 "types in `retryable_exceptions`)") from exc
 
     # -- stage 1: the search ---------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -210,7 +190,7 @@ class Run:
                 "elapsed_s": self.elapsed(), "policies": {k: p.state() for k, p in self.policies.stateful().items()}}
 
     def round_end(self) -> None:
-        self.record.round_end(self.snapshot())
+        self.record.event("round_end", self.snapshot())
         self.trackers.round_end()
 
     def score_seed(self) -> None:
@@ -269,7 +249,7 @@ class Run:
                                                     for p in proposals))
             self.round_end()
         self.searching = False
-        self.record.search_end(str(state.stop_reason), self.snapshot())
+        self.record.event("search_end", {"stop_reason": str(state.stop_reason), **self.snapshot()})
 
     def run_round(self, k: int) -> list[Proposal] | None:
         """One round; None when the money cap ended the search mid-round. A reflector that stays
@@ -279,7 +259,7 @@ class Run:
         reflector = request.reflector
         usage_before = _usage(reflector)
         room = self.ledger.max_calls - self.ledger.used - self.ledger.reserve
-        plans = plan_round(state, request.dataset.feedback, request.config, self.policies, k, room, request.dataset)
+        plans = plan_round(state, request.config, self.policies, k, room, request.dataset)
         steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
                       request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
                       request.config.accept_top is None, lambda: self.ledger.used)
@@ -323,7 +303,7 @@ class Run:
         assert state is not None
         dataset, seed = request.dataset, request.seed
         seed_id, best = artifact_id(seed), state.pool.best()
-        paid_before = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
+        paid_before = self.paid()
         seeds = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats) if dataset.holdout else []
         base_repeats, cand_repeats = [], []
         for holdout_seed in seeds:
@@ -341,19 +321,18 @@ class Run:
                 raise GepaLabError(
                     f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
                     "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
-        paid = self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0) - paid_before
-        result = build_result(experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
-                              policy=request.promotion, holdout_seeds=seeds,
-                              quality_objective=_quality_objective(request.evaluator),
-                              digests=dataset.digests(), base_repeats=base_repeats, cand_repeats=cand_repeats,
-                              ledger=self.ledger, transfer_evaluator=(self.transfer_runner.name
-                                                                      if self.transfer_runner else None),
-                              transfer=transfer)  # type: ignore[arg-type]
-        result.decision_number, result.decision_paid_evaluations, result.warnings = number, paid, self.warnings
+        result = build_result(self.experiment_id, state, dataset, request.config, request.promotion, seeds,
+                              _quality_objective(request.evaluator), base_repeats, cand_repeats, self.ledger,
+                              self.transfer_runner.name if self.transfer_runner else None,
+                              transfer)  # type: ignore[arg-type]
+        result.decision_number, result.warnings = number, self.warnings
+        result.decision_paid_evaluations = self.paid() - paid_before
         result.links = self.trackers.links()
-        self.record.decision(number, decision_settings(request.promotion, request.transfer), result.to_dict(),
-                                 promotion_outcome(result, request.submit))
+        self.record.decision(number, decision_settings(request), result.to_dict(), promotion_outcome(result, request.submit))
         return result
+
+    def paid(self) -> int:
+        return self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
 
     # -- stage 3: the submission -----------------------------------------------------------------
     def submit(self, result: Result) -> Exception | None:
@@ -374,32 +353,25 @@ class Run:
         snap = recorded.search_end or recorded.snapshot
         if snap is None:
             return
-        request = self.request
-        rng = random.Random()
-        validation = recorded.batches[0]
+        request, validation = self.request, recorded.batches[0]
         repeats = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats)
-        self.state = SearchState(rng, validation.seed, repeats if request.dataset.holdout else [],
+        self.state = SearchState(random.Random(), validation.seed, repeats if request.dataset.holdout else [],
                                  Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
                                       len(validation.evaluations)))
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
-        for row in accepted[:int(snap["state"]["pool_size"]) - 1]:
-            self.state.pool.add(_candidate(row, recorded.batches))
+        for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
+            self.state.pool.add(Candidate(
+                row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]), tuple(row["components"]),
+                row["iteration"], 0, recorded.batches[row["batches"][-1]].evaluations, int(row["metric_calls"]),
+                row.get("rationale", ""), joined_after=int(row["iteration"]) + 1))
         self.state.restore(snap["state"])
         self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
         self.ledger.restore(snap["ledger"])
-        self.batches = int(snap["batches"])
-        self.elapsed_before = float(snap["elapsed_s"])
+        self.batches, self.elapsed_before = int(snap["batches"]), float(snap["elapsed_s"])
         for name, policy in self.policies.stateful().items():
             if name in snap.get("policies", {}):
                 policy.restore(snap["policies"][name])
-
-
-def _candidate(row: dict[str, Any], batches: dict[int, ScoredBatch]) -> Candidate:
-    validation = batches[row["batches"][-1]]
-    return Candidate(row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]),
-                     tuple(row["components"]), row["iteration"], 0, validation.evaluations, int(row["metric_calls"]),
-                     row.get("rationale", ""), joined_after=int(row["iteration"]) + 1)
 
 
 def _usage(reflector: Reflector) -> tuple[float, int]:
@@ -415,25 +387,12 @@ def _quality_objective(evaluator: Evaluator) -> str | None:
 
 
 # -- the entry point -------------------------------------------------------------------------------
-def optimize(
-    seed: Artifact,
-    dataset: Dataset,
-    evaluator: Evaluator,
-    reflector: Reflector,
-    config: SearchConfig | None = None,
-    *,
-    evaluation: EvaluationSettings | None = None,
-    reflection: ReflectionSettings | None = None,
-    promotion: PromotionPolicy | None = None,
-    submitter: RevisionSubmitter | None = None,
-    submit: bool = False,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    trackers: list[Tracker] | tuple[Tracker, ...] = (),
-    name: str = "default",
-    run_config: dict[str, Any] | None = None,
-    transfer: Evaluator | None = None,
-) -> Result:
+def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector,
+             config: SearchConfig | None = None, *, evaluation: EvaluationSettings | None = None,
+             reflection: ReflectionSettings | None = None, promotion: PromotionPolicy | None = None,
+             submitter: RevisionSubmitter | None = None, submit: bool = False, run_dir: str | Path | None = None,
+             resume: bool = False, trackers: list[Tracker] | tuple[Tracker, ...] = (), name: str = "default",
+             run_config: dict[str, Any] | None = None, transfer: Evaluator | None = None) -> Result:
     """Run one GEPA experiment and decide whether its winner may be promoted.
 
     `run_dir` gets the run record (which is also the evaluation cache). `resume=True` continues
@@ -448,18 +407,10 @@ def optimize(
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
     policies = build_policies(config)
-    validate_request(seed, dataset, config, promotion, submit, submitter, declared_price(evaluator),
-                     transfer=transfer is not None)
-    check_protocols(evaluator, reflector, submitter, transfer)
-    check_cases(evaluator, dataset)
-    if transfer is not None:
-        check_cases(transfer, dataset, "transfer evaluator")
-    if submit:
-        check_submitter(submitter, seed)
+    check_request(seed, dataset, evaluator, reflector, config, promotion, submitter, submit, transfer)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
                       submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
-    identity = run_identity(request.seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion,
-                            transfer)
+    identity = run_identity(request)
     if resume and request.run_dir is None:
         raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
     with RunLock(request.run_dir) if request.run_dir is not None else nullcontext():
@@ -497,11 +448,9 @@ def _next_stage(run: Run) -> str:
     recorded, request = run.recorded, run.request
     if recorded is None or recorded.search_end is None:
         return "search"
-    if not recorded.decisions:
+    if not recorded.decisions or recorded.decisions[-1]["settings"] != decision_settings(request):
         return "decision"
     last = recorded.decisions[-1]
-    if last["settings"] != decision_settings(request.promotion, request.transfer):
-        return "decision"
     submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
     if request.submit and not submitted:
         if not last["result"]["promotion_eligible"]:
@@ -518,17 +467,15 @@ def _next_stage(run: Run) -> str:
 def _stages(run: Run) -> Result:
     request, recorded = run.request, run.recorded
     stage = _next_stage(run)
-    if recorded is not None:
-        run.restore()
     resume_point = None
     if recorded is not None:
+        run.restore()
         resume_point = ResumePoint(run.state.iteration if run.state else 0, run.batches)
-    run.warnings = _log_preflight(request)
+    run.warnings = announce(request.dataset, request.config, request.promotion, request.transfer is not None)
     run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
                                request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
-                               _full_config(request), request.submit,
-                               str(request.run_dir) if request.run_dir else None, resume_point,
-                               simulated=getattr(request.evaluator, "simulated", False) is True))
+                               _full_config(request), request.submit, str(request.run_dir) if request.run_dir else None,
+                               resume_point, simulated=getattr(request.evaluator, "simulated", False) is True))
     if recorded is not None:
         run.record.event("run_resumed", {"stage": stage, "iteration": resume_point.iteration if resume_point else 0,
                                          "batches": run.batches})
@@ -561,17 +508,6 @@ def _stages(run: Run) -> Result:
 def _full_config(request: Request) -> dict[str, Any]:
     return {"search": asdict(request.config), "evaluation": asdict(request.evaluation),
             "reflection": asdict(request.reflection), "promotion": asdict(request.promotion), **request.run_config}
-
-
-def _log_preflight(request: Request) -> list[str]:
-    config = request.config
-    warnings = data_warnings(request.dataset, config)
-    for warning in warnings:
-        log.warning("pre-flight: %s", warning)
-    least, most = iterations_allowed(config, request.dataset, request.promotion, request.transfer is not None)
-    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
-             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
-    return warnings
 
 
 # -- the confirmation (a sealed split, opened once) ----------------------------------------------------

@@ -16,12 +16,12 @@ import json
 import math
 import re
 import threading
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Case, Evaluation, Evaluator
@@ -34,23 +34,10 @@ from gepa_lab.search.retry import RetryPolicy
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class EvaluationStore(Protocol):
-    """Where paid evaluations are kept by cache key: the run record (in memory without a run dir)."""
-
-    def lookup(self, key: str) -> Evaluation | None: ...
-
-    def store(self, items: Iterable[tuple[str, Evaluation]]) -> None: ...
-
-
 @lru_cache(maxsize=4096)  # looked up, then stored: computed once per case
 def cache_key(artifact_id: str, case_id: str, seed: int, evaluator: str) -> str:
     raw = json.dumps([artifact_id, case_id, int(seed), evaluator], separators=(",", ":"))
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
-def _valid_text(text: str) -> str:
-    """Lone surrogates cannot be encoded (JSON file, model request): make them U+FFFD."""
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evaluation:
@@ -70,7 +57,8 @@ def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evalua
     for text_field, text in zip(("output", "feedback", "trace"), texts, strict=True):
         if not isinstance(text, str):
             raise EvaluatorContractError(f"case {case_id!r} {text_field} must be a string")
-    cleaned = tuple(_valid_text(t) for t in texts)
+    # Lone surrogates cannot be encoded (JSON file, model request): they become U+FFFD.
+    cleaned = tuple(t if t.isascii() else _SURROGATE.sub("\ufffd", t) for t in texts)
     if cleaned != texts or type(score) is not float:
         ev = replace(ev, score=float(score), output=cleaned[0], feedback=cleaned[1], trace=cleaned[2])
     return ev
@@ -108,7 +96,7 @@ def _process_evaluate(artifact: Artifact, cases: list[Case], seed: int) -> objec
 
 class CaseRunner:
     def __init__(self, evaluator: Evaluator, settings: EvaluationSettings | None = None,
-                 store: EvaluationStore | None = None, role: str = ""):
+                 store: RunRecord | None = None, role: str = ""):
         """`role` keeps a second evaluator's results apart (the transfer check always runs its own
         evaluator, even one configured like the run's)."""
         self.evaluator = evaluator
@@ -180,11 +168,9 @@ class CaseRunner:
     def _failed(self, exc: Exception, cases: Sequence[Case]) -> list[tuple[Evaluation, str | None]]:
         if not self._retry.transient(exc):
             where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
-            raise EvaluatorError(
-                f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
-                "failure (fix the evaluator, then resume the run; declare transient error types in "
-                "`retryable_exceptions`)"
-            ) from exc
+            raise EvaluatorError(f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
+                                 "failure (fix the evaluator, then resume the run; declare transient error types in "
+                                 "`retryable_exceptions`)") from exc
         error = describe(exc)
         attempts = self.settings.max_retries + 1
         return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
@@ -192,11 +178,9 @@ class CaseRunner:
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:
-        found: dict[str, tuple[Evaluation, str | None]] = {}
-        for case in cases:
-            hit = self.store.lookup(self.key(artifact_id, case.id, seed))
-            if hit is not None:
-                found[case.id] = (hit, None)
+        found: dict[str, tuple[Evaluation, str | None]] = {
+            case.id: (hit, None) for case in cases
+            if (hit := self.store.lookup(self.key(artifact_id, case.id, seed))) is not None}
         misses = [c for c in cases if c.id not in found]
         if not self.batched and (self.settings.workers == 1 or len(misses) <= 1):
             out = []

@@ -6,43 +6,35 @@ finished: the run is then decided again, beside its earlier decisions."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_id
-from gepa_lab.core.contracts import Dataset, Evaluator, Reflector
+from gepa_lab.core.artifacts import artifact_id
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.fingerprint import fingerprint
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
 from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
+
+if TYPE_CHECKING:
+    from gepa_lab.search.engine import Request
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
 RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})
 
 
-def decision_settings(promotion: PromotionPolicy, transfer: Evaluator | None) -> dict[str, Any]:
-    return {"promotion": asdict(promotion), "transfer": fingerprint(transfer) if transfer is not None else None}
+def decision_settings(request: Request) -> dict[str, Any]:
+    transfer = request.transfer
+    return {"promotion": asdict(request.promotion), "transfer": fingerprint(transfer) if transfer is not None else None}
 
 
-def run_identity(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector, config: SearchConfig,
-                 evaluation: EvaluationSettings, reflection: ReflectionSettings, promotion: PromotionPolicy,
-                 transfer: Evaluator | None) -> dict[str, Any]:
+def run_identity(request: Request) -> dict[str, Any]:
+    config, evaluation = request.config, request.evaluation
     search = {k: v for k, v in asdict(config).items() if k not in (*POLICY_KEYS, "stop")}
-    return {
-        "digests": dataset.digests(),
-        "seed_id": artifact_id(seed),
-        "evaluator": fingerprint(evaluator),
-        "reflector": fingerprint(reflector),
-        "search": {**search, **describe_policies(config)},
-        # What decides a transient failure's fate: how often it is retried, when a call times out.
-        "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
-        "reflection": {"max_retries": reflection.max_retries},
-        **decision_settings(promotion, transfer),
-    }
+    # evaluation / reflection: what decides a transient failure's fate (how often it is retried,
+    # when a call times out).
+    return {"digests": request.dataset.digests(), "seed_id": artifact_id(request.seed),
+            "evaluator": fingerprint(request.evaluator), "reflector": fingerprint(request.reflector),
+            "search": {**search, **describe_policies(config)},
+            "evaluation": {"max_retries": evaluation.max_retries, "timeout_s": evaluation.timeout_s},
+            "reflection": {"max_retries": request.reflection.max_retries}, **decision_settings(request)}
 
 
 def _changed(recorded: dict[str, Any], current: dict[str, Any], group: str) -> tuple[str, Any, Any] | None:
@@ -65,13 +57,11 @@ def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searche
                               "resume needs the same frozen dataset")
     if recorded["seed_id"] != current["seed_id"]:
         raise ResumeError("cannot resume: the seed artifact changed; resume needs the same seed")
-    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration "
-                                                                             "or prompt)")):
+    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration or prompt)")):
         if recorded.get(part) != current.get(part):
             raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
                               "resume with the original settings")
-    groups = ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"])
-    for group in groups:
+    for group in ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"]):
         change = _changed(recorded, current, group)
         if change is not None:
             key, old, new = change

@@ -55,9 +55,7 @@ class Ledger:
 
     def price(self, unrecorded: Sequence[Evaluation] = ()) -> float:
         """Observed USD per evaluated case, or the declared price before any."""
-        if self.used:
-            return (self.task_cost_usd + _cost(unrecorded)) / self.used
-        return self.declared_price or 0.0
+        return (self.task_cost_usd + _cost(unrecorded)) / self.used if self.used else self.declared_price or 0.0
 
     def check_cost(self, remaining: int, phase: str, unrecorded: Sequence[Evaluation], searching: bool) -> None:
         """Before paying for a case: during the search the holdout reserve stays affordable; while
@@ -68,12 +66,7 @@ class Ledger:
             return
         price = self.price(unrecorded)
         spent = self.task_cost_usd + self.reflection_cost_usd + _cost(unrecorded)
-        if phase.startswith("holdout"):
-            need = price
-        elif searching:
-            need = price * (1 + self.reserve)
-        else:
-            need = price * (remaining + self.reserve)
+        need = price if phase.startswith("holdout") else price * ((1 if searching else remaining) + self.reserve)
         if spent + need > cap + 1e-12:
             raise CostCapReached(phase, spent, price, cap)
 

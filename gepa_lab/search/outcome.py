@@ -17,9 +17,9 @@ from gepa_lab.search.state import SearchState
 ALGORITHM = "gepa"
 
 
-def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
+def build_result(experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
                  policy: PromotionPolicy, holdout_seeds: list[int], quality_objective: str | None,
-                 digests: dict[str, str], base_repeats: Sequence[Sequence[Evaluation]],
+                 base_repeats: Sequence[Sequence[Evaluation]],
                  cand_repeats: Sequence[Sequence[Evaluation]], ledger: Ledger, transfer_evaluator: str | None = None,
                  transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
@@ -28,9 +28,8 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
     best, seed = state.pool.best(), state.pool.members[0]
     decision = assess_promotion(
         best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
-        policy=policy, validation=best.validation, quality_objective=quality_objective,
-        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0,
-        transfer_evaluator=transfer_evaluator, transfer=transfer)
+        policy=policy, validation=best.validation, quality_objective=quality_objective, transfer=transfer,
+        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0, transfer_evaluator=transfer_evaluator)
     base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
 
     def summary(means: list[Any]) -> Summary:  # per holdout case (means over repeats), not per evaluation
@@ -43,38 +42,21 @@ def build_result(*, experiment_id: str, state: SearchState, dataset: Dataset, co
     if len(holdout_seeds) > 1:
         seeds["holdout_seeds"] = list(holdout_seeds)
     return Result(
-        algorithm=ALGORITHM,
-        experiment_id=experiment_id,
-        best=best.artifact,
-        best_id=best.id,
-        seed_id=seed.id,
-        baseline_validation=Summary.of(seed.validation),
-        candidate_validation=Summary.of(best.validation),
-        baseline_holdout=summary(base_cases),
-        candidate_holdout=summary(cand_cases),
-        candidate_count=len(state.pool),
-        metric_calls=ledger.used,
-        stop_reason=state.stop_reason,
-        promotion_eligible=decision.eligible,
-        promotion_reason=decision.reason,
-        promotion_rules=[asdict(r) for r in decision.rules],
-        seeds=seeds,
-        dataset={"id": dataset.id, "version": dataset.version, "digests": digests},
+        ALGORITHM, experiment_id, best.artifact, best.id, seed.id, Summary.of(seed.validation),
+        Summary.of(best.validation), summary(base_cases), summary(cand_cases), len(state.pool), ledger.used,
+        state.stop_reason, decision.eligible, decision.reason, [asdict(r) for r in decision.rules], seeds,
+        {"id": dataset.id, "version": dataset.version, "digests": dataset.digests()},
         holdout_cases=[{"case_id": c.id, "critical": c.critical, "baseline": b.score, "candidate": k.score,
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd={"task": ledger.task_cost_usd, "reflection": ledger.reflection_cost_usd},
-        reflection_tokens=ledger.reflection_tokens,
-        transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
-        proposals=state.proposals,
-        skipped_proposals=state.skipped,
+        reflection_tokens=ledger.reflection_tokens, transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
+        proposals=state.proposals, skipped_proposals=state.skipped,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores), c.parents)
               for c in state.pool.members],
-        validation_case_ids=[c.id for c in dataset.validation],
+        validation_case_ids=[c.id for c in dataset.validation], holdout_repeats=policy.holdout_repeats,
         holdout_interval=list(decision.interval) if decision.interval is not None else None,
-        confidence=policy.confidence if decision.interval is not None else None,
-        holdout_repeats=policy.holdout_repeats,
-    )
+        confidence=policy.confidence if decision.interval is not None else None)
 
 
 def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None,
@@ -91,15 +73,8 @@ def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation]
 def promotion_outcome(result: Result, submit: bool) -> dict[str, Any]:
     """`promotion.json`: what a CI job needs to know about a finished run, in one small file."""
     revision = result.revision or {}
-    return {
-        "experiment_id": result.experiment_id,
-        "decision": result.decision_number,
-        "eligible": result.promotion_eligible,
-        "reason": result.promotion_reason,
-        "submit": submit,
-        "submission_reason": result.submission_reason,
-        "revision_id": revision.get("revision_id"),
-        "revision_status": revision.get("status"),
-        "artifact_id": result.best_id,
-        "holdout_delta": result.holdout_delta,
-    }
+    return {"experiment_id": result.experiment_id, "decision": result.decision_number,
+            "eligible": result.promotion_eligible, "reason": result.promotion_reason, "submit": submit,
+            "submission_reason": result.submission_reason, "revision_id": revision.get("revision_id"),
+            "revision_status": revision.get("status"), "artifact_id": result.best_id,
+            "holdout_delta": result.holdout_delta}

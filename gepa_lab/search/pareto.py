@@ -15,14 +15,10 @@ from collections.abc import Mapping, Sequence
 
 def instance_fronts(scores: Mapping[str, Sequence[float]]) -> list[set[str]]:
     """Per validation case: every candidate holding the top score (exact ties kept)."""
-    ids = list(scores)
-    if not ids:
-        return []
-    n_cases = len(scores[ids[0]])
     fronts = []
-    for case in range(n_cases):
-        best = max(scores[c][case] for c in ids)
-        fronts.append({c for c in ids if scores[c][case] == best})
+    for column in zip(*scores.values(), strict=True):
+        best = max(column)
+        fronts.append({c for c, value in zip(scores, column, strict=True) if value == best})
     return fronts
 
 

@@ -4,10 +4,8 @@ and a due merge (GEPA+Merge) as the round's first proposal."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from gepa_lab.core.artifacts import get_component
-from gepa_lab.core.contracts import Case, Dataset
+from gepa_lab.core.contracts import Dataset
 from gepa_lab.core.settings import SearchConfig
 from gepa_lab.search.policies import Policies
 from gepa_lab.search.proposal import Plan
@@ -19,18 +17,16 @@ def proposal_calls(minibatch_size: int, dataset: Dataset) -> int:
     return 2 * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
 
 
-def merge_calls(minibatch_size: int, dataset: Dataset) -> int:
-    """A merge scores both parents and the child on its minibatch, then the child on Validation."""
-    return proposal_calls(minibatch_size, dataset) + min(minibatch_size, len(dataset.feedback))
-
-
-def plan_round(state: SearchState, feedback: Sequence[Case], config: SearchConfig, policies: Policies, k: int,
-               room: int, dataset: Dataset) -> list[Plan]:
+def plan_round(state: SearchState, config: SearchConfig, policies: Policies, k: int, room: int,
+               dataset: Dataset) -> list[Plan]:
     """Up to k plans whose worst-case spend fits `room` metric calls (k already fits reflective
     proposals; a merge costs one minibatch more)."""
-    rng, pool = state.rng, state.pool
+    rng, pool, feedback = state.rng, state.pool, dataset.feedback
     plans: list[Plan] = []
-    if policies.merge is not None and room >= merge_calls(config.minibatch_size, dataset):
+    per_proposal = proposal_calls(config.minibatch_size, dataset)
+    # A merge scores both parents and the child on its minibatch, then the child on Validation.
+    per_merge = per_proposal + min(config.minibatch_size, len(feedback))
+    if policies.merge is not None and room >= per_merge:
         picked = policies.merge.pick(pool, rng)
         if picked is not None:
             a, b, child = picked
@@ -40,8 +36,7 @@ def plan_round(state: SearchState, feedback: Sequence[Case], config: SearchConfi
                                if get_component(child, c) != get_component(a.artifact, c))
             plans.append(Plan(state.iteration, a, minibatch, seed, seed, other=b, child=child,
                               components=components, child_cursor=a.cursor))
-            room -= merge_calls(config.minibatch_size, dataset)
-    per_proposal = proposal_calls(config.minibatch_size, dataset)
+            room -= per_merge
     same = policies.parent.select(pool, rng) if config.proposal_parents == "same" and len(plans) < k else None
     while len(plans) < k and room >= per_proposal:
         parent = same or policies.parent.select(pool, rng)

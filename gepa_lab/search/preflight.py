@@ -4,12 +4,15 @@ budgets' pre-flight."""
 from __future__ import annotations
 
 import inspect
+import logging
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import SPLITS, Dataset, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import GepaLabError, ProtocolError, declared_retryable, describe
 from gepa_lab.core.settings import PromotionPolicy, SearchConfig
 from gepa_lab.search.planning import proposal_calls
+
+log = logging.getLogger("gepa_lab")
 
 
 def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
@@ -28,9 +31,13 @@ def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) 
                             f"{exc}") from None
 
 
-def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: RevisionSubmitter | None,
-                    transfer: Evaluator | None = None) -> None:
-    """Method signatures, checked before anything is spent."""
+def check_request(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector,
+                  config: SearchConfig, policy: PromotionPolicy, submitter: RevisionSubmitter | None, submit: bool,
+                  transfer: Evaluator | None) -> None:
+    """Everything `optimize` checks before anything is spent: the request (docs/design.md §2
+    order), the protocols' method signatures, the cases, the submitter."""
+    validate_request(seed, dataset, config, policy, submit, submitter, declared_price(evaluator),
+                     transfer=transfer is not None)
     _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
     if transfer is not None:
         _check_method(transfer, "transfer evaluator", "evaluate", ("artifact", "cases", "seed"))
@@ -40,6 +47,17 @@ def check_protocols(evaluator: Evaluator, reflector: Reflector, submitter: Revis
         _check_method(submitter, "submitter", "submit", ("request",))
     declared_retryable(evaluator)
     declared_retryable(reflector)
+    check_cases(evaluator, dataset)
+    if transfer is not None:
+        check_cases(transfer, dataset, "transfer evaluator")
+    check = getattr(submitter, "preflight", None) if submit else None
+    if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
+        try:
+            check(seed)
+        except GepaLabError:
+            raise
+        except Exception as exc:
+            raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
 
 
 def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator") -> None:
@@ -50,25 +68,12 @@ def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator")
         try:
             check([case for name in SPLITS for case in dataset.split(name)])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") \
-                from exc
+            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") from exc
 
 
-def check_submitter(submitter: RevisionSubmitter | None, seed: Artifact) -> None:
-    """With submit=true: a submitter that can check itself (`preflight(seed)`: store reachable,
-    required settings present) does so before anything is spent."""
-    check = getattr(submitter, "preflight", None)
-    if callable(check):
-        try:
-            check(seed)
-        except GepaLabError:
-            raise
-        except Exception as exc:
-            raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
-
-
-def data_warnings(dataset: Dataset, config: SearchConfig) -> list[str]:
-    """What would make a run's evidence weaker than it looks, said before anything is spent."""
+def announce(dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, transfer: bool) -> list[str]:
+    """Logged before anything is spent: what would make the run's evidence weaker than it looks
+    (returned: the result records it) and how many iterations the metric budget allows."""
     found = []
     if config.minibatch_size > len(dataset.feedback):
         found.append(f"search.minibatch_size {config.minibatch_size} is larger than the feedback split "
@@ -80,6 +85,11 @@ def data_warnings(dataset: Dataset, config: SearchConfig) -> list[str]:
                          + (": the holdout decision counts each distinct case once" if name == "holdout" else ""))
     if not dataset.holdout:
         found.append("no holdout split: the run can never be promotion-eligible (promotion rule 2)")
+    for warning in found:
+        log.warning("pre-flight: %s", warning)
+    least, most = iterations_allowed(config, dataset, policy, transfer)
+    log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
+             least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     return found
 
 
@@ -111,17 +121,14 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
         raise ValueError("a transfer evaluator needs a holdout split (set one, or drop transfer/evaluator)")
     need = len(dataset.validation) + holdout_reserve(dataset, policy, transfer)
     if need > config.max_metric_calls:
-        raise ValueError(
-            f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-            f"(|validation| + 2 x |holdout| x {'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}"
-            f"), max_metric_calls is {config.max_metric_calls}"
-        )
+        raise ValueError(f"metric budget cannot cover validation and holdout: needs at least {need} calls "
+                         f"(|validation| + 2 x |holdout| x "
+                         f"{'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}), "
+                         f"max_metric_calls is {config.max_metric_calls}")
     if config.max_cost_usd is not None and price is not None and need * price > config.max_cost_usd:
-        raise ValueError(
-            f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout reserve: "
-            f"{need} cases at the evaluator's declared ${price:g} per case need ${need * price:g} "
-            "(raise search.max_cost_usd)"
-        )
+        raise ValueError(f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout "
+                         f"reserve: {need} cases at the evaluator's declared ${price:g} per case need "
+                         f"${need * price:g} (raise search.max_cost_usd)")
 
 
 def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy,

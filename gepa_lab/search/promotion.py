@@ -62,8 +62,7 @@ def paired_interval(deltas: Sequence[float], confidence: float, resamples: int, 
     return float(low), float(high)
 
 
-def _rule(rule: str, ok: bool, detail: str, value: float | None = None, threshold: float | None = None,
-          ) -> RuleOutcome:
+def _rule(rule: str, ok: bool, detail: str, value: float | None = None, threshold: float | None = None) -> RuleOutcome:
     return RuleOutcome(rule, ok, detail, "passed" if ok else "failed", value, threshold)
 
 
@@ -83,10 +82,8 @@ def _critical(holdout: Sequence[Case], base: list[CaseMeans], cand: list[CaseMea
             continue
         lost_pass = PASSED in b.objectives and PASSED in c.objectives and (
             b.objectives[PASSED] >= 0.5 > c.objectives[PASSED])
-        if quality is not None and quality in b.objectives and quality in c.objectives:
-            drop = b.objectives[quality] - c.objectives[quality]
-        else:
-            drop = b.score - c.score
+        drop = (b.objectives[quality] - c.objectives[quality]
+                if quality is not None and quality in b.objectives and quality in c.objectives else b.score - c.score)
         if lost_pass or drop > policy.critical_tolerance + DELTA_TOLERANCE:
             return _rule("critical_non_regression", False, f"critical holdout case regressed: {case.id}",
                          value=drop, threshold=policy.critical_tolerance)
@@ -146,26 +143,19 @@ def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Ev
     return rules
 
 
-def assess_promotion(
-    *,
-    best_is_seed: bool,
-    holdout: Sequence[Case],
-    baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-    candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-    policy: PromotionPolicy | None = None,
-    validation: Sequence[Evaluation] = (),
-    quality_objective: str | None = None,
-    bootstrap_seed: int = 0,
-    transfer_evaluator: str | None = None,
-    transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None,
-) -> PromotionDecision:
+def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
+                     baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
+                     candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
+                     policy: PromotionPolicy | None = None, validation: Sequence[Evaluation] = (),
+                     quality_objective: str | None = None, bootstrap_seed: int = 0,
+                     transfer_evaluator: str | None = None,
+                     transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> PromotionDecision:
     """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order (a flat list
     is one repeat). `validation`: the winner's validation evaluations (pass-rate floor).
     `transfer_evaluator`: the transfer check's evaluator, if one is configured; `transfer`: seed's
     and winner's holdout evaluations under it (None when there was no winner to check)."""
     policy = policy or PromotionPolicy()
-    base_repeats = _repeats(baseline)
-    cand_repeats = _repeats(candidate)
+    base_repeats, cand_repeats = _repeats(baseline), _repeats(candidate)
     rules = [_rule("candidate_improved_validation", not best_is_seed,
                    "no accepted candidate improved validation" if best_is_seed else "best candidate is not the seed")]
     if not holdout:
@@ -175,7 +165,12 @@ def assess_promotion(
         return _decide(rules, None, None)
     rules.append(_rule("holdout_configured", True, f"{len(holdout)} holdout cases"))
     base, cand = case_means(base_repeats), case_means(cand_repeats)
-    deltas = distinct_deltas(holdout, [c.score - b.score for b, c in zip(base, cand, strict=True)])
+    # One delta per distinct holdout case (duplicates averaged), so copies of one case never count
+    # as independent evidence.
+    groups: dict[str, list[float]] = {}
+    for case, b, c in zip(holdout, base, cand, strict=True):
+        groups.setdefault(content_key(case), []).append(c.score - b.score)
+    deltas = [math.fsum(values) / len(values) for values in groups.values()]
     delta, minimum = math.fsum(deltas) / len(deltas), policy.min_holdout_improvement
     ok = delta >= minimum - DELTA_TOLERANCE
     over = f" (over {len(deltas)} distinct of {len(holdout)} cases)" if len(deltas) < len(holdout) else ""
@@ -196,15 +191,6 @@ def assess_promotion(
     if transfer_evaluator is not None:
         rules.append(_transfer(transfer_evaluator, transfer, minimum))
     return _decide(rules, delta, interval)
-
-
-def distinct_deltas(holdout: Sequence[Case], deltas: Sequence[float]) -> list[float]:
-    """One delta per distinct holdout case (duplicates averaged), so copies of one case never
-    count as independent evidence."""
-    groups: dict[str, list[float]] = {}
-    for case, value in zip(holdout, deltas, strict=True):
-        groups.setdefault(content_key(case), []).append(value)
-    return [math.fsum(values) / len(values) for values in groups.values()]
 
 
 def fmt(value: float, sign: bool = False) -> str:
@@ -239,9 +225,6 @@ def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> 
     return list(batches)  # type: ignore[arg-type]
 
 
-def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None,
-            ) -> PromotionDecision:
-    for rule in rules:
-        if rule.status == "failed":
-            return PromotionDecision(False, rule.detail, tuple(rules), delta, interval)
-    return PromotionDecision(True, ELIGIBLE_REASON, tuple(rules), delta, interval)
+def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None) -> PromotionDecision:
+    failed = next((rule for rule in rules if rule.status == "failed"), None)
+    return PromotionDecision(failed is None, failed.detail if failed else ELIGIBLE_REASON, tuple(rules), delta, interval)

@@ -15,12 +15,7 @@ from typing import Any
 
 import json_repair
 
-from gepa_lab.core.artifacts import (
-    Artifact,
-    artifact_from_dict,
-    get_component,
-    with_component,
-)
+from gepa_lab.core.artifacts import Artifact, artifact_from_dict, get_component, with_component
 from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.redact import prepare_field
@@ -37,32 +32,18 @@ def _case_field(text: str) -> str:
 
 def build_records(cases: Sequence[Case], evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
     """Reflection records for a Feedback minibatch, in minibatch order."""
-    records = []
-    for n, (case, ev) in enumerate(zip(cases, evaluations, strict=True), start=1):
-        records.append(
-            {
-                "case_id": f"case-{n}",
-                "input": _case_field(case.input),
-                "expected": _case_field(case.expected or ""),
-                "score": float(ev.score),
-                "output": prepare_field(ev.output, FIELD_MAX_CHARS),
-                "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS),
-                "trace": prepare_field(ev.trace, FIELD_MAX_CHARS),
-            }
-        )
-    return records
+    return [{"case_id": f"case-{n}", "input": _case_field(case.input), "expected": _case_field(case.expected or ""),
+             "score": float(ev.score), "output": prepare_field(ev.output, FIELD_MAX_CHARS),
+             "feedback": prepare_field(ev.feedback, FIELD_MAX_CHARS), "trace": prepare_field(ev.trace, FIELD_MAX_CHARS)}
+            for n, (case, ev) in enumerate(zip(cases, evaluations, strict=True), start=1)]
 
 
 def reflector_view(artifact: Artifact) -> Artifact:
     """The artifact as the reflector may see it (every text bounded and redacted). The child is
     still built from the real parent, with only the selected component replaced."""
-    out: dict[str, Any] = {}
-    for key, value in artifact.to_dict().items():
-        if isinstance(value, (list, tuple)):
-            out[key] = [prepare_field(v, FIELD_MAX_CHARS) for v in value]
-        else:
-            out[key] = prepare_field(value, FIELD_MAX_CHARS)
-    return artifact_from_dict(out, artifact.kind)
+    return artifact_from_dict({key: [prepare_field(v, FIELD_MAX_CHARS) for v in value]
+                               if isinstance(value, (list, tuple)) else prepare_field(value, FIELD_MAX_CHARS)
+                               for key, value in artifact.to_dict().items()}, artifact.kind)
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?|\n?\s*```\s*$")
@@ -110,25 +91,18 @@ def _clean_component(value: Any, current: Any, component: str) -> str | tuple[st
     return value.strip()
 
 
-def child_value(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Any, str]:
-    """The new value of `component` a reply proposes, and its rationale."""
-    current = get_component(parent, component)
-    data = parse_reply(reply)
-    if component not in data:
-        raise ReflectionRejected(f"reflection response has no {component!r} field")
-    rationale = data.get("rationale", "")
-    rationale = prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS)
-    return _clean_component(data[component], current, component), rationale
-
-
 def apply_replies(parent: Artifact, replies: dict[str, Any]) -> tuple[Artifact, str]:
     """Child = parent with each chosen component taken from its reply (only that component of
     each reply). Returns (child, rationale)."""
     child, rationales = parent, []
     for component, reply in replies.items():
-        value, rationale = child_value(parent, component, reply)
-        child = with_component(child, component, value)
-        rationales.append(rationale)
+        current = get_component(parent, component)
+        data = parse_reply(reply)
+        if component not in data:
+            raise ReflectionRejected(f"reflection response has no {component!r} field")
+        child = with_component(child, component, _clean_component(data[component], current, component))
+        rationale = data.get("rationale", "")
+        rationales.append(prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS))
     try:
         child.validate()
     except ValueError as exc:

@@ -91,18 +91,13 @@ class Scheduler:
                     _record(plan, steps, emit)
         for plan in live:
             if plan not in improving:
-                plan.status, plan.reason = "rejected", _rejection(plan, steps)
+                plan.status, plan.reason = "rejected", ("merge_below_parents" if plan.is_merge else str(
+                    getattr(steps.acceptance, "reason", type(steps.acceptance).__name__)))
             elif plan not in chosen:
                 plan.status, plan.reason = "rejected", f"round_acceptance: {accept_top} larger gain(s) in the round"
         for plan in chosen:  # they join the pool in proposal order
             _join(plan, steps)
         return [to_proposal(plan) for plan in plans]
-
-
-def _rejection(plan: Plan, steps: Steps) -> str:
-    if plan.is_merge:
-        return "merge_below_parents"
-    return str(getattr(steps.acceptance, "reason", type(steps.acceptance).__name__))
 
 
 def _join(plan: Plan, steps: Steps) -> None:

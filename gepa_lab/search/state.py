@@ -101,8 +101,7 @@ class Pool:
 
     def survivors(self) -> set[str]:
         if self._alive is None:
-            means = {c.id: c.mean for c in self.members}
-            self._alive = prune_dominated(means, self._held())
+            self._alive = prune_dominated({c.id: c.mean for c in self.members}, self._held())
         return self._alive
 
     def selection(self) -> list[str]:
@@ -112,12 +111,7 @@ class Pool:
         return self._selection
 
     def best(self) -> Candidate:
-        # Strict '>' keeps the earliest candidate on ties, so the seed wins ties.
-        best = self.members[0]
-        for cand in self.members[1:]:
-            if cand.mean > best.mean:
-                best = cand
-        return best
+        return max(self.members, key=lambda c: c.mean)  # the earliest on ties: the seed wins ties
 
 
 @dataclass

@@ -24,27 +24,12 @@ from gepa_lab.core.submission import (
 def submission_request(result: Result, dataset: Dataset, lineage: Lineage | None = None) -> dict[str, Any]:
     """The request a `RevisionSubmitter` receives: artifact, parent, source and holdout evidence."""
     lineage = lineage or Lineage()
-    artifact = artifact_dict(result.best)
-    return SubmissionRequest(
-        source=f"optimization/{result.algorithm}:{result.experiment_id}",
-        artifact=artifact,
-        action=lineage.action,
-        parent_revision_id=lineage.parent_revision_id,
-        artifact_name=lineage.artifact_name,
-        evidence=Evidence(
-            experiment_id=result.experiment_id,
-            dataset_id=dataset.id,
-            dataset_version=dataset.version,
-            digests=dict(result.dataset["digests"]),
-            baseline_score=result.baseline_holdout.score,
-            candidate_score=result.candidate_holdout.score,
-            delta=result.holdout_delta,
-            case_count=result.candidate_holdout.cases,
-            objectives=dict(result.candidate_holdout.objectives),
-            mlflow_run_id=result.links.get("mlflow_run_id"),
-            seed_artifact_id=result.seed_id,
-        ),
-    ).to_dict()
+    holdout = result.candidate_holdout
+    evidence = Evidence(result.experiment_id, dataset.id, dataset.version, dict(result.dataset["digests"]),
+                        result.baseline_holdout.score, holdout.score, result.holdout_delta, holdout.cases,
+                        dict(holdout.objectives), result.links.get("mlflow_run_id"), result.seed_id)
+    return SubmissionRequest(f"optimization/{result.algorithm}:{result.experiment_id}", artifact_dict(result.best),
+                             lineage.action, lineage.parent_revision_id, evidence, lineage.artifact_name).to_dict()
 
 
 def submit_winner(result: Result, dataset: Dataset, submitter: RevisionSubmitter | None) -> None:
@@ -56,9 +41,8 @@ def submit_winner(result: Result, dataset: Dataset, submitter: RevisionSubmitter
         result.submission_reason = result.promotion_reason
         return
     try:
-        lineage = None
-        if isinstance(submitter, LineageSource):
-            lineage = submitter.lineage(artifact_dict(result.best), result.seed_id)
+        lineage = (submitter.lineage(artifact_dict(result.best), result.seed_id)
+                   if isinstance(submitter, LineageSource) else None)
         revision = submitter.submit(submission_request(result, dataset, lineage))
     except SubmissionRefused as exc:
         result.submission_reason = f"revision submission refused: {exc}"

@@ -30,7 +30,7 @@ def _build(key: str, value: Any) -> Any:
         raise ConfigError(f"search.{key} needs a `_target_` naming its class (see conf/search/{key}/)")
     from hydra.utils import get_object
 
-    kwargs = {str(k): _plain_value(v) for k, v in value.items() if k != "_target_"}
+    kwargs = {str(k): _plain(v) for k, v in value.items() if k != "_target_"}
     try:
         return get_object(str(value["_target_"]))(**kwargs)
     except Exception as exc:  # an unknown class, a wrong argument, a value the policy refuses
@@ -64,25 +64,14 @@ def build_policies(config: SearchConfig) -> Policies:
 
 def describe_policies(config: SearchConfig) -> dict[str, Any]:
     """The policies' part of the run identity: their configuration (or an object's fingerprint)."""
-    out: dict[str, Any] = {}
-    for key in (*POLICY_KEYS, "stop"):
-        value = getattr(config, key)
-        out[key] = _plain(value)
-    return out
+    return {key: _plain(getattr(config, key), identity=True) for key in (*POLICY_KEYS, "stop")}
 
 
-def _plain_value(value: Any) -> Any:
-    """A config value as plain Python (OmegaConf containers to dicts and lists)."""
+def _plain(value: Any, identity: bool = False) -> Any:
+    """A config value as plain Python (OmegaConf containers to dicts and lists); for the identity,
+    a policy object by its fingerprint."""
     if isinstance(value, Mapping):
-        return {str(k): _plain_value(v) for k, v in value.items()}
+        return {str(k): _plain(v, identity) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain_value(v) for v in value]
-    return value
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (str, int, float, bool, list, tuple)):
-        return value
-    return fingerprint(value)
+        return [_plain(v, identity) for v in value]
+    return value if not identity or value is None or isinstance(value, (str, int, float, bool)) else fingerprint(value)

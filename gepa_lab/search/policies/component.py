@@ -45,8 +45,7 @@ class AllComponents:
 
 
 def mentions(feedback: str, component: str) -> bool:
-    text = feedback.lower()
-    name = component.lower()
+    text, name = feedback.lower(), component.lower()
     return name in text or name.replace("_", " ") in text
 
 

@@ -49,10 +49,8 @@ class Objective:
     def values(self, validation: Sequence[Evaluation]) -> list[float]:
         out = []
         for name, sign in self._signs.items():
-            if name == "score":
-                found = [ev.score for ev in validation]
-            else:
-                found = [ev.objectives[name] for ev in validation if name in ev.objectives]
+            found = ([ev.score for ev in validation] if name == "score"
+                     else [ev.objectives[name] for ev in validation if name in ev.objectives])
             out.append(sign * math.fsum(found) / len(found) if found and len(found) == len(validation) else -math.inf)
         return out
 

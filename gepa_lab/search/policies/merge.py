@@ -51,8 +51,7 @@ class Merge:
         if isinstance(max_merges, bool) or not isinstance(max_merges, int) or max_merges < 1:
             raise ValueError(f"search.merge.max_merges must be an integer >= 1 (got {max_merges!r})")
         self.max_merges = max_merges
-        self.due = 0
-        self.tried = 0
+        self.due, self.tried = 0, 0
         self._attempted: set[tuple[str, str, str]] = set()
 
     def after_round(self, accepted_reflective: int) -> None:
@@ -81,8 +80,7 @@ class Merge:
                 lineage_a, lineage_b = ancestors(pool, a), ancestors(pool, b)
                 if a.id in lineage_b or b.id in lineage_a:
                     continue  # one descends from the other: nothing to combine
-                common = [pool.get(c) for c in lineage_a & lineage_b]
-                common = [c for c in common if c.mean <= min(a.mean, b.mean)]
+                common = [c for c in map(pool.get, lineage_a & lineage_b) if c.mean <= min(a.mean, b.mean)]
                 if not common:
                     continue
                 ancestor = max(common, key=lambda c: order[c.id])  # the most recent one

@@ -48,9 +48,7 @@ class EpsilonGreedy:
         self.epsilon = epsilon
 
     def select(self, pool: Pool, rng: random.Random) -> Candidate:
-        if rng.random() < self.epsilon:
-            return pool.members[rng.randrange(len(pool.members))]
-        return pool.best()
+        return pool.members[rng.randrange(len(pool.members))] if rng.random() < self.epsilon else pool.best()
 
 
 class TopKPareto:
