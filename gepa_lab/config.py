@@ -223,7 +223,8 @@ def _check_target(group: str, node: Any, required: bool) -> None:
         takes = [n for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         unknown = [k for k in keys if k not in takes]
         if unknown:
-            raise ConfigError(unknown_key(f"{group}.{unknown[0]}", takes, f"{group} takes: {', '.join(takes)}")) from None
+            raise ConfigError(unknown_key(f"{group}.{unknown[0]}", takes,
+                                          f"{group} takes: {', '.join(takes)}")) from None
         raise ConfigError(f"{group}: {exc}; set it in the {group} config") from None
 
 

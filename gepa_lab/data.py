@@ -217,7 +217,8 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
     try:
         saved = datasets.load_from_disk(str(root))
     except Exception as exc:  # HF raises FileNotFoundError / ValueError variants for a wrong folder
-        raise ValueError(f"cannot read {root} as a saved Hugging Face dataset: {exc.__class__.__name__}: {exc}") from exc
+        raise ValueError(f"cannot read {root} as a saved Hugging Face dataset: "
+                         f"{exc.__class__.__name__}: {exc}") from exc
     if not isinstance(saved, datasets.DatasetDict):
         raise ValueError(f"{root} holds one Dataset, not a DatasetDict with named splits; save a DatasetDict")
     meta = _manifest(root, manifest)

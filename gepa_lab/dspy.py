@@ -163,7 +163,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         program = apply_texts(student, result.best) if winner else student.deepcopy()
         interval = tuple(result.holdout_interval) if result.holdout_interval else None
         program.decision = Decision(name, result.promotion_eligible, result.promotion_reason,
-                                    "winner" if winner else "seed", result.holdout_delta if result.holdout_cases else None,
+                                    "winner" if winner else "seed",
+                                    result.holdout_delta if result.holdout_cases else None,
                                     interval, result.confidence, run_dir, saver.path,  # type: ignore[arg-type]
                                     result.links.get("mlflow_run_id"), result)
         log.info("%s", program.decision)

@@ -140,7 +140,8 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
             "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
             "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
             "eligible": {"true": True, "false": False}.get(tags.get("promotion_eligible", "")) if finished else None,
-            "metric_calls": metrics.get("total_metric_calls", math.nan), "cost_usd": metrics.get("total_cost_usd", math.nan),
+            "metric_calls": metrics.get("total_metric_calls", math.nan),
+            "cost_usd": metrics.get("total_cost_usd", math.nan),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
@@ -204,7 +205,8 @@ def link_lines(uri: str, frame: Any, mlflow_experiment_id: str) -> list[str]:
     from gepa_lab.tracking import mlflow_links
 
     lines = [f"MLflow, the runs table: {mlflow_links.experiment_url(uri, mlflow_experiment_id)}",
-             f"MLflow, these runs compared: {mlflow_links.compare_url(uri, [mlflow_experiment_id], list(frame['run_id']))}"]
+             "MLflow, these runs compared: "
+             + mlflow_links.compare_url(uri, [mlflow_experiment_id], list(frame["run_id"]))]
     command = mlflow_links.ui_command(uri)
     return lines + ([f"(serve the links first: {command})"] if command else [])
 

@@ -22,7 +22,8 @@ from gepa_lab.search.promotion import paired_interval
 
 TIE = 1e-9
 RESAMPLES = 10_000
-COMPARE_COLUMNS = ["value", "baseline", "pairs", "gain", "baseline gain", "difference", "low", "high", "better", "tied", "worse",
+COMPARE_COLUMNS = ["value", "baseline", "pairs", "gain", "baseline gain", "difference", "low", "high",
+                   "better", "tied", "worse",
                    "promoted", "baseline promoted", "false promotions", "baseline false promotions",
                    "metric calls", "cost usd"]
 
@@ -190,7 +191,8 @@ def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path:
         diffs = [float(r.gain or 0.0) - float(b.gain or 0.0) for b, r in paired[row["value"]]]
         offsets = [0.3 * (i / max(1, len(diffs) - 1) - 0.5) for i in range(len(diffs))]
         axes.scatter([x - 0.15 + o for o in offsets], diffs, s=10, alpha=0.5, color=f"C{x % 10}")
-        axes.errorbar([x + 0.2], [row["difference"]], yerr=[[row["difference"] - row["low"]], [row["high"] - row["difference"]]],
+        axes.errorbar([x + 0.2], [row["difference"]],
+                      yerr=[[row["difference"] - row["low"]], [row["high"] - row["difference"]]],
                       fmt="D", color="black", capsize=4)
     axes.axhline(0.0, color="grey", linewidth=0.8)
     axes.set_xticks(range(len(rows)), [str(r["value"])[:24] for r in rows], fontsize=8)

@@ -21,7 +21,8 @@ def format_summary(result: Result, experiment: str, run_dir: Path | None, *, sim
         f"  stop        {result.stop_reason} after {_plural(result.metric_calls, 'metric call')}, "
         f"{_plural(result.proposals, 'proposal')}, {_plural(result.candidate_count, 'candidate')} in the pool",
         f"  winner      {winner}",
-        f"  validation  seed {bv.score:.4f} -> winner {cv.score:.4f}  ({_plural(len(result.validation_case_ids), 'case')})",
+        f"  validation  seed {bv.score:.4f} -> winner {cv.score:.4f}  "
+        f"({_plural(len(result.validation_case_ids), 'case')})",
         *_decision(result, simulated), *_process(result), *_links(result),
     ]
     if run_dir is not None:

@@ -79,7 +79,8 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
     in sys.modules so classifying an error never imports a heavy library."""
     found: list[type[BaseException]] = []
     for module, names in (("openai", ("APIConnectionError", "APITimeoutError")),
-                          ("httpx", ("TransportError", "TimeoutException")), ("requests", ("ConnectionError", "Timeout")),
+                          ("httpx", ("TransportError", "TimeoutException")),
+                          ("requests", ("ConnectionError", "Timeout")),
                           ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
                                        "InternalServerError"))):
         loaded = sys.modules.get(module)

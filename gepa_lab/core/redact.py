@@ -26,7 +26,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?\s*[:=]\s*)" + _VALUE), r"\1" + REDACTED),
     (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?\s*[:=]\s*)" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
     # --api-key value / --token=value
-    (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"), r"\1" + REDACTED),
+    (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"),
+     r"\1" + REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), REDACTED),
 ]
@@ -72,4 +73,6 @@ def prepare_field(text: str, limit: int = 4000) -> str:
     if not text:
         return text
     text = text.strip()
-    return text if len(text) <= limit and not _TRIGGER.search(text) else cap_chars(redact(cap_chars(text, limit)), limit)
+    if len(text) <= limit and not _TRIGGER.search(text):
+        return text
+    return cap_chars(redact(cap_chars(text, limit)), limit)

@@ -41,10 +41,12 @@ class Evidence:
         for name in ("experiment_id", "dataset_id", "dataset_version"):
             _text(data.get(name), f"evidence.{name}")
         digests = data.get("digests")
-        if not isinstance(digests, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in digests.items()):
+        if not isinstance(digests, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in digests.items()):
             raise ValueError("submission field evidence.digests must map split names to sha256 strings")
         objectives = data.get("objectives") or {}
-        if not isinstance(objectives, dict) or not all(isinstance(k, str) and _is_number(v) for k, v in objectives.items()):
+        if not isinstance(objectives, dict) or not all(isinstance(k, str) and _is_number(v)
+                                                        for k, v in objectives.items()):
             raise ValueError("submission field evidence.objectives must map names to numbers")
         case_count = data.get("case_count")
         if isinstance(case_count, bool) or not isinstance(case_count, int):
@@ -57,7 +59,8 @@ class Evidence:
                 raise ValueError(f"submission field evidence.{name} must be a string or null")
         return cls(data["experiment_id"], data["dataset_id"], data["dataset_version"], dict(digests),
                    float(data["baseline_score"]), float(data["candidate_score"]), float(data["delta"]), case_count,
-                   {k: float(v) for k, v in objectives.items()}, data.get("mlflow_run_id"), data.get("seed_artifact_id"))
+                   {k: float(v) for k, v in objectives.items()}, data.get("mlflow_run_id"),
+                   data.get("seed_artifact_id"))
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ class LMSettings:
     # development runs that replay the same requests.
     cache: bool = False
     engine: str = "litellm"  # litellm: every request goes through litellm; auto: dspy's native engine when it can
-    usd_per_1k_tokens: float | None = None  # price of prompt + completion tokens; None: litellm's price map (0 if unknown)
+    # price of prompt + completion tokens; None: litellm's price map (0 if unknown)
+    usd_per_1k_tokens: float | None = None
 
     # Validated by its holder with the role's name (`LMConfig`, `as_settings`, `build_lm`), so an
     # error names the full key, e.g. `lm.task.temperature`.

@@ -2,8 +2,9 @@
 
 The reflector sends the prompt of `gepa_lab.lm.prompt` as a messages list (system + user, no DSPy
 signature adapter) and returns the model's raw text; the engine parses it with its tolerant JSON
-parser, so an unusable reply is a recorded `reflection_rejected`, not a crash. Tokens and USD of every call come from the LM's usage and are counted here, apart from the
-task's (`total_cost_usd` is what the engine adds to the run's reflection cost).
+parser, so an unusable reply is a recorded `reflection_rejected`, not a crash. Tokens and USD of
+every call come from the LM's usage and are counted here, apart from the task's (`total_cost_usd`
+is what the engine adds to the run's reflection cost).
 
 Records that carry per-predictor feedback (`gepa_lab.lm.records`) are narrowed to the component
 being improved: the model sees that predictor's feedback and trace lines, not the others'.

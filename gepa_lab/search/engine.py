@@ -114,7 +114,8 @@ class Run:
         self.runner = CaseRunner(request.evaluator, request.evaluation, record)
         self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
                                 if request.transfer else None)
-        self.ledger = Ledger(config.max_metric_calls, holdout_reserve(dataset, request.promotion, request.transfer is not None),
+        self.ledger = Ledger(config.max_metric_calls,
+                             holdout_reserve(dataset, request.promotion, request.transfer is not None),
                              config.max_cost_usd, declared_price(request.evaluator))
         self.scheduler = Scheduler(config.parallel_proposals)
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
@@ -321,14 +322,17 @@ class Run:
                 raise GepaLabError(
                     f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
                     "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
-        result = build_result(self.experiment_id, state, dataset, request.config, request.promotion, seeds,
-                              _quality_objective(request.evaluator), base_repeats, cand_repeats, self.ledger,
-                              self.transfer_runner.name if self.transfer_runner else None,
-                              transfer)  # type: ignore[arg-type]
+        result = build_result(
+            experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
+            policy=request.promotion, holdout_seeds=seeds, quality_objective=_quality_objective(request.evaluator),
+            base_repeats=base_repeats, cand_repeats=cand_repeats, ledger=self.ledger,
+            transfer_evaluator=self.transfer_runner.name if self.transfer_runner else None,
+            transfer=transfer)  # type: ignore[arg-type]
         result.decision_number, result.warnings = number, self.warnings
         result.decision_paid_evaluations = self.paid() - paid_before
         result.links = self.trackers.links()
-        self.record.decision(number, decision_settings(request), result.to_dict(), promotion_outcome(result, request.submit))
+        self.record.decision(number, decision_settings(request), result.to_dict(),
+                             promotion_outcome(result, request.submit))
         return result
 
     def paid(self) -> int:
@@ -362,7 +366,8 @@ class Run:
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
         for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
             self.state.pool.add(Candidate(
-                row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]), tuple(row["components"]),
+                row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]),
+                tuple(row["components"]),
                 row["iteration"], 0, recorded.batches[row["batches"][-1]].evaluations, int(row["metric_calls"]),
                 row.get("rationale", ""), joined_after=int(row["iteration"]) + 1))
         self.state.restore(snap["state"])
@@ -454,8 +459,9 @@ def _next_stage(run: Run) -> str:
     submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
     if request.submit and not submitted:
         if not last["result"]["promotion_eligible"]:
-            raise ResumeError(f"cannot submit: the run's decision was NOT ELIGIBLE ({last['result']['promotion_reason']}"
-                              "); only an eligible winner is submitted")
+            reason = last["result"]["promotion_reason"]
+            raise ResumeError(f"cannot submit: the run's decision was NOT ELIGIBLE ({reason}); only an eligible "
+                              "winner is submitted")
         return "submission"
     if not recorded.finished:  # decided, but a tracker never heard of it (killed, interrupted)
         return "report"

@@ -57,7 +57,8 @@ def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searche
                               "resume needs the same frozen dataset")
     if recorded["seed_id"] != current["seed_id"]:
         raise ResumeError("cannot resume: the seed artifact changed; resume needs the same seed")
-    for part, what in (("evaluator", "evaluator configuration"), ("reflector", "reflector (or its configuration or prompt)")):
+    for part, what in (("evaluator", "evaluator configuration"),
+                       ("reflector", "reflector (or its configuration or prompt)")):
         if recorded.get(part) != current.get(part):
             raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
                               "resume with the original settings")

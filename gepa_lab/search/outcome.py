@@ -50,7 +50,8 @@ def build_result(experiment_id: str, state: SearchState, dataset: Dataset, confi
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd={"task": ledger.task_cost_usd, "reflection": ledger.reflection_cost_usd},
-        reflection_tokens=ledger.reflection_tokens, transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
+        reflection_tokens=ledger.reflection_tokens,
+        transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
         proposals=state.proposals, skipped_proposals=state.skipped,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores), c.parents)
               for c in state.pool.members],

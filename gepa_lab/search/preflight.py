@@ -68,7 +68,8 @@ def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator")
         try:
             check([case for name in SPLITS for case in dataset.split(name)])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: {describe(exc)}") from exc
+            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: "
+                             f"{describe(exc)}") from exc
 
 
 def announce(dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, transfer: bool) -> list[str]:

@@ -227,4 +227,5 @@ def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> 
 
 def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None) -> PromotionDecision:
     failed = next((rule for rule in rules if rule.status == "failed"), None)
-    return PromotionDecision(failed is None, failed.detail if failed else ELIGIBLE_REASON, tuple(rules), delta, interval)
+    return PromotionDecision(failed is None, failed.detail if failed else ELIGIBLE_REASON, tuple(rules), delta,
+                             interval)

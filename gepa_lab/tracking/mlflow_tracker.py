@@ -313,7 +313,8 @@ class MlflowTracker:
             "uri": self.uri, "env": {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_")},
             "experiment": self.experiment, "artifact_location": self._location(db, self.experiment),
             "candidates_experiment": cand, "candidates_artifact_location": self._location(db, cand),
-            "views": views(), "first_metric": "holdout_delta", "run_dir": run.run_dir, "reopen": (stored or {}).get("run_id"),
+            "views": views(), "first_metric": "holdout_delta", "run_dir": run.run_dir,
+            "reopen": (stored or {}).get("run_id"),
             "resume_iteration": run.resume.iteration if run.resume is not None else None,
             "run_name": f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}",
             "start_ms": int(datetime.fromisoformat(run.started_at).timestamp() * 1000),
@@ -414,7 +415,8 @@ class MlflowTracker:
         self.links()  # the run ids, for the description's link
         files: dict[str, Any] = {"result.json": result.to_dict(), "winner.md": render(result.best),
                                  "winner.json": artifact_dict(result.best),
-                                 "winner_diff.txt": diff_text(render(self._run.seed), render(result.best), "seed", "winner")}
+                                 "winner_diff.txt": diff_text(render(self._run.seed), render(result.best),
+                                                              "seed", "winner")}
         columns = ("case_id", "critical", "baseline", "candidate", "delta")
         fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
         self._send("decision", {
@@ -455,7 +457,8 @@ class MlflowTracker:
         if result.baseline_holdout.cases:
             metrics.update({"holdout_delta": result.holdout_delta, "seed_holdout_mean": result.baseline_holdout.score,
                             "winner_holdout_mean": result.candidate_holdout.score})
-            for side, summary in (("seed_holdout", result.baseline_holdout), ("winner_holdout", result.candidate_holdout)):
+            for side, summary in (("seed_holdout", result.baseline_holdout),
+                                  ("winner_holdout", result.candidate_holdout)):
                 metrics.update({safe_key(side, k): v for k, v in summary.objectives.items()})
         if result.holdout_interval is not None:
             metrics.update({"holdout_delta_low": result.holdout_interval[0],

@@ -253,7 +253,8 @@ class Logger:
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
                          metrics=metric_list({p["first_metric"]: math.nan}, step=0),
-                         tags=tag_list({DESCRIPTION_TAG: p["description"], "gepa.candidates_experiment_id": candidates_id}))
+                         tags=tag_list({DESCRIPTION_TAG: p["description"],
+                                        "gepa.candidates_experiment_id": candidates_id}))
         # The parent exists: from here on a failure is counted, not fatal (like every later one).
         self._safe("log the config and seed files", self._upload, run_id, p["files"])
         self._safe("log the dataset inputs", self._log_inputs, run_id, p)
