@@ -31,10 +31,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from copy import copy
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -208,8 +209,25 @@ def _audit_is_append_only(mapper: Any, connection: Any, target: AuditRow) -> Non
 
 
 # -- typed views --------------------------------------------------------------------------------
+V = TypeVar("V", bound="View")
+
+
+class View:
+    """A frozen copy of a row, taken inside its transaction (the row's columns of the same names)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @classmethod
+    def of(cls: type[V], row: Base) -> V:
+        return cls(**{f.name: copy(getattr(row, f.name)) for f in fields(cls)})
+
+    def to_dict(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: iso(v) if isinstance(v, datetime) else v for k, v in values.items()}
+
+
 @dataclass(frozen=True)
-class Revision:
+class Revision(View):
     id: str
     artifact_name: str
     version: int
@@ -231,26 +249,13 @@ class Revision:
     status_by: str | None
     status_at: datetime | None
 
-    @classmethod
-    def of(cls, row: RevisionRow) -> Revision:
-        return cls(row.id, row.artifact_name, row.version, row.kind, row.artifact_hash, dict(row.body),
-                   row.parent_revision_id, row.action, row.source, dict(row.evidence), list(row.gates),
-                   row.submitted_at, row.status, row.status_reason or "", row.decided_by, row.decided_at,
-                   row.decision_comment, row.published_path, row.status_by, row.status_at)
-
     @property
     def reasons(self) -> list[str]:
         return [r for gate in self.gates for r in gate.get("reasons", [])]
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        for name in ("submitted_at", "decided_at", "status_at"):
-            out[name] = iso(getattr(self, name))
-        return out
-
 
 @dataclass(frozen=True)
-class AuditEntry:
+class AuditEntry(View):
     id: int
     at: datetime
     artifact_name: str
@@ -260,19 +265,9 @@ class AuditEntry:
     comment: str | None
     detail: dict[str, Any]
 
-    @classmethod
-    def of(cls, row: AuditRow) -> AuditEntry:
-        return cls(row.id, row.at, row.artifact_name, row.revision_id, row.action, row.actor, row.comment,
-                   dict(row.detail or {}))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "at": iso(self.at), "artifact_name": self.artifact_name,
-                "revision_id": self.revision_id, "action": self.action, "actor": self.actor,
-                "comment": self.comment, "detail": self.detail}
-
 
 @dataclass(frozen=True)
-class MonitoringResult:
+class MonitoringResult(View):
     id: int
     at: datetime
     revision_id: str
@@ -287,17 +282,6 @@ class MonitoringResult:
     delta: float | None
     evaluator: str
     actor: str
-
-    @classmethod
-    def of(cls, row: MonitoringRow) -> MonitoringResult:
-        return cls(row.id, row.at, row.revision_id, row.parent_revision_id, row.experiment_id, row.run_dir,
-                   row.split, row.seed, row.cases, row.active_mean, row.parent_mean, row.delta, row.evaluator,
-                   row.actor)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["at"] = iso(self.at)
-        return out
 
 
 # -- URLs ---------------------------------------------------------------------------------------
