@@ -7,7 +7,6 @@ stays a human decision (`python -m gepa_lab.revisions rollback`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +96,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
         row = MonitoringRow(**row_data)
         session.add(row)
         session.flush()
-        result = MonitoringResult.of(row)
-        detail = asdict(result)
-        detail["at"] = None  # the entry's own time is the audit row's
+        detail = {**row.to_dict(), "at": None}  # the entry's own time is the audit row's
         store.audit_entry(session, artifact=active.artifact_name, revision_id=active.id, action="monitored",
                           actor=actor, detail={k: v for k, v in detail.items() if v is not None})
-    return result
+    return row

@@ -173,23 +173,22 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
             submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
-            decided_by=GATES if rejected else None, decided_at=moment if rejected else None,
-            status_by=GATES if rejected else request.source, status_at=moment)
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None, decision_comment=None,
+            published_path=None, status_by=GATES if rejected else request.source, status_at=moment)
         session.add(row)
         session.flush()
         store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
                           detail={"status": row.status, "version": row.version,
                                   "parent_revision_id": row.parent_revision_id, "reasons": verdict.reasons})
-        return Submission(Revision.of(row), False)
+        return Submission(row, False)
 
 
-def _resubmission(store: RevisionStore, session: Session, existing: RevisionRow,
+def _resubmission(store: RevisionStore, session: Session, prior: RevisionRow,
                   request: SubmissionRequest) -> Submission:
     """The same artifact on the same parent is stored already. The run that submitted it (a retried
     submission) gets it back. Another run's identical winner is never reported as its own: a
     pending revision comes back with a note naming its submission; a decided one is refused,
     saying what became of it."""
-    prior = Revision.of(existing)
     own = prior.evidence.get("experiment_id") == request.evidence.experiment_id
     if not own and prior.status not in PENDING:
         raise AlreadySubmitted(f"this run's winner was already submitted as revision {_short(prior.id)} "
@@ -345,12 +344,12 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
             store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                               comment=comment, detail={"reason": reason, "on": "approve"})
             # Returned, not raised: the rejection must be committed before the caller hears of it.
-            return Decision(Revision.of(row)), StaleParent(
+            return Decision(row), StaleParent(
                 f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run from the "
                 f"active revision (seed.from_store={row.artifact_name!r})")
         remember(publish.snapshot(root, artifact.name, row.body))
         previous, path = _activate(session, store, row, artifact, actor, comment, root, "approved", {})
-        return Decision(Revision.of(row), previous, path), None
+        return Decision(row, previous, path), None
 
     decision, stale = _published_transaction(store, work)
     if stale is not None:
@@ -368,7 +367,7 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
         _decide(row, "rejected", actor, comment, comment or "")
         store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                           comment=comment)
-        return Decision(Revision.of(row))
+        return Decision(row)
 
 
 def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str | None = None, *,
@@ -395,7 +394,7 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
         remember(publish.snapshot(root, artifact_name, target.body))
         previous, path = _activate(session, store, target, artifact, actor, comment, root, "rolled_back",
                                    {"from": artifact.active_revision_id})
-        return Decision(Revision.of(target), previous, path)
+        return Decision(target, previous, path)
 
     return _mirror(registry, _published_transaction(store, work))
 

@@ -31,11 +31,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from copy import copy
-from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -58,7 +56,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    MappedAsDataclass,
+    Session,
+    mapped_column,
+    sessionmaker,
+)
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import Lineage
@@ -97,8 +102,16 @@ def fmt_score(value: Any, *, signed: bool = False) -> str:
     return f"{rounded:+.4f}" if signed else f"{rounded:.4f}"
 
 
-class Base(DeclarativeBase):
+class Base(MappedAsDataclass, DeclarativeBase, kw_only=True):
+    """Rows are dataclasses: reads return them detached from their session (expire_on_commit=False
+    keeps their values), compared by value."""
+
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every column (times in ISO 8601) but `parent_key`, an implementation detail."""
+        values = {c.key: getattr(self, c.key) for c in self.__table__.columns if c.key != "parent_key"}
+        return {k: iso(v) if isinstance(v, datetime) else v for k, v in values.items()}
 
 
 class ArtifactRow(Base):
@@ -131,7 +144,7 @@ class RevisionRow(Base):
     gates: Mapped[list[Any]]
     submitted_at: Mapped[datetime] = mapped_column(DateTime)
     status: Mapped[str] = mapped_column(String(20))
-    status_reason: Mapped[str] = mapped_column(Text, default="")
+    status_reason: Mapped[str] = mapped_column(Text)
     # The review decision (approve / reject, by a person, `gates` or `auto-expire`): set once.
     decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime)
@@ -141,6 +154,10 @@ class RevisionRow(Base):
     # or rollback archived it, the rollback's actor). Migration 0002.
     status_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     status_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [r for gate in self.gates for r in gate.get("reasons", [])]
 
     __table_args__ = (
         UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
@@ -160,7 +177,7 @@ IMMUTABLE_FIELDS = ("id", "artifact_name", "version", "kind", "artifact_hash", "
 
 class AuditRow(Base):
     __tablename__ = "audit_log"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
     at: Mapped[datetime] = mapped_column(DateTime)
     artifact_name: Mapped[str] = mapped_column(String(MAX_NAME), index=True)
     revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"), index=True)
@@ -172,7 +189,7 @@ class AuditRow(Base):
 
 class MonitoringRow(Base):
     __tablename__ = "monitoring"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
     at: Mapped[datetime] = mapped_column(DateTime)
     revision_id: Mapped[str] = mapped_column(ForeignKey("revisions.id"), index=True)
     parent_revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"))
@@ -194,6 +211,11 @@ class MetaRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+Revision = RevisionRow
+AuditEntry = AuditRow
+MonitoringResult = MonitoringRow
+
+
 @event.listens_for(RevisionRow, "before_update")
 def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
     state = inspect(target)
@@ -206,82 +228,6 @@ def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRo
 @event.listens_for(AuditRow, "before_delete")
 def _audit_is_append_only(mapper: Any, connection: Any, target: AuditRow) -> None:
     raise ImmutableRevision(f"the audit log is append-only; refusing to change entry {target.id}")
-
-
-# -- typed views --------------------------------------------------------------------------------
-V = TypeVar("V", bound="View")
-
-
-class View:
-    """A frozen copy of a row, taken inside its transaction (the row's columns of the same names)."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @classmethod
-    def of(cls: type[V], row: Base) -> V:
-        return cls(**{f.name: copy(getattr(row, f.name)) for f in fields(cls)})
-
-    def to_dict(self) -> dict[str, Any]:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: iso(v) if isinstance(v, datetime) else v for k, v in values.items()}
-
-
-@dataclass(frozen=True)
-class Revision(View):
-    id: str
-    artifact_name: str
-    version: int
-    kind: str
-    artifact_hash: str
-    body: dict[str, Any]
-    parent_revision_id: str | None
-    action: str
-    source: str
-    evidence: dict[str, Any]
-    gates: list[dict[str, Any]]
-    submitted_at: datetime
-    status: str
-    status_reason: str
-    decided_by: str | None
-    decided_at: datetime | None
-    decision_comment: str | None
-    published_path: str | None
-    status_by: str | None
-    status_at: datetime | None
-
-    @property
-    def reasons(self) -> list[str]:
-        return [r for gate in self.gates for r in gate.get("reasons", [])]
-
-
-@dataclass(frozen=True)
-class AuditEntry(View):
-    id: int
-    at: datetime
-    artifact_name: str
-    revision_id: str | None
-    action: str
-    actor: str
-    comment: str | None
-    detail: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class MonitoringResult(View):
-    id: int
-    at: datetime
-    revision_id: str
-    parent_revision_id: str | None
-    experiment_id: str
-    run_dir: str
-    split: str
-    seed: int
-    cases: int
-    active_mean: float
-    parent_mean: float | None
-    delta: float | None
-    evaluator: str
-    actor: str
 
 
 # -- URLs ---------------------------------------------------------------------------------------
@@ -486,12 +432,11 @@ class RevisionStore:
     # -- reads (own transaction) ---------------------------------------------------------------
     def get(self, ref: str) -> Revision:
         with self.transaction() as session:
-            return Revision.of(self.find(session, ref))
+            return self.find(session, ref)
 
     def active(self, name: str) -> Revision | None:
         with self.transaction() as session:
-            row = self.active_row(session, name)
-            return None if row is None else Revision.of(row)
+            return self.active_row(session, name)
 
     def revisions(self, artifact: str | None = None, statuses: Sequence[str] = ()) -> list[Revision]:
         stmt = select(RevisionRow).order_by(RevisionRow.artifact_name, RevisionRow.version)
@@ -500,7 +445,7 @@ class RevisionStore:
         if statuses:
             stmt = stmt.where(RevisionRow.status.in_(list(statuses)))
         with self.transaction() as session:
-            return [Revision.of(r) for r in session.scalars(stmt)]
+            return list(session.scalars(stmt))
 
     def artifact_names(self) -> list[str]:
         with self.transaction() as session:
@@ -516,14 +461,14 @@ class RevisionStore:
                 stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
             if limit is not None:
                 stmt = stmt.limit(limit)
-            return [AuditEntry.of(r) for r in reversed(list(session.scalars(stmt)))]
+            return list(reversed(session.scalars(stmt).all()))
 
     def monitoring(self, revision: str | None = None) -> list[MonitoringResult]:
         stmt = select(MonitoringRow).order_by(MonitoringRow.id)
         with self.transaction() as session:
             if revision is not None:
                 stmt = stmt.where(MonitoringRow.revision_id == self.find(session, revision).id)
-            return [MonitoringResult.of(r) for r in session.scalars(stmt)]
+            return list(session.scalars(stmt))
 
     def lineage(self, artifact_hash: str, name: str | None) -> Lineage:
         """Which revision a run's seed came from: the revision whose body has the seed's hash
