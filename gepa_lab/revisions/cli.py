@@ -23,6 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import GepaLabError, one_line_parser
+from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
+from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
+from gepa_lab.revisions.registry import PromptRegistry
+from gepa_lab.revisions.service import approve, reject, rollback, sweep
+from gepa_lab.revisions.store import STATUSES, RevisionStore, display_url, fmt_score, parse_url
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
@@ -34,10 +39,6 @@ HOLDOUT_NOTE = ("HOLDOUT is each run's seed -> winner on that run's own holdout 
 
 
 _Parser = one_line_parser(PROG)
-
-
-class UsageError(ValueError):
-    """A bad argument value found after parsing (exit 2)."""
 
 
 def _duration(text: str) -> timedelta:
@@ -52,9 +53,6 @@ def _duration(text: str) -> timedelta:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT
-    from gepa_lab.revisions.store import STATUSES
-
     common = _Parser(add_help=False)
     common.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
                         help=f"SQLAlchemy URL of the revision store (default {DEFAULT_STORE_URL})")
@@ -133,8 +131,6 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 # -- commands -----------------------------------------------------------------------------------
 def _list(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.store import fmt_score
-
     revisions = store.revisions(args.artifact, args.status or ())
     rows = [(r.id[:12], r.artifact_name, r.version, r.status,
              f"{fmt_score(r.evidence.get('baseline_score'))}->{fmt_score(r.evidence.get('candidate_score'))}",
@@ -146,16 +142,11 @@ def _list(store: Any, args: argparse.Namespace) -> int:
 
 
 def _monitored(m: dict[str, Any]) -> str:
-    from gepa_lab.revisions.store import fmt_score
-
     return (f"{m.get('split')} seed {m.get('seed')}, {m.get('cases')} cases: active {fmt_score(m.get('active_mean'))} "
             f"vs parent {fmt_score(m.get('parent_mean'))} (delta {fmt_score(m.get('delta'), signed=True)})")
 
 
 def _show(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.publish import render
-    from gepa_lab.revisions.store import fmt_score
-
     r = store.get(args.revision)
     ev = r.evidence
     file_name, body = render(r.body)
@@ -189,8 +180,6 @@ def _show(store: Any, args: argparse.Namespace) -> int:
 
 
 def _diff(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.publish import render
-
     r = store.get(args.revision)
     other_ref = args.against or r.parent_revision_id
     other = store.get(other_ref) if other_ref else None
@@ -205,16 +194,12 @@ def _diff(store: Any, args: argparse.Namespace) -> int:
 
 
 def _registry(args: argparse.Namespace) -> Any:
-    from gepa_lab.revisions.registry import PromptRegistry
-
     return PromptRegistry(args.tracking_uri) if args.tracking_uri else None
 
 
 def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> int:
     """Run a decision and print it; when only the registry update failed, print the (committed)
     decision too, then the error."""
-    from gepa_lab.revisions.errors import RegistryNotUpdated
-
     try:
         decision = decide()
     except RegistryNotUpdated as exc:
@@ -238,21 +223,15 @@ def _decision_text(verb: str, decision: Any) -> str:
 
 
 def _approve(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import approve
-
     return _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
                                                       publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
 def _reject(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import reject
-
     return _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
 
 
 def _rollback(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import rollback
-
     return _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
                                                            publish_root=Path(args.publish_dir),
                                                            registry=_registry(args)))
@@ -260,7 +239,7 @@ def _rollback(store: Any, args: argparse.Namespace) -> int:
 
 def _audit(store: Any, args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise InvalidRequest("--limit must be at least 1")
     entries = store.audit(args.artifact, args.revision, args.limit)
     rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _note(e)) for e in entries]
     text = _table(("AT (UTC)", "ACTION", "ARTIFACT", "REVISION", "ACTOR", "NOTE"), rows) if rows else "no entries"
@@ -276,7 +255,6 @@ def _note(entry: Any) -> str:
 
 def _monitor(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.monitor import monitor
-    from gepa_lab.revisions.store import fmt_score
 
     result = monitor(store, args.artifact, args.run_dir, split=args.split, seed=args.seed, actor=args.actor)
     regressed = result.delta is not None and result.delta < 0
@@ -291,10 +269,8 @@ def _monitor(store: Any, args: argparse.Namespace) -> int:
 
 
 def _sweep(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import sweep
-
     if args.approval_timeout is None:
-        raise UsageError("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
+        raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
                          "(e.g. 72h) to auto-approve revisions pending longer than that")
     outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
@@ -306,7 +282,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> int:
 def _sync_registry(store: Any, args: argparse.Namespace) -> int:
     registry = _registry(args)
     if registry is None:
-        raise UsageError("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
+        raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
     synced = registry.sync(store)
     rows = [(s.artifact_name, s.prompt, s.registered, s.production) for s in synced]
     text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows
@@ -316,8 +292,6 @@ def _sync_registry(store: Any, args: argparse.Namespace) -> int:
 
 
 def _upgrade(args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.store import RevisionStore, display_url, parse_url
-
     before, after = RevisionStore.upgrade(args.store)
     url = display_url(parse_url(args.store))
     text = (f"revision store {url} is at schema revision {after}; nothing to do" if before == after
@@ -337,9 +311,6 @@ def _fail(message: str, code: int) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.errors import StoreMissing
-    from gepa_lab.revisions.store import RevisionStore
-
     if args.command in NO_STORE:
         return _upgrade(args)
     try:
@@ -355,8 +326,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gepa_lab.revisions.errors import InvalidRequest, StoreMissing
-
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
@@ -365,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json = getattr(args, "json", False)
     try:
         return _run(args)
-    except (UsageError, InvalidRequest) as exc:
+    except InvalidRequest as exc:  # a bad argument value found after parsing
         return _fail(str(exc), 2)
     except StoreMissing as exc:
         return _fail(f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
