@@ -18,6 +18,7 @@ is the source of truth, the registry a view `sync-registry` can rebuild.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
@@ -167,7 +168,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
-            id=store.new_revision_id(), artifact_name=name, version=store.next_version(session, name), kind=kind,
+            id=uuid.uuid4().hex, artifact_name=name, version=store.next_version(session, name), kind=kind,
             artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
             parent_key=parent_key, action="update" if request.parent_revision_id else "create",
             source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],

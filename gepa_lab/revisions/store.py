@@ -28,9 +28,8 @@ new artifact with every other one never run side by side.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -274,6 +273,15 @@ def _engine(url: URL, busy_timeout_s: float) -> Engine:
     return engine
 
 
+@contextmanager
+def _errors(shown: str) -> Iterator[None]:
+    """A database error as one line naming the store (never its password)."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}") from exc
+
+
 # -- the store ----------------------------------------------------------------------------------
 class RevisionStore:
     """One revision database. `create=False` refuses to create a missing store (`StoreMissing`):
@@ -297,10 +305,8 @@ class RevisionStore:
                                      "uses psycopg 3: pip install 'psycopg[binary]')") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
-            schema.prepare(self.engine, self.display_url, create=create)
-        except SQLAlchemyError as exc:
-            self.engine.dispose()
-            raise self._error(exc) from exc
+            with _errors(self.display_url):
+                schema.prepare(self.engine, self.display_url, create=create)
         except RevisionError:
             self.engine.dispose()
             raise
@@ -314,10 +320,8 @@ class RevisionStore:
             raise StoreMissing(shown)
         engine = _engine(parsed, 30.0)
         try:
-            return schema.upgrade(engine, shown)
-        except SQLAlchemyError as exc:
-            raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}"
-                                     ) from exc
+            with _errors(shown):
+                return schema.upgrade(engine, shown)
         finally:
             engine.dispose()
 
@@ -330,25 +334,15 @@ class RevisionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _error(self, exc: SQLAlchemyError) -> RevisionStoreError:
-        cause = getattr(exc, "orig", None) or exc
-        return RevisionStoreError(f"revision store {self.display_url}: {describe(cause)}")
-
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: committed on success, rolled back on any exception."""
-        try:
-            with self._sessions() as session, session.begin():
-                yield session
-        except RevisionError:
-            raise
-        except SQLAlchemyError as exc:
-            raise self._error(exc) from exc
+        with _errors(self.display_url), self._sessions() as session, session.begin():
+            yield session
 
     # -- locking and writing helpers (used inside a transaction) -------------------------------
     def lock_artifact(self, session: Session, name: str) -> ArtifactRow | None:
-        stmt = select(ArtifactRow).where(ArtifactRow.name == name).with_for_update()
-        return session.execute(stmt).scalar_one_or_none()
+        return session.scalar(select(ArtifactRow).where(ArtifactRow.name == name).with_for_update())
 
     @staticmethod
     def lock_names(session: Session) -> None:
@@ -360,22 +354,14 @@ class RevisionStore:
     def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
         """The artifact's row, created on first use, locked for the rest of the transaction."""
         row = self.lock_artifact(session, name)
-        if row is not None:
-            return row
-        moment = utcnow()
-        try:
-            with session.begin_nested():  # a concurrent creator wins; we then lock its row
+        if row is None:
+            moment = utcnow()
+            with suppress(IntegrityError), session.begin_nested():  # a concurrent creator wins; we lock its row
                 session.add(ArtifactRow(name=name, kind=kind, active_revision_id=None, created_at=moment,
                                         updated_at=moment))
-        except IntegrityError:
-            pass
-        row = self.lock_artifact(session, name)
+            row = self.lock_artifact(session, name)
         assert row is not None
         return row
-
-    @staticmethod
-    def new_revision_id() -> str:
-        return uuid.uuid4().hex
 
     @staticmethod
     def next_version(session: Session, name: str) -> int:
@@ -397,9 +383,8 @@ class RevisionStore:
             return row
         name, at, version = ref.rpartition("@")
         if at and version.lstrip("v").isdigit():
-            found = session.scalars(select(RevisionRow).where(RevisionRow.artifact_name == name,
-                                                              RevisionRow.version == int(version.lstrip("v"))))
-            row = found.one_or_none()
+            row = session.scalar(select(RevisionRow).where(RevisionRow.artifact_name == name,
+                                                           RevisionRow.version == int(version.lstrip("v"))))
             if row is not None:
                 return row
         hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
@@ -407,11 +392,10 @@ class RevisionStore:
             raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters of the "
                                    "id, or <artifact>@v<version>")
         if hexadecimal:
-            matches = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(3))
-            rows = list(matches)
+            rows = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(2)).all()
             if len(rows) == 1:
                 return rows[0]
-            if len(rows) > 1:
+            if rows:
                 raise RevisionNotFound(f"revision prefix {ref!r} matches several revisions; give more characters")
         raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions "
                                "list)")
