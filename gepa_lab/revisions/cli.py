@@ -18,6 +18,7 @@ import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -275,7 +276,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> int:
     outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
-    _emit(args, [o.to_dict() for o in outcomes], text)
+    _emit(args, [asdict(o) for o in outcomes], text)
     return 0
 
 
@@ -287,7 +288,7 @@ def _sync_registry(store: Any, args: argparse.Namespace) -> int:
     rows = [(s.artifact_name, s.prompt, s.registered, s.production) for s in synced]
     text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows
             else "no approved revisions to register")
-    _emit(args, [s.to_dict() for s in synced], text)
+    _emit(args, [asdict(s) for s in synced], text)
     return 0
 
 

@@ -56,10 +56,6 @@ class Synced:
     registered: int  # versions added by this sync
     production: int | None  # the version the alias names afterwards (None: no active revision)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"artifact_name": self.artifact_name, "prompt": self.prompt, "registered": self.registered,
-                "production": self.production}
-
 
 class PromptRegistry:
     """The prompt registry of the MLflow tracking server (or database) at `uri`."""

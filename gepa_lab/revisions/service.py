@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -43,6 +43,7 @@ from gepa_lab.revisions.errors import (
     StaleParent,
 )
 from gepa_lab.revisions.gates import DEFAULT_MIN_HOLDOUT_SCORE, check_evidence, run_gates
+from gepa_lab.revisions.registry import PromptRegistry
 from gepa_lab.revisions.store import (
     MAX_NAME,
     PENDING,
@@ -102,14 +103,6 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         return {"revision": self.revision.to_dict(), "archived": self.previous,
                 "published": None if self.published is None else str(self.published), "registered": self.registered}
-
-
-class Registry(Protocol):
-    """A publish target beside the managed directory (`gepa_lab.revisions.registry`)."""
-
-    uri: str
-
-    def publish(self, revision: Revision) -> str: ...
 
 
 # -- submit -------------------------------------------------------------------------------------
@@ -308,7 +301,7 @@ def _published_transaction(store: RevisionStore, work: Callable[[Session, Rememb
         raise
 
 
-def _mirror(registry: Registry | None, decision: Decision) -> Decision:
+def _mirror(registry: PromptRegistry | None, decision: Decision) -> Decision:
     """After the commit: point the registry's alias at the now active revision."""
     if registry is None:
         return decision
@@ -324,7 +317,7 @@ def _mirror(registry: Registry | None, decision: Decision) -> Decision:
 
 def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = None, *,
             publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, system: bool = False,
-            registry: Registry | None = None) -> Decision:
+            registry: PromptRegistry | None = None) -> Decision:
     """Publish a pending_approval revision. A stale parent rejects it (committed and audited) and
     raises StaleParent."""
     actor = check_actor(actor, system=system)
@@ -373,7 +366,7 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
 
 def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str | None = None, *,
              to: str | None = None, publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT,
-             registry: Registry | None = None) -> Decision:
+             registry: PromptRegistry | None = None) -> Decision:
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
     root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
@@ -418,13 +411,13 @@ class SweepOutcome:
     outcome: str  # approved | rejected (stale parent) | skipped (decided meanwhile)
     detail: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"revision_id": self.revision_id, "artifact_name": self.artifact_name, "outcome": self.outcome,
-                "detail": self.detail}
+
+# What an approval that raised means for the sweeper (committed either way).
+SWEPT = {RegistryNotUpdated: "approved", StaleParent: "rejected", AlreadyDecided: "skipped"}
 
 
 def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | None = None,
-          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, registry: Registry | None = None
+          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, registry: PromptRegistry | None = None
           ) -> list[SweepOutcome]:
     """Opt-in: auto-approve (actor `auto-expire`) every pending_approval revision submitted longer
     than `timeout` ago, oldest first, through the same checks as a human approval. `None` (the
@@ -445,11 +438,8 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
         try:
             decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
                                registry=registry)
-            outcomes.append(SweepOutcome(revision_id, name, "approved", str(decision.published)))
-        except RegistryNotUpdated as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "approved", str(exc)))
-        except StaleParent as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "rejected", str(exc)))
-        except AlreadyDecided as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "skipped", str(exc)))
+            outcome, detail = "approved", str(decision.published)
+        except (RegistryNotUpdated, StaleParent, AlreadyDecided) as exc:
+            outcome, detail = SWEPT[type(exc)], str(exc)
+        outcomes.append(SweepOutcome(revision_id, name, outcome, detail))
     return outcomes
