@@ -33,8 +33,6 @@ from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
 EXIT_REGRESSION = 3
-EMPTY_OK = ("list", "audit")  # a store that does not exist yet has no revisions: not an error
-NO_STORE = ("upgrade",)  # opens the database itself
 HOLDOUT_NOTE = ("HOLDOUT is each run's seed -> winner on that run's own holdout draw (DELTA is that pair's "
                 "difference): compare deltas, or `monitor` revisions on one seed, not scores across rows")
 
@@ -131,7 +129,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 # -- commands -----------------------------------------------------------------------------------
-def _list(store: Any, args: argparse.Namespace) -> int:
+def _list(store: Any, args: argparse.Namespace) -> None:
     revisions = store.revisions(args.artifact, args.status or ())
     rows = [(r.id[:12], r.artifact_name, r.version, r.status,
              f"{fmt_score(r.evidence.get('baseline_score'))}->{fmt_score(r.evidence.get('candidate_score'))}",
@@ -139,7 +137,6 @@ def _list(store: Any, args: argparse.Namespace) -> int:
     text = _table(("REVISION", "ARTIFACT", "VER", "STATUS", "HOLDOUT", "DELTA", "SUBMITTED (UTC)", "DECIDED BY"),
                   rows) + f"\n({HOLDOUT_NOTE})" if rows else "no revisions"
     _emit(args, [r.to_dict() for r in revisions], text)
-    return 0
 
 
 def _monitored(m: dict[str, Any]) -> str:
@@ -147,7 +144,7 @@ def _monitored(m: dict[str, Any]) -> str:
             f"vs parent {fmt_score(m.get('parent_mean'))} (delta {fmt_score(m.get('delta'), signed=True)})")
 
 
-def _show(store: Any, args: argparse.Namespace) -> int:
+def _show(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     ev = r.evidence
     file_name, body = render(r.body)
@@ -177,10 +174,9 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     lines += [f"monitored  {_when(m.at)} UTC by {m.actor}: {_monitored(m.to_dict())}" for m in monitoring]
     lines += ["", f"--- {file_name}", body.rstrip("\n")]
     _emit(args, {**r.to_dict(), "monitoring": [m.to_dict() for m in monitoring]}, "\n".join(lines))
-    return 0
 
 
-def _diff(store: Any, args: argparse.Namespace) -> int:
+def _diff(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     other_ref = args.against or r.parent_revision_id
     other = store.get(other_ref) if other_ref else None
@@ -191,14 +187,13 @@ def _diff(store: Any, args: argparse.Namespace) -> int:
                                       fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
     _emit(args, {"from": other.id if other else None, "to": r.id, "diff": "".join(lines)},
           "".join(lines).rstrip("\n") or "no difference")
-    return 0
 
 
 def _registry(args: argparse.Namespace) -> Any:
     return PromptRegistry(args.tracking_uri) if args.tracking_uri else None
 
 
-def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> int:
+def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> None:
     """Run a decision and print it; when only the registry update failed, print the (committed)
     decision too, then the error."""
     try:
@@ -208,7 +203,6 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
             _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
         raise
     _emit(args, decision.to_dict(), _decision_text(verb, decision))
-    return 0
 
 
 def _decision_text(verb: str, decision: Any) -> str:
@@ -223,29 +217,28 @@ def _decision_text(verb: str, decision: Any) -> str:
     return "\n".join(lines)
 
 
-def _approve(store: Any, args: argparse.Namespace) -> int:
-    return _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
+def _approve(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
                                                       publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
-def _reject(store: Any, args: argparse.Namespace) -> int:
-    return _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
+def _reject(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
 
 
-def _rollback(store: Any, args: argparse.Namespace) -> int:
-    return _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
+def _rollback(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
                                                            publish_root=Path(args.publish_dir),
                                                            registry=_registry(args)))
 
 
-def _audit(store: Any, args: argparse.Namespace) -> int:
+def _audit(store: Any, args: argparse.Namespace) -> None:
     if args.limit is not None and args.limit < 1:
         raise InvalidRequest("--limit must be at least 1")
     entries = store.audit(args.artifact, args.revision, args.limit)
     rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _note(e)) for e in entries]
     text = _table(("AT (UTC)", "ACTION", "ARTIFACT", "REVISION", "ACTOR", "NOTE"), rows) if rows else "no entries"
     _emit(args, [e.to_dict() for e in entries], text)
-    return 0
 
 
 def _note(entry: Any) -> str:
@@ -269,7 +262,7 @@ def _monitor(store: Any, args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if regressed and args.fail_on_regression else 0
 
 
-def _sweep(store: Any, args: argparse.Namespace) -> int:
+def _sweep(store: Any, args: argparse.Namespace) -> None:
     if args.approval_timeout is None:
         raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
                          "(e.g. 72h) to auto-approve revisions pending longer than that")
@@ -277,10 +270,9 @@ def _sweep(store: Any, args: argparse.Namespace) -> int:
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
     _emit(args, [asdict(o) for o in outcomes], text)
-    return 0
 
 
-def _sync_registry(store: Any, args: argparse.Namespace) -> int:
+def _sync_registry(store: Any, args: argparse.Namespace) -> None:
     registry = _registry(args)
     if registry is None:
         raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
@@ -289,21 +281,20 @@ def _sync_registry(store: Any, args: argparse.Namespace) -> int:
     text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows
             else "no approved revisions to register")
     _emit(args, [asdict(s) for s in synced], text)
-    return 0
 
 
-def _upgrade(args: argparse.Namespace) -> int:
+def _upgrade(args: argparse.Namespace) -> None:
     before, after = RevisionStore.upgrade(args.store)
     url = display_url(parse_url(args.store))
     text = (f"revision store {url} is at schema revision {after}; nothing to do" if before == after
             else f"upgraded revision store {url} from schema revision {before} to {after}")
     _emit(args, {"store": url, "from": before, "to": after}, text)
-    return 0
 
 
-COMMANDS = {"list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject,
-            "rollback": _rollback, "audit": _audit, "monitor": _monitor, "sweep": _sweep,
-            "sync-registry": _sync_registry}
+# Each prints its result; only `monitor` returns an exit code (others: 0).
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int | None]] = {
+    "list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject, "rollback": _rollback,
+    "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry}
 
 
 def _fail(message: str, code: int) -> int:
@@ -312,18 +303,19 @@ def _fail(message: str, code: int) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command in NO_STORE:
-        return _upgrade(args)
+    if args.command == "upgrade":  # opens the database itself
+        _upgrade(args)
+        return 0
     try:
         # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
         store = RevisionStore(args.store, create=False)
     except StoreMissing as exc:
-        if args.command not in EMPTY_OK:
+        if args.command not in ("list", "audit"):  # a store that does not exist yet has no revisions
             raise
         _emit(args, [], f"no revisions yet: {exc} (the first run with submit=true creates it)")
         return 0
     with store:
-        return COMMANDS[args.command](store, args)
+        return COMMANDS[args.command](store, args) or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
