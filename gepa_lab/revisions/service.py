@@ -19,11 +19,12 @@ is the source of truth, the registry a view `sync-registry` can rebuild.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -255,8 +256,11 @@ def _decide(row: RevisionRow, status: str, actor: str, comment: str | None, reas
 
 
 def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact: ArtifactRow, actor: str,
-              comment: str | None, publish_root: Path, action: str, detail: dict[str, Any]) -> tuple[str | None, Path]:
+              comment: str | None, publish_root: Path | str, saved: list[publish.Snapshot], action: str,
+              detail: dict[str, Any]) -> Decision:
     """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
+    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
+    saved.append(publish.snapshot(root, artifact.name, row.body))
     previous = store.active_row(session, artifact.name)
     if previous is not None and previous.id != row.id:
         _set_status(previous, "archived", actor, f"replaced by {_short(row.id)} (v{row.version})")
@@ -268,33 +272,29 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     else:  # a rollback: the approver stays the approver
         _set_status(row, "active", actor, "re-activated by rollback"
                     + (f", replacing {_short(previous.id)} (v{previous.version})" if previous else ""))
-    path = publish.artifact_dir(publish_root, artifact.name) / publish.render(row.body)[0]
+    path = publish.artifact_dir(root, artifact.name) / publish.render(row.body)[0]
     row.published_path = str(path)
     artifact.active_revision_id = row.id
     artifact.updated_at = utcnow()
+    archived = previous.id if previous else None
     store.audit_entry(session, artifact=artifact.name, revision_id=row.id, action=action, actor=actor,
-                      comment=comment, detail={**detail, "archived": previous.id if previous else None,
-                                               "published": str(path)})
+                      comment=comment, detail={**detail, "archived": archived, "published": str(path)})
     session.flush()  # constraint violations surface before anything is written to disk
-    publish.publish(publish_root, artifact.name, row.body, {
+    publish.publish(root, artifact.name, row.body, {
         "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
         "kind": row.kind, "decided_by": row.decided_by, "decided_at": iso(row.decided_at), "activated_by": actor,
         "activated_at": iso(row.status_at), "source": row.source})
-    return (previous.id if previous else None), path
+    return Decision(row, archived, path)
 
 
-Remember = Callable[[publish.Snapshot], None]
-T = TypeVar("T")
-
-
-def _published_transaction(store: RevisionStore, work: Callable[[Session, Remember], T]) -> T:
-    """Run `work(session, remember)` in one transaction; `remember` takes a snapshot of the files
-    `work` is about to publish. If anything fails after that (the commit included), the previous
-    files are put back."""
+@contextmanager
+def _publishing(store: RevisionStore) -> Iterator[tuple[Session, list[publish.Snapshot]]]:
+    """One transaction, and the list `_activate` adds a snapshot of the files it publishes to. If
+    anything fails after that (the commit included), the previous files are put back."""
     saved: list[publish.Snapshot] = []
     try:
         with store.transaction() as session:
-            return work(session, saved.append)
+            yield session, saved
     except BaseException:
         for snap in saved:
             publish.restore(snap)
@@ -321,9 +321,8 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
     """Publish a pending_approval revision. A stale parent rejects it (committed and audited) and
     raises StaleParent."""
     actor = check_actor(actor, system=system)
-    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
-
-    def work(session: Session, remember: Remember) -> tuple[Decision, StaleParent | None]:
+    stale = None
+    with _publishing(store) as (session, saved):
         row, artifact = _locked(session, store, ref)
         if row.status == "pending_eval":
             raise RevisionError(
@@ -331,21 +330,16 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
                 "it, or submit a candidate with stronger holdout evidence")
         if row.status != "pending_approval":
             raise _already(row, "approved")
-        if row.parent_revision_id != artifact.active_revision_id:
+        if row.parent_revision_id == artifact.active_revision_id:
+            decision = _activate(session, store, row, artifact, actor, comment, publish_root, saved, "approved", {})
+        else:  # rejected; raised after the commit: the rejection must stand before the caller hears of it
             reason = (f"stale parent: {_short(row.parent_revision_id)} is no longer the active revision "
                       f"(active: {_short(artifact.active_revision_id)})")
             _decide(row, "rejected", actor, comment, reason)
             store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                               comment=comment, detail={"reason": reason, "on": "approve"})
-            # Returned, not raised: the rejection must be committed before the caller hears of it.
-            return Decision(row), StaleParent(
-                f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run from the "
-                f"active revision (seed.from_store={row.artifact_name!r})")
-        remember(publish.snapshot(root, artifact.name, row.body))
-        previous, path = _activate(session, store, row, artifact, actor, comment, root, "approved", {})
-        return Decision(row, previous, path), None
-
-    decision, stale = _published_transaction(store, work)
+            stale = StaleParent(f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run "
+                                f"from the active revision (seed.from_store={row.artifact_name!r})")
     if stale is not None:
         raise stale
     return _mirror(registry, decision)
@@ -369,9 +363,7 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
              registry: PromptRegistry | None = None) -> Decision:
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
-    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
-
-    def work(session: Session, remember: Remember) -> Decision:
+    with _publishing(store) as (session, saved):
         artifact = store.lock_artifact(session, artifact_name)
         if artifact is None:
             raise RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
@@ -385,12 +377,9 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
         if target.status != "archived":
             raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "
                                  "be rolled back to")
-        remember(publish.snapshot(root, artifact_name, target.body))
-        previous, path = _activate(session, store, target, artifact, actor, comment, root, "rolled_back",
-                                   {"from": artifact.active_revision_id})
-        return Decision(target, previous, path)
-
-    return _mirror(registry, _published_transaction(store, work))
+        decision = _activate(session, store, target, artifact, actor, comment, publish_root, saved, "rolled_back",
+                             {"from": artifact.active_revision_id})
+    return _mirror(registry, decision)
 
 
 def _last_archived(session: Session, artifact_name: str) -> RevisionRow | None:
