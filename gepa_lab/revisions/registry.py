@@ -16,6 +16,7 @@ follows the active revision.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gepa_lab.revisions.gates import canonical_name
@@ -27,8 +28,7 @@ TAG = "gepa_lab."
 REVISION_TAG = TAG + "revision_id"
 
 
-def prompt_name(artifact_name: str) -> str:
-    return canonical_name(artifact_name)
+prompt_name = canonical_name  # the prompt is named like the published directory
 
 
 def version_tags(revision: Revision) -> dict[str, str]:
@@ -62,15 +62,12 @@ class PromptRegistry:
 
     def __init__(self, uri: str):
         self.uri = uri
-        self._client: Any = None
 
-    @property
+    @cached_property
     def client(self) -> Any:
-        if self._client is None:
-            from mlflow import MlflowClient
+        from mlflow import MlflowClient
 
-            self._client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
-        return self._client
+        return MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
 
     def _versions(self, name: str) -> dict[str, int]:
         """revision id -> prompt version, for the versions this registry already has."""
@@ -111,7 +108,7 @@ class PromptRegistry:
     def sync(self, store: RevisionStore) -> list[Synced]:
         """Rebuild the view from the store: every approved revision registered (oldest first),
         the alias on each artifact's active revision."""
-        approved = [r for r in store.revisions(statuses=("active", "archived"))]
+        approved = store.revisions(statuses=("active", "archived"))
         out = []
         for artifact in sorted({r.artifact_name for r in approved}):
             name = prompt_name(artifact)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from contextlib import suppress
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
@@ -51,10 +52,7 @@ class StoreSubmitter:
         if self._name(seed.to_dict()) is None:
             raise ConfigError(f"submit=true needs submitter.artifact_name: a {seed.kind} artifact has no name of its "
                               "own to file its revisions under (set submitter.artifact_name=<name>)")
-        try:
-            with RevisionStore(self.url, create=False):
-                pass
-        except StoreMissing:
+        with suppress(StoreMissing), RevisionStore(self.url, create=False):
             pass
 
     def lineage(self, artifact: dict[str, Any], seed_id: str) -> Lineage:
