@@ -29,7 +29,7 @@ new artifact with every other one never run side by side.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -245,9 +245,9 @@ def parse_url(url: str) -> URL:
     return parsed
 
 
-def display_url(url: URL | str) -> str:
+def display_url(url: URL) -> str:
     """For messages and records: never the password."""
-    return (make_url(url) if isinstance(url, str) else url).render_as_string(hide_password=True)
+    return url.render_as_string(hide_password=True)
 
 
 def _engine(url: URL, busy_timeout_s: float) -> Engine:
@@ -260,9 +260,7 @@ def _engine(url: URL, busy_timeout_s: float) -> Engine:
         # Take transaction control away from the sqlite3 driver (SQLAlchemy docs, "Transactions
         # with SQLite and the sqlite3 driver"), so the BEGIN below is the only one.
         dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
@@ -283,7 +281,7 @@ def _errors(shown: str) -> Iterator[None]:
 
 
 # -- the store ----------------------------------------------------------------------------------
-class RevisionStore:
+class RevisionStore(AbstractContextManager["RevisionStore"]):
     """One revision database. `create=False` refuses to create a missing store (`StoreMissing`):
     the CLI's commands must not turn a mistyped --store into an empty database. An existing store
     at an older schema revision is refused until `upgrade` (see `schema`)."""
@@ -327,9 +325,6 @@ class RevisionStore:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def __enter__(self) -> RevisionStore:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -443,9 +438,7 @@ class RevisionStore:
                 stmt = stmt.where(AuditRow.artifact_name == artifact)
             if revision is not None:
                 stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
-            if limit is not None:
-                stmt = stmt.limit(limit)
-            return list(reversed(session.scalars(stmt).all()))
+            return list(reversed(session.scalars(stmt.limit(limit)).all()))
 
     def monitoring(self, revision: str | None = None) -> list[MonitoringResult]:
         stmt = select(MonitoringRow).order_by(MonitoringRow.id)
