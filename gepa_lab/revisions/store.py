@@ -21,7 +21,7 @@ audit rows.
 
 Concurrency: every write is one transaction that first locks the artifact's row. On SQLite each
 transaction starts with BEGIN IMMEDIATE (writers queue on the database lock, waiting up to
-`busy_timeout_s`); on other databases the artifact row is locked with SELECT ... FOR UPDATE, and a
+`BUSY_TIMEOUT_S`); on other databases the artifact row is locked with SELECT ... FOR UPDATE, and a
 create also locks the schema-version row first (`lock_names`), so the name checks that compare a
 new artifact with every other one never run side by side.
 """
@@ -80,6 +80,7 @@ STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived"
 PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
 MIN_PREFIX = 4  # shortest id prefix accepted
+BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for the database lock
 _STATUS_SQL = ", ".join(f"'{s}'" for s in STATUSES)
 
 
@@ -250,10 +251,10 @@ def display_url(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-def _engine(url: URL, busy_timeout_s: float) -> Engine:
+def _engine(url: URL) -> Engine:
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, record: Any) -> None:
@@ -286,7 +287,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
     the CLI's commands must not turn a mistyped --store into an empty database. An existing store
     at an older schema revision is refused until `upgrade` (see `schema`)."""
 
-    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, busy_timeout_s: float = 30.0):
+    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True):
         self.url = parse_url(url)
         self.display_url = display_url(self.url)
         if self.url.get_backend_name() == "sqlite":
@@ -297,7 +298,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
             if not create and not path.is_file():
                 raise StoreMissing(self.display_url)
         try:
-            self.engine = _engine(self.url, busy_timeout_s)
+            self.engine = _engine(self.url)
         except (NoSuchModuleError, ImportError) as exc:
             raise RevisionStoreError(f"no database driver for {self.display_url}: {describe(exc)} (postgresql:// "
                                      "uses psycopg 3: pip install 'psycopg[binary]')") from exc
@@ -316,7 +317,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         shown = display_url(parsed)
         if parsed.get_backend_name() == "sqlite" and not Path(str(parsed.database)).is_file():
             raise StoreMissing(shown)
-        engine = _engine(parsed, 30.0)
+        engine = _engine(parsed)
         try:
             with _errors(shown):
                 return schema.upgrade(engine, shown)
