@@ -219,7 +219,7 @@ def _decision_text(verb: str, decision: Any) -> str:
 
 def _approve(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
-                                                      publish_root=Path(args.publish_dir), registry=_registry(args)))
+                                               publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
 def _reject(store: Any, args: argparse.Namespace) -> None:
@@ -228,8 +228,7 @@ def _reject(store: Any, args: argparse.Namespace) -> None:
 
 def _rollback(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
-                                                           publish_root=Path(args.publish_dir),
-                                                           registry=_registry(args)))
+                                                    publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
 def _audit(store: Any, args: argparse.Namespace) -> None:
@@ -265,7 +264,7 @@ def _monitor(store: Any, args: argparse.Namespace) -> int:
 def _sweep(store: Any, args: argparse.Namespace) -> None:
     if args.approval_timeout is None:
         raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
-                         "(e.g. 72h) to auto-approve revisions pending longer than that")
+                             "(e.g. 72h) to auto-approve revisions pending longer than that")
     outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"

@@ -53,15 +53,13 @@ def _scripts() -> ScriptDirectory:
     return ScriptDirectory.from_config(_config())
 
 
-def head() -> str:
-    found = _scripts().get_current_head()
-    assert found is not None
-    return found
-
-
 def known() -> list[str]:
-    """Every revision, oldest first."""
+    """Every revision, oldest first (the history is linear)."""
     return [s.revision for s in reversed(list(_scripts().walk_revisions()))]
+
+
+def head() -> str:
+    return known()[-1]
 
 
 def current(connection: Connection) -> str | None:
