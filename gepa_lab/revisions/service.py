@@ -383,13 +383,10 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
 
 
 def _last_archived(session: Session, artifact_name: str) -> RevisionRow | None:
-    stmt = (select(AuditRow.revision_id).where(AuditRow.artifact_name == artifact_name,
-                                               AuditRow.action == "archived").order_by(AuditRow.id.desc()))
-    for revision_id in session.scalars(stmt):
-        row = session.get(RevisionRow, revision_id)
-        if row is not None and row.status == "archived":
-            return row
-    return None
+    """The revision whose archiving is the newest in the audit log among those still archived."""
+    return session.scalar(select(RevisionRow).join(AuditRow, AuditRow.revision_id == RevisionRow.id).where(
+        AuditRow.artifact_name == artifact_name, AuditRow.action == "archived", RevisionRow.status == "archived",
+    ).order_by(AuditRow.id.desc()).limit(1))
 
 
 # -- the approval-timeout sweeper ---------------------------------------------------------------

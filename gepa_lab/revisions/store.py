@@ -458,7 +458,6 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 stmt = stmt.where(RevisionRow.artifact_name == name)
             rows = sorted(session.scalars(stmt), key=lambda r: (r.status == "active", r.submitted_at, r.version))
             if rows:
-                row = rows[-1]
-                return Lineage(row.id, "update", row.artifact_name)
+                return Lineage(rows[-1].id, "update", rows[-1].artifact_name)
             exists = name is not None and self.active_row(session, name) is not None
             return Lineage(None, "update" if exists else "create", name)
