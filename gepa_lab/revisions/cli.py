@@ -199,8 +199,7 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
     try:
         decision = decide()
     except RegistryNotUpdated as exc:
-        if exc.decision is not None:
-            _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
+        _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
         raise
     _emit(args, decision.to_dict(), _decision_text(verb, decision))
 
