@@ -84,8 +84,7 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
     from gepa_lab.revisions.errors import StoreMissing
     from gepa_lab.revisions.store import RevisionStore
 
-    own = getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)
-    name = artifact_name or own
+    name = artifact_name or getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)
     key = f"seed.from_store={name!r}" if artifact_name else "seed.prefer_store=true"
     if not name:
         raise ConfigError("seed.prefer_store=true needs the artifact's name in the store: the seed has no name field; "
