@@ -413,19 +413,16 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
     if timeout <= timedelta(0):
         raise InvalidRequest("the approval timeout must be positive (e.g. 72h)")
     cutoff = (now or utcnow()) - timeout
-    with store.transaction() as session:
-        due = list(session.execute(
-            select(RevisionRow.id, RevisionRow.artifact_name).where(
-                RevisionRow.status == "pending_approval", RevisionRow.submitted_at < cutoff)
-            .order_by(RevisionRow.submitted_at, RevisionRow.id)))
+    due = sorted((r for r in store.revisions(statuses=("pending_approval",)) if r.submitted_at < cutoff),
+                 key=lambda r: (r.submitted_at, r.id))
     outcomes = []
     comment = f"auto-approved: pending longer than the approval timeout ({timeout})"
-    for revision_id, name in due:
+    for revision in due:
         try:
-            decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
+            decision = approve(store, revision.id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
                                registry=registry)
             outcome, detail = "approved", str(decision.published)
         except (RegistryNotUpdated, StaleParent, AlreadyDecided) as exc:
             outcome, detail = SWEPT[type(exc)], str(exc)
-        outcomes.append(SweepOutcome(revision_id, name, outcome, detail))
+        outcomes.append(SweepOutcome(revision.id, revision.artifact_name, outcome, detail))
     return outcomes
