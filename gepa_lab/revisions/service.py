@@ -144,9 +144,8 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         artifact = store.ensure_artifact(session, name, kind)
         if artifact.kind != kind:
             raise InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
-        existing = session.scalars(select(RevisionRow).where(
-            RevisionRow.artifact_name == name, RevisionRow.parent_key == parent_key,
-            RevisionRow.artifact_hash == digest)).one_or_none()
+        existing = session.scalar(select(RevisionRow).filter_by(artifact_name=name, parent_key=parent_key,
+                                                                artifact_hash=digest))
         if existing is not None:
             return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:

@@ -379,8 +379,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
             return row
         name, at, version = ref.rpartition("@")
         if at and version.lstrip("v").isdigit():
-            row = session.scalar(select(RevisionRow).where(RevisionRow.artifact_name == name,
-                                                           RevisionRow.version == int(version.lstrip("v"))))
+            row = session.scalar(select(RevisionRow).filter_by(artifact_name=name, version=int(version.lstrip("v"))))
             if row is not None:
                 return row
         hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
