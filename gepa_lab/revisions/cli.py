@@ -183,10 +183,9 @@ def _diff(store: Any, args: argparse.Namespace) -> None:
     name, new = render(r.body)
     old = render(other.body)[1] if other else ""
     label = other.id[:12] if other else "(none)"
-    lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                      fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
-    _emit(args, {"from": other.id if other else None, "to": r.id, "diff": "".join(lines)},
-          "".join(lines).rstrip("\n") or "no difference")
+    diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
+    _emit(args, {"from": other.id if other else None, "to": r.id, "diff": diff}, diff.rstrip("\n") or "no difference")
 
 
 def _registry(args: argparse.Namespace) -> Any:
