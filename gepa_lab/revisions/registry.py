@@ -34,10 +34,10 @@ prompt_name = canonical_name  # the prompt is named like the published directory
 def version_tags(revision: Revision) -> dict[str, str]:
     ev = revision.evidence
     tags = {"revision_id": revision.id, "artifact": revision.artifact_name, "version": str(revision.version),
-            "kind": revision.kind, "approved_by": str(revision.decided_by),
-            "approved_at": str(iso(revision.decided_at)), "source": revision.source,
-            "holdout_baseline": fmt_score(ev.get("baseline_score")), "holdout_score": fmt_score(ev.get("candidate_score")),
-            "holdout_delta": fmt_score(ev.get("delta"), signed=True), "holdout_cases": str(ev.get("case_count")),
+            "kind": revision.kind, "approved_by": str(revision.decided_by), "source": revision.source,
+            "approved_at": str(iso(revision.decided_at)), "holdout_baseline": fmt_score(ev.get("baseline_score")),
+            "holdout_score": fmt_score(ev.get("candidate_score")), "holdout_cases": str(ev.get("case_count")),
+            "holdout_delta": fmt_score(ev.get("delta"), signed=True),
             "dataset": f"{ev.get('dataset_id')} {ev.get('dataset_version')}",
             "experiment_id": str(ev.get("experiment_id")), "mlflow_run_id": str(ev.get("mlflow_run_id") or "")}
     return {TAG + k: v for k, v in tags.items() if v or k != "mlflow_run_id"}  # none for a run without MLflow
