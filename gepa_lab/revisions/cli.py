@@ -196,14 +196,9 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
     """Run a decision and print it; when only the registry update failed, print the (committed)
     decision too, then the error."""
     try:
-        decision = decide()
+        decision, error = decide(), None
     except RegistryNotUpdated as exc:
-        _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
-        raise
-    _emit(args, decision.to_dict(), _decision_text(verb, decision))
-
-
-def _decision_text(verb: str, decision: Any) -> str:
+        decision, error = exc.decision, exc
     r = decision.revision
     lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
     if decision.published is not None:
@@ -212,7 +207,9 @@ def _decision_text(verb: str, decision: Any) -> str:
         lines.append(f"registered {decision.registered} (alias production)")
     if decision.previous is not None:
         lines.append(f"archived {decision.previous[:12]}")
-    return "\n".join(lines)
+    _emit(args, decision.to_dict(), "\n".join(lines))
+    if error is not None:
+        raise error
 
 
 def _approve(store: Any, args: argparse.Namespace) -> None:
