@@ -25,9 +25,8 @@ SIMULATED = "SkillCraft-sim: these scores calibrate the harness, not an LM"
 
 
 def _read(run_dir: Path, name: str) -> dict[str, Any]:
-    path = run_dir / name
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads((run_dir / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -56,12 +55,10 @@ def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
 
 
 def _simulated(experiment: dict[str, Any]) -> bool:
-    target = ((experiment.get("config") or {}).get("evaluator") or {}).get("_target_")
-    if not isinstance(target, str):
-        return False
     try:
         from hydra.utils import get_class
 
+        target = ((experiment.get("config") or {}).get("evaluator") or {})["_target_"]
         return getattr(get_class(target), "simulated", False) is True
     except Exception:  # no evaluator recorded, or not importable here
         return False

@@ -18,26 +18,26 @@ import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import GepaLabError, one_line_parser
+from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
+from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
+from gepa_lab.revisions.registry import PromptRegistry
+from gepa_lab.revisions.service import approve, reject, rollback, sweep
+from gepa_lab.revisions.store import STATUSES, RevisionStore, display_url, fmt_score, parse_url
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
 EXIT_REGRESSION = 3
-EMPTY_OK = ("list", "audit")  # a store that does not exist yet has no revisions: not an error
-NO_STORE = ("upgrade",)  # opens the database itself
 HOLDOUT_NOTE = ("HOLDOUT is each run's seed -> winner on that run's own holdout draw (DELTA is that pair's "
                 "difference): compare deltas, or `monitor` revisions on one seed, not scores across rows")
 
 
 _Parser = one_line_parser(PROG)
-
-
-class UsageError(ValueError):
-    """A bad argument value found after parsing (exit 2)."""
 
 
 def _duration(text: str) -> timedelta:
@@ -52,9 +52,6 @@ def _duration(text: str) -> timedelta:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT
-    from gepa_lab.revisions.store import STATUSES
-
     common = _Parser(add_help=False)
     common.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
                         help=f"SQLAlchemy URL of the revision store (default {DEFAULT_STORE_URL})")
@@ -132,9 +129,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 # -- commands -----------------------------------------------------------------------------------
-def _list(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.store import fmt_score
-
+def _list(store: Any, args: argparse.Namespace) -> None:
     revisions = store.revisions(args.artifact, args.status or ())
     rows = [(r.id[:12], r.artifact_name, r.version, r.status,
              f"{fmt_score(r.evidence.get('baseline_score'))}->{fmt_score(r.evidence.get('candidate_score'))}",
@@ -142,20 +137,14 @@ def _list(store: Any, args: argparse.Namespace) -> int:
     text = _table(("REVISION", "ARTIFACT", "VER", "STATUS", "HOLDOUT", "DELTA", "SUBMITTED (UTC)", "DECIDED BY"),
                   rows) + f"\n({HOLDOUT_NOTE})" if rows else "no revisions"
     _emit(args, [r.to_dict() for r in revisions], text)
-    return 0
 
 
 def _monitored(m: dict[str, Any]) -> str:
-    from gepa_lab.revisions.store import fmt_score
-
     return (f"{m.get('split')} seed {m.get('seed')}, {m.get('cases')} cases: active {fmt_score(m.get('active_mean'))} "
             f"vs parent {fmt_score(m.get('parent_mean'))} (delta {fmt_score(m.get('delta'), signed=True)})")
 
 
-def _show(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.publish import render
-    from gepa_lab.revisions.store import fmt_score
-
+def _show(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     ev = r.evidence
     file_name, body = render(r.body)
@@ -185,47 +174,31 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     lines += [f"monitored  {_when(m.at)} UTC by {m.actor}: {_monitored(m.to_dict())}" for m in monitoring]
     lines += ["", f"--- {file_name}", body.rstrip("\n")]
     _emit(args, {**r.to_dict(), "monitoring": [m.to_dict() for m in monitoring]}, "\n".join(lines))
-    return 0
 
 
-def _diff(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.publish import render
-
+def _diff(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     other_ref = args.against or r.parent_revision_id
     other = store.get(other_ref) if other_ref else None
     name, new = render(r.body)
     old = render(other.body)[1] if other else ""
     label = other.id[:12] if other else "(none)"
-    lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                      fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
-    _emit(args, {"from": other.id if other else None, "to": r.id, "diff": "".join(lines)},
-          "".join(lines).rstrip("\n") or "no difference")
-    return 0
+    diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
+    _emit(args, {"from": other.id if other else None, "to": r.id, "diff": diff}, diff.rstrip("\n") or "no difference")
 
 
 def _registry(args: argparse.Namespace) -> Any:
-    from gepa_lab.revisions.registry import PromptRegistry
-
     return PromptRegistry(args.tracking_uri) if args.tracking_uri else None
 
 
-def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> int:
+def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> None:
     """Run a decision and print it; when only the registry update failed, print the (committed)
     decision too, then the error."""
-    from gepa_lab.revisions.errors import RegistryNotUpdated
-
     try:
-        decision = decide()
+        decision, error = decide(), None
     except RegistryNotUpdated as exc:
-        if exc.decision is not None:
-            _emit(args, exc.decision.to_dict(), _decision_text(verb, exc.decision))
-        raise
-    _emit(args, decision.to_dict(), _decision_text(verb, decision))
-    return 0
-
-
-def _decision_text(verb: str, decision: Any) -> str:
+        decision, error = exc.decision, exc
     r = decision.revision
     lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
     if decision.published is not None:
@@ -234,38 +207,32 @@ def _decision_text(verb: str, decision: Any) -> str:
         lines.append(f"registered {decision.registered} (alias production)")
     if decision.previous is not None:
         lines.append(f"archived {decision.previous[:12]}")
-    return "\n".join(lines)
+    _emit(args, decision.to_dict(), "\n".join(lines))
+    if error is not None:
+        raise error
 
 
-def _approve(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import approve
-
-    return _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
-                                                      publish_root=Path(args.publish_dir), registry=_registry(args)))
+def _approve(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
+                                               publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
-def _reject(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import reject
-
-    return _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
+def _reject(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "rejected", lambda: reject(store, args.revision, args.actor, args.comment))
 
 
-def _rollback(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import rollback
-
-    return _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
-                                                           publish_root=Path(args.publish_dir),
-                                                           registry=_registry(args)))
+def _rollback(store: Any, args: argparse.Namespace) -> None:
+    _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
+                                                    publish_root=Path(args.publish_dir), registry=_registry(args)))
 
 
-def _audit(store: Any, args: argparse.Namespace) -> int:
+def _audit(store: Any, args: argparse.Namespace) -> None:
     if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise InvalidRequest("--limit must be at least 1")
     entries = store.audit(args.artifact, args.revision, args.limit)
     rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _note(e)) for e in entries]
     text = _table(("AT (UTC)", "ACTION", "ARTIFACT", "REVISION", "ACTOR", "NOTE"), rows) if rows else "no entries"
     _emit(args, [e.to_dict() for e in entries], text)
-    return 0
 
 
 def _note(entry: Any) -> str:
@@ -276,7 +243,6 @@ def _note(entry: Any) -> str:
 
 def _monitor(store: Any, args: argparse.Namespace) -> int:
     from gepa_lab.revisions.monitor import monitor
-    from gepa_lab.revisions.store import fmt_score
 
     result = monitor(store, args.artifact, args.run_dir, split=args.split, seed=args.seed, actor=args.actor)
     regressed = result.delta is not None and result.delta < 0
@@ -290,45 +256,39 @@ def _monitor(store: Any, args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if regressed and args.fail_on_regression else 0
 
 
-def _sweep(store: Any, args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.service import sweep
-
+def _sweep(store: Any, args: argparse.Namespace) -> None:
     if args.approval_timeout is None:
-        raise UsageError("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
-                         "(e.g. 72h) to auto-approve revisions pending longer than that")
+        raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
+                             "(e.g. 72h) to auto-approve revisions pending longer than that")
     outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
-    _emit(args, [o.to_dict() for o in outcomes], text)
-    return 0
+    _emit(args, [asdict(o) for o in outcomes], text)
 
 
-def _sync_registry(store: Any, args: argparse.Namespace) -> int:
+def _sync_registry(store: Any, args: argparse.Namespace) -> None:
     registry = _registry(args)
     if registry is None:
-        raise UsageError("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
+        raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
     synced = registry.sync(store)
     rows = [(s.artifact_name, s.prompt, s.registered, s.production) for s in synced]
     text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows
             else "no approved revisions to register")
-    _emit(args, [s.to_dict() for s in synced], text)
-    return 0
+    _emit(args, [asdict(s) for s in synced], text)
 
 
-def _upgrade(args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.store import RevisionStore, display_url, parse_url
-
+def _upgrade(args: argparse.Namespace) -> None:
     before, after = RevisionStore.upgrade(args.store)
     url = display_url(parse_url(args.store))
     text = (f"revision store {url} is at schema revision {after}; nothing to do" if before == after
             else f"upgraded revision store {url} from schema revision {before} to {after}")
     _emit(args, {"store": url, "from": before, "to": after}, text)
-    return 0
 
 
-COMMANDS = {"list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject,
-            "rollback": _rollback, "audit": _audit, "monitor": _monitor, "sweep": _sweep,
-            "sync-registry": _sync_registry}
+# Each prints its result; only `monitor` returns an exit code (others: 0).
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int | None]] = {
+    "list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject, "rollback": _rollback,
+    "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry}
 
 
 def _fail(message: str, code: int) -> int:
@@ -337,26 +297,22 @@ def _fail(message: str, code: int) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gepa_lab.revisions.errors import StoreMissing
-    from gepa_lab.revisions.store import RevisionStore
-
-    if args.command in NO_STORE:
-        return _upgrade(args)
+    if args.command == "upgrade":  # opens the database itself
+        _upgrade(args)
+        return 0
     try:
         # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
         store = RevisionStore(args.store, create=False)
     except StoreMissing as exc:
-        if args.command not in EMPTY_OK:
+        if args.command not in ("list", "audit"):  # a store that does not exist yet has no revisions
             raise
         _emit(args, [], f"no revisions yet: {exc} (the first run with submit=true creates it)")
         return 0
     with store:
-        return COMMANDS[args.command](store, args)
+        return COMMANDS[args.command](store, args) or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gepa_lab.revisions.errors import InvalidRequest, StoreMissing
-
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
@@ -365,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json = getattr(args, "json", False)
     try:
         return _run(args)
-    except (UsageError, InvalidRequest) as exc:
+    except InvalidRequest as exc:  # a bad argument value found after parsing
         return _fail(str(exc), 2)
     except StoreMissing as exc:
         return _fail(f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)

@@ -43,7 +43,6 @@ class StoreMissing(RevisionStoreError):
 
     def __init__(self, url: str):
         super().__init__(f"no revision store at {url}")
-        self.url = url
 
 
 class AlreadySubmitted(SubmissionRefused, RevisionError):
@@ -56,6 +55,6 @@ class RegistryNotUpdated(RevisionError):
     """The decision is committed (the store is the source of truth), but the MLflow prompt
     registry could not be brought in line; `revisions sync-registry` does that later."""
 
-    def __init__(self, message: str, decision: Any = None):
+    def __init__(self, message: str, decision: Any):
         super().__init__(message)
         self.decision = decision  # the committed `service.Decision`

@@ -34,9 +34,7 @@ class GateResult:
     reasons: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["reasons"] = list(self.reasons)
-        return out
+        return {**asdict(self), "reasons": list(self.reasons)}
 
 
 # -- evidence -----------------------------------------------------------------------------------
@@ -231,11 +229,10 @@ def safety_gate(artifact: dict[str, Any]) -> GateResult:
 
 # -- EffectivenessGate --------------------------------------------------------------------------
 def effectiveness_gate(evidence: Evidence, min_holdout_score: float = DEFAULT_MIN_HOLDOUT_SCORE) -> GateResult:
-    if evidence.candidate_score < min_holdout_score:
-        return GateResult("EffectivenessGate", False, (
-            f"holdout score {evidence.candidate_score:.4f} is below {min_holdout_score:.4f}; held for more "
-            "evaluation",))
-    return GateResult("EffectivenessGate", True)
+    low = evidence.candidate_score < min_holdout_score
+    return GateResult("EffectivenessGate", not low, (
+        f"holdout score {evidence.candidate_score:.4f} is below {min_holdout_score:.4f}; held for more evaluation",
+    ) if low else ())
 
 
 # -- all gates ----------------------------------------------------------------------------------
@@ -261,10 +258,5 @@ def run_gates(artifact: dict[str, Any], name: str, action: str, evidence: Eviden
     spec = _guarded("SpecGate", lambda: spec_gate(artifact, name, action, existing))
     safety = _guarded("SafetyGate", lambda: safety_gate(artifact))
     effect = _guarded("EffectivenessGate", lambda: effectiveness_gate(evidence, min_holdout_score))
-    if not (spec.passed and safety.passed):
-        status = "rejected"
-    elif not effect.passed:
-        status = "pending_eval"
-    else:
-        status = "pending_approval"
-    return GateVerdict(status, (spec, safety, effect))
+    status = "pending_approval" if effect.passed else "pending_eval"
+    return GateVerdict(status if spec.passed and safety.passed else "rejected", (spec, safety, effect))

@@ -7,9 +7,7 @@ stays a human decision (`python -m gepa_lab.revisions rollback`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import SPLITS, Evaluator
@@ -17,7 +15,13 @@ from gepa_lab.core.errors import describe
 from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
-from gepa_lab.revisions.store import MonitoringResult, MonitoringRow, RevisionStore, utcnow
+from gepa_lab.revisions.store import (
+    MonitoringResult,
+    MonitoringRow,
+    Revision,
+    RevisionStore,
+    utcnow,
+)
 from gepa_lab.runs.record import RecordedExperiment, load_experiment
 from gepa_lab.search.evaluation import CaseRunner
 
@@ -49,10 +53,6 @@ def _settings(experiment: RecordedExperiment) -> EvaluationSettings:
                              ) from exc
 
 
-def _mean(scores: list[float]) -> float:
-    return math.fsum(scores) / len(scores)
-
-
 def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, split: str = "holdout",
             seed: int = 0, actor: str = MONITOR_ACTOR) -> MonitoringResult:
     """Score the active revision and its parent (paired: same cases, same seed) and record it."""
@@ -78,28 +78,26 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     parent = store.get(active.parent_revision_id) if active.parent_revision_id else None
     evaluator = build_evaluator(experiment)
     runner = CaseRunner(evaluator, _settings(experiment), None)
+
+    def mean(revision: Revision) -> float:
+        scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
+        return math.fsum(scores) / len(scores)
+
     try:
-        active_scores = [ev.score for ev in runner.run(artifact_from_dict(active.body), active.artifact_hash,
-                                                       cases, seed)]
-        parent_scores = None if parent is None else [
-            ev.score for ev in runner.run(artifact_from_dict(parent.body), parent.artifact_hash, cases, seed)]
+        active_mean = mean(active)
+        parent_mean = None if parent is None else mean(parent)
     finally:
         runner.close()
-    active_mean = _mean(active_scores)
-    parent_mean = None if parent_scores is None else _mean(parent_scores)
-    row_data: dict[str, Any] = dict(
-        at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,
-        experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
-        cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
-        delta=None if parent_mean is None else active_mean - parent_mean,
-        evaluator=fingerprint(evaluator), actor=actor)
     with store.transaction() as session:
-        row = MonitoringRow(**row_data)
+        row = MonitoringRow(
+            at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,
+            experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
+            cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
+            delta=None if parent_mean is None else active_mean - parent_mean,
+            evaluator=fingerprint(evaluator), actor=actor)
         session.add(row)
         session.flush()
-        result = MonitoringResult.of(row)
-        detail = asdict(result)
-        detail["at"] = None  # the entry's own time is the audit row's
+        detail = {**row.to_dict(), "at": None}  # the entry's own time is the audit row's
         store.audit_entry(session, artifact=active.artifact_name, revision_id=active.id, action="monitored",
                           actor=actor, detail={k: v for k, v in detail.items() if v is not None})
-    return result
+    return row

@@ -16,6 +16,7 @@ follows the active revision.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gepa_lab.revisions.gates import canonical_name
@@ -27,26 +28,19 @@ TAG = "gepa_lab."
 REVISION_TAG = TAG + "revision_id"
 
 
-def prompt_name(artifact_name: str) -> str:
-    return canonical_name(artifact_name)
+prompt_name = canonical_name  # the prompt is named like the published directory
 
 
 def version_tags(revision: Revision) -> dict[str, str]:
     ev = revision.evidence
-    tags = {
-        REVISION_TAG: revision.id, TAG + "artifact": revision.artifact_name, TAG + "version": str(revision.version),
-        TAG + "kind": revision.kind, TAG + "approved_by": str(revision.decided_by),
-        TAG + "approved_at": str(iso(revision.decided_at)), TAG + "source": revision.source,
-        TAG + "holdout_baseline": fmt_score(ev.get("baseline_score")),
-        TAG + "holdout_score": fmt_score(ev.get("candidate_score")),
-        TAG + "holdout_delta": fmt_score(ev.get("delta"), signed=True),
-        TAG + "holdout_cases": str(ev.get("case_count")),
-        TAG + "dataset": f"{ev.get('dataset_id')} {ev.get('dataset_version')}",
-        TAG + "experiment_id": str(ev.get("experiment_id")),
-    }
-    if ev.get("mlflow_run_id"):
-        tags[TAG + "mlflow_run_id"] = str(ev["mlflow_run_id"])
-    return tags
+    tags = {"revision_id": revision.id, "artifact": revision.artifact_name, "version": str(revision.version),
+            "kind": revision.kind, "approved_by": str(revision.decided_by), "source": revision.source,
+            "approved_at": str(iso(revision.decided_at)), "holdout_baseline": fmt_score(ev.get("baseline_score")),
+            "holdout_score": fmt_score(ev.get("candidate_score")), "holdout_cases": str(ev.get("case_count")),
+            "holdout_delta": fmt_score(ev.get("delta"), signed=True),
+            "dataset": f"{ev.get('dataset_id')} {ev.get('dataset_version')}",
+            "experiment_id": str(ev.get("experiment_id")), "mlflow_run_id": str(ev.get("mlflow_run_id") or "")}
+    return {TAG + k: v for k, v in tags.items() if v or k != "mlflow_run_id"}  # none for a run without MLflow
 
 
 @dataclass(frozen=True)
@@ -56,25 +50,18 @@ class Synced:
     registered: int  # versions added by this sync
     production: int | None  # the version the alias names afterwards (None: no active revision)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"artifact_name": self.artifact_name, "prompt": self.prompt, "registered": self.registered,
-                "production": self.production}
-
 
 class PromptRegistry:
     """The prompt registry of the MLflow tracking server (or database) at `uri`."""
 
     def __init__(self, uri: str):
         self.uri = uri
-        self._client: Any = None
 
-    @property
+    @cached_property
     def client(self) -> Any:
-        if self._client is None:
-            from mlflow import MlflowClient
+        from mlflow import MlflowClient
 
-            self._client = MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
-        return self._client
+        return MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)
 
     def _versions(self, name: str) -> dict[str, int]:
         """revision id -> prompt version, for the versions this registry already has."""
@@ -115,7 +102,7 @@ class PromptRegistry:
     def sync(self, store: RevisionStore) -> list[Synced]:
         """Rebuild the view from the store: every approved revision registered (oldest first),
         the alias on each artifact's active revision."""
-        approved = [r for r in store.revisions(statuses=("active", "archived"))]
+        approved = store.revisions(statuses=("active", "archived"))
         out = []
         for artifact in sorted({r.artifact_name for r in approved}):
             name = prompt_name(artifact)

@@ -40,28 +40,20 @@ BASELINE = "0001"
 LOCK_KEY = 4_242_021  # pg_advisory_xact_lock key of schema changes
 
 
-def _config(connection: Connection | None = None) -> Config:
-    config = Config()
+def _config(connection: Connection) -> Config:
+    config = Config(attributes={"connection": connection, "version_table": VERSION_TABLE})
     config.set_main_option("script_location", str(SCRIPTS))
-    config.attributes["connection"] = connection
-    config.attributes["version_table"] = VERSION_TABLE
     return config
 
 
 @lru_cache(maxsize=1)
-def _scripts() -> ScriptDirectory:
-    return ScriptDirectory.from_config(_config())
+def known() -> list[str]:
+    """Every revision, oldest first (the history is linear)."""
+    return [s.revision for s in reversed(list(ScriptDirectory(str(SCRIPTS)).walk_revisions()))]
 
 
 def head() -> str:
-    found = _scripts().get_current_head()
-    assert found is not None
-    return found
-
-
-def known() -> list[str]:
-    """Every revision, oldest first."""
-    return [s.revision for s in reversed(list(_scripts().walk_revisions()))]
+    return known()[-1]
 
 
 def current(connection: Connection) -> str | None:

@@ -18,11 +18,13 @@ is the source of truth, the registry a view `sync-registry` can rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -42,6 +44,7 @@ from gepa_lab.revisions.errors import (
     StaleParent,
 )
 from gepa_lab.revisions.gates import DEFAULT_MIN_HOLDOUT_SCORE, check_evidence, run_gates
+from gepa_lab.revisions.registry import PromptRegistry
 from gepa_lab.revisions.store import (
     MAX_NAME,
     PENDING,
@@ -103,14 +106,6 @@ class Decision:
                 "published": None if self.published is None else str(self.published), "registered": self.registered}
 
 
-class Registry(Protocol):
-    """A publish target beside the managed directory (`gepa_lab.revisions.registry`)."""
-
-    uri: str
-
-    def publish(self, revision: Revision) -> str: ...
-
-
 # -- submit -------------------------------------------------------------------------------------
 def _store_name(request: SubmissionRequest, fallback: str | None) -> str:
     own = request.artifact.get("name")
@@ -149,9 +144,8 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         artifact = store.ensure_artifact(session, name, kind)
         if artifact.kind != kind:
             raise InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
-        existing = session.scalars(select(RevisionRow).where(
-            RevisionRow.artifact_name == name, RevisionRow.parent_key == parent_key,
-            RevisionRow.artifact_hash == digest)).one_or_none()
+        existing = session.scalar(select(RevisionRow).filter_by(artifact_name=name, parent_key=parent_key,
+                                                                artifact_hash=digest))
         if existing is not None:
             return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:
@@ -167,29 +161,28 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
-            id=store.new_revision_id(), artifact_name=name, version=store.next_version(session, name), kind=kind,
+            id=uuid.uuid4().hex, artifact_name=name, version=store.next_version(session, name), kind=kind,
             artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
             parent_key=parent_key, action="update" if request.parent_revision_id else "create",
             source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
             submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
-            decided_by=GATES if rejected else None, decided_at=moment if rejected else None,
-            status_by=GATES if rejected else request.source, status_at=moment)
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None, decision_comment=None,
+            published_path=None, status_by=GATES if rejected else request.source, status_at=moment)
         session.add(row)
         session.flush()
         store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
                           detail={"status": row.status, "version": row.version,
                                   "parent_revision_id": row.parent_revision_id, "reasons": verdict.reasons})
-        return Submission(Revision.of(row), False)
+        return Submission(row, False)
 
 
-def _resubmission(store: RevisionStore, session: Session, existing: RevisionRow,
+def _resubmission(store: RevisionStore, session: Session, prior: RevisionRow,
                   request: SubmissionRequest) -> Submission:
     """The same artifact on the same parent is stored already. The run that submitted it (a retried
     submission) gets it back. Another run's identical winner is never reported as its own: a
     pending revision comes back with a note naming its submission; a decided one is refused,
     saying what became of it."""
-    prior = Revision.of(existing)
     own = prior.evidence.get("experiment_id") == request.evidence.experiment_id
     if not own and prior.status not in PENDING:
         raise AlreadySubmitted(f"this run's winner was already submitted as revision {_short(prior.id)} "
@@ -262,8 +255,11 @@ def _decide(row: RevisionRow, status: str, actor: str, comment: str | None, reas
 
 
 def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact: ArtifactRow, actor: str,
-              comment: str | None, publish_root: Path, action: str, detail: dict[str, Any]) -> tuple[str | None, Path]:
+              comment: str | None, publish_root: Path | str, saved: list[publish.Snapshot], action: str,
+              detail: dict[str, Any]) -> Decision:
     """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
+    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
+    saved.append(publish.snapshot(root, artifact.name, row.body))
     previous = store.active_row(session, artifact.name)
     if previous is not None and previous.id != row.id:
         _set_status(previous, "archived", actor, f"replaced by {_short(row.id)} (v{row.version})")
@@ -275,40 +271,36 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     else:  # a rollback: the approver stays the approver
         _set_status(row, "active", actor, "re-activated by rollback"
                     + (f", replacing {_short(previous.id)} (v{previous.version})" if previous else ""))
-    path = publish.artifact_dir(publish_root, artifact.name) / publish.render(row.body)[0]
+    path = publish.artifact_dir(root, artifact.name) / publish.render(row.body)[0]
     row.published_path = str(path)
     artifact.active_revision_id = row.id
     artifact.updated_at = utcnow()
+    archived = previous.id if previous else None
     store.audit_entry(session, artifact=artifact.name, revision_id=row.id, action=action, actor=actor,
-                      comment=comment, detail={**detail, "archived": previous.id if previous else None,
-                                               "published": str(path)})
+                      comment=comment, detail={**detail, "archived": archived, "published": str(path)})
     session.flush()  # constraint violations surface before anything is written to disk
-    publish.publish(publish_root, artifact.name, row.body, {
+    publish.publish(root, artifact.name, row.body, {
         "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
         "kind": row.kind, "decided_by": row.decided_by, "decided_at": iso(row.decided_at), "activated_by": actor,
         "activated_at": iso(row.status_at), "source": row.source})
-    return (previous.id if previous else None), path
+    return Decision(row, archived, path)
 
 
-Remember = Callable[[publish.Snapshot], None]
-T = TypeVar("T")
-
-
-def _published_transaction(store: RevisionStore, work: Callable[[Session, Remember], T]) -> T:
-    """Run `work(session, remember)` in one transaction; `remember` takes a snapshot of the files
-    `work` is about to publish. If anything fails after that (the commit included), the previous
-    files are put back."""
+@contextmanager
+def _publishing(store: RevisionStore) -> Iterator[tuple[Session, list[publish.Snapshot]]]:
+    """One transaction, and the list `_activate` adds a snapshot of the files it publishes to. If
+    anything fails after that (the commit included), the previous files are put back."""
     saved: list[publish.Snapshot] = []
     try:
         with store.transaction() as session:
-            return work(session, saved.append)
+            yield session, saved
     except BaseException:
         for snap in saved:
             publish.restore(snap)
         raise
 
 
-def _mirror(registry: Registry | None, decision: Decision) -> Decision:
+def _mirror(registry: PromptRegistry | None, decision: Decision) -> Decision:
     """After the commit: point the registry's alias at the now active revision."""
     if registry is None:
         return decision
@@ -324,13 +316,12 @@ def _mirror(registry: Registry | None, decision: Decision) -> Decision:
 
 def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = None, *,
             publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, system: bool = False,
-            registry: Registry | None = None) -> Decision:
+            registry: PromptRegistry | None = None) -> Decision:
     """Publish a pending_approval revision. A stale parent rejects it (committed and audited) and
     raises StaleParent."""
     actor = check_actor(actor, system=system)
-    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
-
-    def work(session: Session, remember: Remember) -> tuple[Decision, StaleParent | None]:
+    stale = None
+    with _publishing(store) as (session, saved):
         row, artifact = _locked(session, store, ref)
         if row.status == "pending_eval":
             raise RevisionError(
@@ -338,21 +329,16 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
                 "it, or submit a candidate with stronger holdout evidence")
         if row.status != "pending_approval":
             raise _already(row, "approved")
-        if row.parent_revision_id != artifact.active_revision_id:
+        if row.parent_revision_id == artifact.active_revision_id:
+            decision = _activate(session, store, row, artifact, actor, comment, publish_root, saved, "approved", {})
+        else:  # rejected; raised after the commit: the rejection must stand before the caller hears of it
             reason = (f"stale parent: {_short(row.parent_revision_id)} is no longer the active revision "
                       f"(active: {_short(artifact.active_revision_id)})")
             _decide(row, "rejected", actor, comment, reason)
             store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                               comment=comment, detail={"reason": reason, "on": "approve"})
-            # Returned, not raised: the rejection must be committed before the caller hears of it.
-            return Decision(Revision.of(row)), StaleParent(
-                f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run from the "
-                f"active revision (seed.from_store={row.artifact_name!r})")
-        remember(publish.snapshot(root, artifact.name, row.body))
-        previous, path = _activate(session, store, row, artifact, actor, comment, root, "approved", {})
-        return Decision(Revision.of(row), previous, path), None
-
-    decision, stale = _published_transaction(store, work)
+            stale = StaleParent(f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run "
+                                f"from the active revision (seed.from_store={row.artifact_name!r})")
     if stale is not None:
         raise stale
     return _mirror(registry, decision)
@@ -368,17 +354,15 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
         _decide(row, "rejected", actor, comment, comment or "")
         store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
                           comment=comment)
-        return Decision(Revision.of(row))
+        return Decision(row)
 
 
 def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str | None = None, *,
              to: str | None = None, publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT,
-             registry: Registry | None = None) -> Decision:
+             registry: PromptRegistry | None = None) -> Decision:
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
-    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
-
-    def work(session: Session, remember: Remember) -> Decision:
+    with _publishing(store) as (session, saved):
         artifact = store.lock_artifact(session, artifact_name)
         if artifact is None:
             raise RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
@@ -392,22 +376,16 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
         if target.status != "archived":
             raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "
                                  "be rolled back to")
-        remember(publish.snapshot(root, artifact_name, target.body))
-        previous, path = _activate(session, store, target, artifact, actor, comment, root, "rolled_back",
-                                   {"from": artifact.active_revision_id})
-        return Decision(Revision.of(target), previous, path)
-
-    return _mirror(registry, _published_transaction(store, work))
+        decision = _activate(session, store, target, artifact, actor, comment, publish_root, saved, "rolled_back",
+                             {"from": artifact.active_revision_id})
+    return _mirror(registry, decision)
 
 
 def _last_archived(session: Session, artifact_name: str) -> RevisionRow | None:
-    stmt = (select(AuditRow.revision_id).where(AuditRow.artifact_name == artifact_name,
-                                               AuditRow.action == "archived").order_by(AuditRow.id.desc()))
-    for revision_id in session.scalars(stmt):
-        row = session.get(RevisionRow, revision_id)
-        if row is not None and row.status == "archived":
-            return row
-    return None
+    """The revision whose archiving is the newest in the audit log among those still archived."""
+    return session.scalar(select(RevisionRow).join(AuditRow, AuditRow.revision_id == RevisionRow.id).where(
+        AuditRow.artifact_name == artifact_name, AuditRow.action == "archived", RevisionRow.status == "archived",
+    ).order_by(AuditRow.id.desc()).limit(1))
 
 
 # -- the approval-timeout sweeper ---------------------------------------------------------------
@@ -418,13 +396,13 @@ class SweepOutcome:
     outcome: str  # approved | rejected (stale parent) | skipped (decided meanwhile)
     detail: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"revision_id": self.revision_id, "artifact_name": self.artifact_name, "outcome": self.outcome,
-                "detail": self.detail}
+
+# What an approval that raised means for the sweeper (committed either way).
+SWEPT = {RegistryNotUpdated: "approved", StaleParent: "rejected", AlreadyDecided: "skipped"}
 
 
 def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | None = None,
-          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, registry: Registry | None = None
+          publish_root: Path | str = publish.DEFAULT_PUBLISH_ROOT, registry: PromptRegistry | None = None
           ) -> list[SweepOutcome]:
     """Opt-in: auto-approve (actor `auto-expire`) every pending_approval revision submitted longer
     than `timeout` ago, oldest first, through the same checks as a human approval. `None` (the
@@ -434,22 +412,16 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
     if timeout <= timedelta(0):
         raise InvalidRequest("the approval timeout must be positive (e.g. 72h)")
     cutoff = (now or utcnow()) - timeout
-    with store.transaction() as session:
-        due = list(session.execute(
-            select(RevisionRow.id, RevisionRow.artifact_name).where(
-                RevisionRow.status == "pending_approval", RevisionRow.submitted_at < cutoff)
-            .order_by(RevisionRow.submitted_at, RevisionRow.id)))
+    due = sorted((r for r in store.revisions(statuses=("pending_approval",)) if r.submitted_at < cutoff),
+                 key=lambda r: (r.submitted_at, r.id))
     outcomes = []
     comment = f"auto-approved: pending longer than the approval timeout ({timeout})"
-    for revision_id, name in due:
+    for revision in due:
         try:
-            decision = approve(store, revision_id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
+            decision = approve(store, revision.id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
                                registry=registry)
-            outcomes.append(SweepOutcome(revision_id, name, "approved", str(decision.published)))
-        except RegistryNotUpdated as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "approved", str(exc)))
-        except StaleParent as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "rejected", str(exc)))
-        except AlreadyDecided as exc:
-            outcomes.append(SweepOutcome(revision_id, name, "skipped", str(exc)))
+            outcome, detail = "approved", str(decision.published)
+        except (RegistryNotUpdated, StaleParent, AlreadyDecided) as exc:
+            outcome, detail = SWEPT[type(exc)], str(exc)
+        outcomes.append(SweepOutcome(revision.id, revision.artifact_name, outcome, detail))
     return outcomes

@@ -21,17 +21,15 @@ audit rows.
 
 Concurrency: every write is one transaction that first locks the artifact's row. On SQLite each
 transaction starts with BEGIN IMMEDIATE (writers queue on the database lock, waiting up to
-`busy_timeout_s`); on other databases the artifact row is locked with SELECT ... FOR UPDATE, and a
+`BUSY_TIMEOUT_S`); on other databases the artifact row is locked with SELECT ... FOR UPDATE, and a
 create also locks the schema-version row first (`lock_names`), so the name checks that compare a
 new artifact with every other one never run side by side.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,7 +55,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    MappedAsDataclass,
+    Session,
+    mapped_column,
+    sessionmaker,
+)
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import Lineage
@@ -75,6 +80,7 @@ STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived"
 PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
 MIN_PREFIX = 4  # shortest id prefix accepted
+BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for the database lock
 _STATUS_SQL = ", ".join(f"'{s}'" for s in STATUSES)
 
 
@@ -96,8 +102,16 @@ def fmt_score(value: Any, *, signed: bool = False) -> str:
     return f"{rounded:+.4f}" if signed else f"{rounded:.4f}"
 
 
-class Base(DeclarativeBase):
+class Base(MappedAsDataclass, DeclarativeBase, kw_only=True):
+    """Rows are dataclasses: reads return them detached from their session (expire_on_commit=False
+    keeps their values), compared by value."""
+
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every column (times in ISO 8601) but `parent_key`, an implementation detail."""
+        values = {c.key: getattr(self, c.key) for c in self.__table__.columns if c.key != "parent_key"}
+        return {k: iso(v) if isinstance(v, datetime) else v for k, v in values.items()}
 
 
 class ArtifactRow(Base):
@@ -130,7 +144,7 @@ class RevisionRow(Base):
     gates: Mapped[list[Any]]
     submitted_at: Mapped[datetime] = mapped_column(DateTime)
     status: Mapped[str] = mapped_column(String(20))
-    status_reason: Mapped[str] = mapped_column(Text, default="")
+    status_reason: Mapped[str] = mapped_column(Text)
     # The review decision (approve / reject, by a person, `gates` or `auto-expire`): set once.
     decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime)
@@ -140,6 +154,10 @@ class RevisionRow(Base):
     # or rollback archived it, the rollback's actor). Migration 0002.
     status_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     status_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [r for gate in self.gates for r in gate.get("reasons", [])]
 
     __table_args__ = (
         UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
@@ -159,7 +177,7 @@ IMMUTABLE_FIELDS = ("id", "artifact_name", "version", "kind", "artifact_hash", "
 
 class AuditRow(Base):
     __tablename__ = "audit_log"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
     at: Mapped[datetime] = mapped_column(DateTime)
     artifact_name: Mapped[str] = mapped_column(String(MAX_NAME), index=True)
     revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"), index=True)
@@ -171,7 +189,7 @@ class AuditRow(Base):
 
 class MonitoringRow(Base):
     __tablename__ = "monitoring"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
     at: Mapped[datetime] = mapped_column(DateTime)
     revision_id: Mapped[str] = mapped_column(ForeignKey("revisions.id"), index=True)
     parent_revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"))
@@ -193,6 +211,11 @@ class MetaRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+Revision = RevisionRow
+AuditEntry = AuditRow
+MonitoringResult = MonitoringRow
+
+
 @event.listens_for(RevisionRow, "before_update")
 def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
     state = inspect(target)
@@ -205,99 +228,6 @@ def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRo
 @event.listens_for(AuditRow, "before_delete")
 def _audit_is_append_only(mapper: Any, connection: Any, target: AuditRow) -> None:
     raise ImmutableRevision(f"the audit log is append-only; refusing to change entry {target.id}")
-
-
-# -- typed views --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Revision:
-    id: str
-    artifact_name: str
-    version: int
-    kind: str
-    artifact_hash: str
-    body: dict[str, Any]
-    parent_revision_id: str | None
-    action: str
-    source: str
-    evidence: dict[str, Any]
-    gates: list[dict[str, Any]]
-    submitted_at: datetime
-    status: str
-    status_reason: str
-    decided_by: str | None
-    decided_at: datetime | None
-    decision_comment: str | None
-    published_path: str | None
-    status_by: str | None
-    status_at: datetime | None
-
-    @classmethod
-    def of(cls, row: RevisionRow) -> Revision:
-        return cls(row.id, row.artifact_name, row.version, row.kind, row.artifact_hash, dict(row.body),
-                   row.parent_revision_id, row.action, row.source, dict(row.evidence), list(row.gates),
-                   row.submitted_at, row.status, row.status_reason or "", row.decided_by, row.decided_at,
-                   row.decision_comment, row.published_path, row.status_by, row.status_at)
-
-    @property
-    def reasons(self) -> list[str]:
-        return [r for gate in self.gates for r in gate.get("reasons", [])]
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        for name in ("submitted_at", "decided_at", "status_at"):
-            out[name] = iso(getattr(self, name))
-        return out
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    id: int
-    at: datetime
-    artifact_name: str
-    revision_id: str | None
-    action: str
-    actor: str
-    comment: str | None
-    detail: dict[str, Any]
-
-    @classmethod
-    def of(cls, row: AuditRow) -> AuditEntry:
-        return cls(row.id, row.at, row.artifact_name, row.revision_id, row.action, row.actor, row.comment,
-                   dict(row.detail or {}))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "at": iso(self.at), "artifact_name": self.artifact_name,
-                "revision_id": self.revision_id, "action": self.action, "actor": self.actor,
-                "comment": self.comment, "detail": self.detail}
-
-
-@dataclass(frozen=True)
-class MonitoringResult:
-    id: int
-    at: datetime
-    revision_id: str
-    parent_revision_id: str | None
-    experiment_id: str
-    run_dir: str
-    split: str
-    seed: int
-    cases: int
-    active_mean: float
-    parent_mean: float | None
-    delta: float | None
-    evaluator: str
-    actor: str
-
-    @classmethod
-    def of(cls, row: MonitoringRow) -> MonitoringResult:
-        return cls(row.id, row.at, row.revision_id, row.parent_revision_id, row.experiment_id, row.run_dir,
-                   row.split, row.seed, row.cases, row.active_mean, row.parent_mean, row.delta, row.evaluator,
-                   row.actor)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["at"] = iso(self.at)
-        return out
 
 
 # -- URLs ---------------------------------------------------------------------------------------
@@ -316,24 +246,22 @@ def parse_url(url: str) -> URL:
     return parsed
 
 
-def display_url(url: URL | str) -> str:
+def display_url(url: URL) -> str:
     """For messages and records: never the password."""
-    return (make_url(url) if isinstance(url, str) else url).render_as_string(hide_password=True)
+    return url.render_as_string(hide_password=True)
 
 
-def _engine(url: URL, busy_timeout_s: float) -> Engine:
+def _engine(url: URL) -> Engine:
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, record: Any) -> None:
         # Take transaction control away from the sqlite3 driver (SQLAlchemy docs, "Transactions
         # with SQLite and the sqlite3 driver"), so the BEGIN below is the only one.
         dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
@@ -344,13 +272,22 @@ def _engine(url: URL, busy_timeout_s: float) -> Engine:
     return engine
 
 
+@contextmanager
+def _errors(shown: str) -> Iterator[None]:
+    """A database error as one line naming the store (never its password)."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}") from exc
+
+
 # -- the store ----------------------------------------------------------------------------------
-class RevisionStore:
+class RevisionStore(AbstractContextManager["RevisionStore"]):
     """One revision database. `create=False` refuses to create a missing store (`StoreMissing`):
     the CLI's commands must not turn a mistyped --store into an empty database. An existing store
     at an older schema revision is refused until `upgrade` (see `schema`)."""
 
-    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, busy_timeout_s: float = 30.0):
+    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True):
         self.url = parse_url(url)
         self.display_url = display_url(self.url)
         if self.url.get_backend_name() == "sqlite":
@@ -361,16 +298,14 @@ class RevisionStore:
             if not create and not path.is_file():
                 raise StoreMissing(self.display_url)
         try:
-            self.engine = _engine(self.url, busy_timeout_s)
+            self.engine = _engine(self.url)
         except (NoSuchModuleError, ImportError) as exc:
             raise RevisionStoreError(f"no database driver for {self.display_url}: {describe(exc)} (postgresql:// "
                                      "uses psycopg 3: pip install 'psycopg[binary]')") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
-            schema.prepare(self.engine, self.display_url, create=create)
-        except SQLAlchemyError as exc:
-            self.engine.dispose()
-            raise self._error(exc) from exc
+            with _errors(self.display_url):
+                schema.prepare(self.engine, self.display_url, create=create)
         except RevisionError:
             self.engine.dispose()
             raise
@@ -382,43 +317,28 @@ class RevisionStore:
         shown = display_url(parsed)
         if parsed.get_backend_name() == "sqlite" and not Path(str(parsed.database)).is_file():
             raise StoreMissing(shown)
-        engine = _engine(parsed, 30.0)
+        engine = _engine(parsed)
         try:
-            return schema.upgrade(engine, shown)
-        except SQLAlchemyError as exc:
-            raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}"
-                                     ) from exc
+            with _errors(shown):
+                return schema.upgrade(engine, shown)
         finally:
             engine.dispose()
 
     def close(self) -> None:
         self.engine.dispose()
 
-    def __enter__(self) -> RevisionStore:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _error(self, exc: SQLAlchemyError) -> RevisionStoreError:
-        cause = getattr(exc, "orig", None) or exc
-        return RevisionStoreError(f"revision store {self.display_url}: {describe(cause)}")
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: committed on success, rolled back on any exception."""
-        try:
-            with self._sessions() as session, session.begin():
-                yield session
-        except RevisionError:
-            raise
-        except SQLAlchemyError as exc:
-            raise self._error(exc) from exc
+        with _errors(self.display_url), self._sessions() as session, session.begin():
+            yield session
 
     # -- locking and writing helpers (used inside a transaction) -------------------------------
     def lock_artifact(self, session: Session, name: str) -> ArtifactRow | None:
-        stmt = select(ArtifactRow).where(ArtifactRow.name == name).with_for_update()
-        return session.execute(stmt).scalar_one_or_none()
+        return session.scalar(select(ArtifactRow).where(ArtifactRow.name == name).with_for_update())
 
     @staticmethod
     def lock_names(session: Session) -> None:
@@ -430,22 +350,14 @@ class RevisionStore:
     def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
         """The artifact's row, created on first use, locked for the rest of the transaction."""
         row = self.lock_artifact(session, name)
-        if row is not None:
-            return row
-        moment = utcnow()
-        try:
-            with session.begin_nested():  # a concurrent creator wins; we then lock its row
+        if row is None:
+            moment = utcnow()
+            with suppress(IntegrityError), session.begin_nested():  # a concurrent creator wins; we lock its row
                 session.add(ArtifactRow(name=name, kind=kind, active_revision_id=None, created_at=moment,
                                         updated_at=moment))
-        except IntegrityError:
-            pass
-        row = self.lock_artifact(session, name)
+            row = self.lock_artifact(session, name)
         assert row is not None
         return row
-
-    @staticmethod
-    def new_revision_id() -> str:
-        return uuid.uuid4().hex
 
     @staticmethod
     def next_version(session: Session, name: str) -> int:
@@ -467,9 +379,7 @@ class RevisionStore:
             return row
         name, at, version = ref.rpartition("@")
         if at and version.lstrip("v").isdigit():
-            found = session.scalars(select(RevisionRow).where(RevisionRow.artifact_name == name,
-                                                              RevisionRow.version == int(version.lstrip("v"))))
-            row = found.one_or_none()
+            row = session.scalar(select(RevisionRow).filter_by(artifact_name=name, version=int(version.lstrip("v"))))
             if row is not None:
                 return row
         hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
@@ -477,11 +387,10 @@ class RevisionStore:
             raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters of the "
                                    "id, or <artifact>@v<version>")
         if hexadecimal:
-            matches = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(3))
-            rows = list(matches)
+            rows = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(2)).all()
             if len(rows) == 1:
                 return rows[0]
-            if len(rows) > 1:
+            if rows:
                 raise RevisionNotFound(f"revision prefix {ref!r} matches several revisions; give more characters")
         raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions "
                                "list)")
@@ -502,12 +411,11 @@ class RevisionStore:
     # -- reads (own transaction) ---------------------------------------------------------------
     def get(self, ref: str) -> Revision:
         with self.transaction() as session:
-            return Revision.of(self.find(session, ref))
+            return self.find(session, ref)
 
     def active(self, name: str) -> Revision | None:
         with self.transaction() as session:
-            row = self.active_row(session, name)
-            return None if row is None else Revision.of(row)
+            return self.active_row(session, name)
 
     def revisions(self, artifact: str | None = None, statuses: Sequence[str] = ()) -> list[Revision]:
         stmt = select(RevisionRow).order_by(RevisionRow.artifact_name, RevisionRow.version)
@@ -516,7 +424,7 @@ class RevisionStore:
         if statuses:
             stmt = stmt.where(RevisionRow.status.in_(list(statuses)))
         with self.transaction() as session:
-            return [Revision.of(r) for r in session.scalars(stmt)]
+            return list(session.scalars(stmt))
 
     def artifact_names(self) -> list[str]:
         with self.transaction() as session:
@@ -530,16 +438,14 @@ class RevisionStore:
                 stmt = stmt.where(AuditRow.artifact_name == artifact)
             if revision is not None:
                 stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
-            if limit is not None:
-                stmt = stmt.limit(limit)
-            return [AuditEntry.of(r) for r in reversed(list(session.scalars(stmt)))]
+            return list(reversed(session.scalars(stmt.limit(limit)).all()))
 
     def monitoring(self, revision: str | None = None) -> list[MonitoringResult]:
         stmt = select(MonitoringRow).order_by(MonitoringRow.id)
         with self.transaction() as session:
             if revision is not None:
                 stmt = stmt.where(MonitoringRow.revision_id == self.find(session, revision).id)
-            return [MonitoringResult.of(r) for r in session.scalars(stmt)]
+            return list(session.scalars(stmt))
 
     def lineage(self, artifact_hash: str, name: str | None) -> Lineage:
         """Which revision a run's seed came from: the revision whose body has the seed's hash
@@ -551,7 +457,6 @@ class RevisionStore:
                 stmt = stmt.where(RevisionRow.artifact_name == name)
             rows = sorted(session.scalars(stmt), key=lambda r: (r.status == "active", r.submitted_at, r.version))
             if rows:
-                row = rows[-1]
-                return Lineage(row.id, "update", row.artifact_name)
+                return Lineage(rows[-1].id, "update", rows[-1].artifact_name)
             exists = name is not None and self.active_row(session, name) is not None
             return Lineage(None, "update" if exists else "create", name)

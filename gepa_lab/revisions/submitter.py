@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from contextlib import suppress
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
@@ -51,10 +52,7 @@ class StoreSubmitter:
         if self._name(seed.to_dict()) is None:
             raise ConfigError(f"submit=true needs submitter.artifact_name: a {seed.kind} artifact has no name of its "
                               "own to file its revisions under (set submitter.artifact_name=<name>)")
-        try:
-            with RevisionStore(self.url, create=False):
-                pass
-        except StoreMissing:
+        with suppress(StoreMissing), RevisionStore(self.url, create=False):
             pass
 
     def lineage(self, artifact: dict[str, Any], seed_id: str) -> Lineage:
@@ -86,8 +84,7 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
     from gepa_lab.revisions.errors import StoreMissing
     from gepa_lab.revisions.store import RevisionStore
 
-    own = getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)
-    name = artifact_name or own
+    name = artifact_name or getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)
     key = f"seed.from_store={name!r}" if artifact_name else "seed.prefer_store=true"
     if not name:
         raise ConfigError("seed.prefer_store=true needs the artifact's name in the store: the seed has no name field; "

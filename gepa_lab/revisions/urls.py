@@ -11,8 +11,15 @@ DEFAULT_STORE_URL = "sqlite:///revisions.db"  # in the working directory (same a
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\+[A-Za-z0-9_]+)?://")
 
 
-def _absolute_sqlite(url: str, key: str) -> str:
-    """sqlite:///relative.db -> sqlite:////abs/relative.db (the run may not stay in this directory)."""
+def check_store_url(url: Any, key: str = "submitter.url") -> str:
+    """The URL, with a relative SQLite path made absolute (the run may not stay in this directory)."""
+    if not isinstance(url, str) or not _URL.match(url):
+        raise ValueError(f"{key} {url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
+                         "postgresql://user@host/db")
+    if not url.startswith("sqlite://"):
+        return url
+    if not url.startswith("sqlite:///"):
+        raise ValueError(f"{key} {url!r} names no database file; use e.g. {DEFAULT_STORE_URL}")
     rest, _, query = url[len("sqlite:///"):].partition("?")
     if not rest or rest == ":memory:":
         raise ValueError(f"{key} {url!r} is an in-memory database, which forgets every revision when the run "
@@ -21,14 +28,3 @@ def _absolute_sqlite(url: str, key: str) -> str:
     if not path.parent.is_dir():
         raise ValueError(f"{key} {url!r}: directory {path.parent} does not exist (create it or fix the URL)")
     return f"sqlite:///{path}" + (f"?{query}" if query else "")
-
-
-def check_store_url(url: Any, key: str = "submitter.url") -> str:
-    if not isinstance(url, str) or not _URL.match(url):
-        raise ValueError(f"{key} {url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
-                         "postgresql://user@host/db")
-    if url.startswith("sqlite://"):
-        if not url.startswith("sqlite:///"):
-            raise ValueError(f"{key} {url!r} names no database file; use e.g. {DEFAULT_STORE_URL}")
-        return _absolute_sqlite(url, key)
-    return url
