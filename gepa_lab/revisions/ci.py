@@ -103,7 +103,8 @@ def summary(run_dir: Path | str) -> str:
             f"{(config.get('search') or {}).get('random_seed', '?')}"
     baseline, candidate = result.get("baseline_holdout") or {}, result.get("candidate_holdout") or {}
     lines = [f"## gepa-lab {title}: {_headline(promotion, revision)}", "",
-             f"- **decision**: {'ELIGIBLE' if promotion.get('eligible') else 'NOT ELIGIBLE'}: {promotion.get('reason')}",
+             f"- **decision**: {'ELIGIBLE' if promotion.get('eligible') else 'NOT ELIGIBLE'}: "
+             f"{promotion.get('reason')}",
              f"- **holdout**: seed {fmt_score(baseline.get('score'))} -> winner {fmt_score(candidate.get('score'))} "
              f"(delta {fmt_score(promotion.get('holdout_delta'), signed=True)}, {candidate.get('cases', '?')} cases)"
              + (f"; {SIMULATED}" if _simulated(experiment) else ""),

@@ -248,7 +248,8 @@ def _monitor(store: Any, args: argparse.Namespace) -> int:
     regressed = result.delta is not None and result.delta < 0
     verdict = ("no parent to compare with" if result.delta is None else
                "REGRESSED: the active revision scores below its parent (roll back with: python -m "
-               f"{PROG} rollback {shlex.quote(args.artifact)} --actor NAME)" if regressed else "holds against its parent")
+               f"{PROG} rollback {shlex.quote(args.artifact)} --actor NAME)" if regressed
+               else "holds against its parent")
     text = (f"monitored {result.revision_id[:12]} on {result.cases} {result.split} cases (seed {result.seed}): "
             f"active {fmt_score(result.active_mean)}, parent {fmt_score(result.parent_mean)}, "
             f"delta {fmt_score(result.delta, signed=True)}\n{verdict}")
@@ -269,7 +270,8 @@ def _sweep(store: Any, args: argparse.Namespace) -> None:
 def _sync_registry(store: Any, args: argparse.Namespace) -> None:
     registry = _registry(args)
     if registry is None:
-        raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set MLFLOW_TRACKING_URI")
+        raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set "
+                             "MLFLOW_TRACKING_URI")
     synced = registry.sync(store)
     rows = [(s.artifact_name, s.prompt, s.registered, s.production) for s in synced]
     text = (_table(("ARTIFACT", "PROMPT", "REGISTERED NOW", "PRODUCTION VERSION"), rows) if rows

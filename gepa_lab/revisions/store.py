@@ -384,8 +384,8 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 return row
         hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
         if hexadecimal and len(ref) < MIN_PREFIX:
-            raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters of the "
-                                   "id, or <artifact>@v<version>")
+            raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters "
+                                   "of the id, or <artifact>@v<version>")
         if hexadecimal:
             rows = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(2)).all()
             if len(rows) == 1:
