@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Protocol, cast
 
 import yaml
@@ -109,8 +110,12 @@ def common(case: Case, params: dict[str, Any], expected: Any, default_output: st
             "task_tokens": len(case.input) // 4}
 
 
+# The hooks a family's modules define: evaluators/skillcraft/<name>/<module>.py -> names.
+HOOKS = {"world": ("World", "Tools"), "task": ("parse_task", "entity_names", "grade"), "agent": ("solve", "validate")}
+
+
 class Hooks(Protocol):
-    """The code of a family: what its package `evaluators/skillcraft/<name>/` defines."""
+    """The code of a family: what the modules of its package `evaluators/skillcraft/<name>/` define (HOOKS)."""
 
     def World(self, fixtures: dict[str, Any]) -> Any: ...  # noqa: N802 (a class)
     def Tools(self, world: Any, draws: Any, fault_rate: float) -> Any: ...  # noqa: N802 (a class)
@@ -200,7 +205,9 @@ def get_family(name: str) -> FamilySpec:
 def _load(name: str) -> FamilySpec:
     path = HERE / name / "family.yaml"
     try:
-        return _spec(name, _yaml(path), cast(Hooks, import_module(f"evaluators.skillcraft.{name}")))
+        modules = {m: import_module(f"evaluators.skillcraft.{name}.{m}") for m in HOOKS}
+        hooks = SimpleNamespace(**{h: getattr(modules[m], h) for m, names in HOOKS.items() for h in names})
+        return _spec(name, _yaml(path), cast(Hooks, hooks))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
 

@@ -96,3 +96,6 @@ class CatFactsTools(Api[CatFactsWorld]):
             return {"error": "not_found", "message": "no fact is that short"}, "not_found", 15
         fact = pool[int(self.draws.u(f"random:{max_length}:{k}") * len(pool))]
         return {"fact": fact["fact"], "length": fact["length"]}, "ok", 15 + len(fact["fact"]) // 4
+
+
+World, Tools = CatFactsWorld.from_fixtures, CatFactsTools  # the family's hooks (family.HOOKS)

@@ -121,3 +121,6 @@ class PokemonTools(Api[PokemonWorld]):
         if found is None:
             return {"error": "not_found"}, "not_found", 20
         return found, "ok", 160
+
+
+World, Tools = PokemonWorld.from_fixtures, PokemonTools  # the family's hooks (family.HOOKS)

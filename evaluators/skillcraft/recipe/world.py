@@ -118,3 +118,6 @@ class RecipeTools(Api[RecipeWorld]):
         if recipe is None:
             return {"error": "not_found"}, "not_found", 20
         return recipe, "ok", 40 + 16 * len(recipe["ingredients"])
+
+
+World, Tools = RecipeWorld.from_fixtures, RecipeTools  # the family's hooks (family.HOOKS)

@@ -139,3 +139,6 @@ class WeatherTools(Api[WeatherWorld]):
             "daily": daily, "next_start_date": nxt, "summary": dict(self.world.horizon[cid]),
         }
         return result, "ok", 60 + 9 * len(daily["time"]) * 4
+
+
+World, Tools = WeatherWorld.from_fixtures, WeatherTools  # the family's hooks (family.HOOKS)

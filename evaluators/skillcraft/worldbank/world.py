@@ -151,3 +151,6 @@ class WorldBankTools(Api[WorldBankWorld]):
         result = {"page": page, "pages": pages, "per_page": size, "total": len(keys), "lastupdated": w.lastupdated,
                   "data": [w.row(iso3, indicator, y) for iso3, y in chunk]}
         return result, "ok" if chunk else "empty", 30 + ROW_TOKENS * len(chunk)
+
+
+World, Tools = WorldBankWorld.from_fixtures, WorldBankTools  # the family's hooks (family.HOOKS)
