@@ -203,6 +203,14 @@ class AgentRun:
                        missing_hint=f"the agent {error} before writing {output_file}")
 
 
+def misread(best: str | None, names: list[str], draws: Draws, purpose: str, fix: bool) -> str | None:
+    """The best of `names` as an agent reads it off its draft: before validating (`fix`), with
+    P 0.15 another one."""
+    if not fix and best is not None and len(names) > 1 and draws.below(purpose, 0.15):
+        return next(n for n in names if n != best)
+    return best
+
+
 def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, draws: Draws,
              config: AgentConfig) -> Episode:
     """One episode: the family's agent solves the task with its tools (`hooks.solve`), checks its

@@ -103,7 +103,7 @@ class Task:
 
 
 def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
-    """The `Task` fields that come straight from a case whose scale `scale_level` has checked."""
+    """The `Task` fields that come straight from a case whose scale `reading_task` has checked."""
     scale = case.metadata["scale"]
     return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
             "output_file": str(params.get("output_file", default_output)), "expected": expected,
@@ -260,19 +260,15 @@ def _shared_behaviours() -> dict[str, Any]:
     return _yaml(HERE / "behaviours.yaml")
 
 
-def scale_level(case: Case, family: str) -> tuple[str, int]:
-    """(scale, level) of a case, or a ValueError naming the case."""
-    scale = case.metadata.get("scale", "")
-    if scale not in SCALE_LEVELS:
-        raise ValueError(f"case {case.id!r}: unknown {family} scale {scale!r} (expected one of {', '.join(SCALES)})")
-    return scale, SCALE_LEVELS[scale]
-
-
 @contextmanager
 def reading_task(case: Case, family: str) -> Iterator[Any]:
     """`with reading_task(case, "recipe") as params:` — the case's task parameters (JSON in
-    `metadata["task"]`); a KeyError, TypeError, AttributeError or ValueError while reading them, in the block
-    too, becomes one ValueError naming the case."""
+    `metadata["task"]`) of a case whose scale is known (else a ValueError naming it); a KeyError,
+    TypeError, AttributeError or ValueError while reading them, in the block too, becomes one
+    ValueError naming the case."""
+    scale = case.metadata.get("scale", "")
+    if scale not in SCALE_LEVELS:
+        raise ValueError(f"case {case.id!r}: unknown {family} scale {scale!r} (expected one of {', '.join(SCALES)})")
     try:
         yield json.loads(case.metadata["task"])
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -96,7 +96,6 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
 
 
 def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
-    scale_level(case, "catfacts")
     with reading_task(case, "catfacts") as params:
         f, n = _filter(params), int(params["n"])
     if n < 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.pokemon.task import PokemonTask, strongest
 from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
 from evaluators.skillcraft.rng import Draws
@@ -102,8 +102,5 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
 
 def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | None:
     """The strongest member; an unvalidated agent sometimes reads it off wrongly."""
-    best = strongest(entries)
-    if not fix and best is not None and len(entries) > 1 and draws.below("strongest:slip", 0.15):
-        return next(str(e["species"]) for e in entries if e["species"] != best)
-    return best
+    return misread(strongest(entries), [e["species"] for e in entries], draws, "strongest:slip", fix)
 

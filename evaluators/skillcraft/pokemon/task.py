@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -58,7 +58,6 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
-    scale_level(case, "pokemon")
     with reading_task(case, "pokemon") as params:
         species = str(params["species"])
         moves = tuple(str(m) for m in params["moves"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.weather.task import FIELDS, METRIC, UNIT_KEYS, Place, WeatherTask
 from evaluators.skillcraft.weather.world import WeatherTools, summarise, to_metric
@@ -127,13 +127,9 @@ def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, An
 
 def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
     """The place with the most precipitation; an unvalidated agent sometimes reads it off wrongly."""
-    if not cities:
-        return None
     totals = {k: v["summary"].get("total_precipitation") or 0.0 for k, v in cities.items()}
-    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k)))
-    if not fix and len(totals) > 1 and draws.below("wettest:slip", 0.15):
-        return next(k for k in totals if k != best)
-    return best
+    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k))) if totals else None
+    return misread(best, list(totals), draws, "wettest:slip", fix)
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
 from evaluators.skillcraft.weather.world import WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -86,7 +86,6 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
-    scale_level(case, "weather")
     with reading_task(case, "weather") as params:
         raw = [(str(n), str(a), str(c)) for n, a, c in params["places"]]
         start, end = str(params["start_date"]), str(params["end_date"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.worldbank.task import (
@@ -143,10 +143,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
 
 def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool) -> str | None:
     """The largest percent change; an unvalidated agent sometimes reads it off wrongly."""
-    best = largest(countries)
-    if not fix and best is not None and len(countries) > 1 and draws.below(f"largest:slip:{indicator}", 0.15):
-        return next(k for k in countries if k != best)
-    return best
+    return misread(largest(countries), list(countries), draws, f"largest:slip:{indicator}", fix)
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:

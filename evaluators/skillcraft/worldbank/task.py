@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -119,7 +119,6 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
 
 
 def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
-    scale_level(case, "worldbank")
     with reading_task(case, "worldbank") as params:
         countries = tuple(str(c) for c in params["countries"])
         indicators = tuple(str(i) for i in params["indicators"])
