@@ -26,27 +26,17 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CLAUSE = re.compile(r"[.;:!?\n]+|\s[-–—]\s")
 
-# Function words never count as content.
-STOPWORDS = frozenset(
-    "a an the and or but if then so to of in on at by for from with as is are was were be been being "
-    "it its this that these those there their them they you your we our i me my he she his her "
-    "will would can could should may might must do does did done has have had not no never any "
-    "some such than too very just also into onto about which who whom what when where while why "
-    "how via".split()
-)
-NEGATORS = frozenset({"never", "avoid", "no", "dont"})
-# Words skipped between a negator and the word it prohibits ("never ask for the same page").
-_FILLER = frozenset({"to", "the", "a", "an", "any", "ever", "it", "them", "this", "that", "your", "you",
-                     "be", "so", "just", "simply", "really", "even"})
-# After a prohibited act these make it a restriction ("do not fetch details for every dish").
-RESTRICTORS = frozenset({"every", "all", "each", "unless", "only", "except", "unneeded", "unnecessary",
-                         "extra", "twice", "again", "same", "more", "beyond", "other", "already", "that",
-                         "which", "whose", "if", "when", "where", "than", "outside", "until"})
-_LEAD_INS = frozenset({"just", "simply", "always", "please", "then", "first", "and"})
+# Word lists (words.yaml): stopwords, negators, filler after a negator, restrictors, lead-ins.
+_WORDS = yaml.safe_load((Path(__file__).parent / "words.yaml").read_text(encoding="utf-8"))
+STOPWORDS, NEGATORS, _FILLER, RESTRICTORS, _LEAD_INS = (
+    frozenset(_WORDS[k].split()) for k in ("stopwords", "negators", "filler", "restrictors", "lead_ins"))
 
 
 def _has_vowel(s: str) -> bool:
