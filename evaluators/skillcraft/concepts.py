@@ -39,10 +39,6 @@ STOPWORDS, NEGATORS, _FILLER, RESTRICTORS, _LEAD_INS = (
     frozenset(_WORDS[k].split()) for k in ("stopwords", "negators", "filler", "restrictors", "lead_ins"))
 
 
-def _has_vowel(s: str) -> bool:
-    return any(c in "aeiouy" for c in s)
-
-
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A small Porter-style stemmer: one stem for paginate / paginating / pagination, retry /
@@ -58,7 +54,7 @@ def stem(word: str) -> str:
         w = w[:-1]
     for suffix in ("ingly", "edly", "ing", "ed"):
         base = w[: -len(suffix)]
-        if w.endswith(suffix) and len(base) >= 3 and _has_vowel(base):
+        if w.endswith(suffix) and len(base) >= 3 and any(c in "aeiouy" for c in base):
             w = base
             if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]  # stopped -> stop

@@ -241,7 +241,7 @@ def _behaviour(row: dict[str, Any], shared: dict[str, Any]) -> Behaviour:
 
 
 def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
-    shared = _shared_behaviours()
+    shared = _yaml(HERE / "behaviours.yaml")
     rows = [dict(shared[r]) if isinstance(r, str) else r for r in data["behaviours"]]
     behaviours = tuple(_behaviour(r, shared) for r in rows)
     if len({b.name for b in behaviours}) != len(behaviours):
@@ -253,11 +253,6 @@ def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
                       cap_nouns=tuple(data.get("cap_nouns", ())), reference_skill=dict(data["reference_skill"]),
                       tools=tools, lost=_text(data["lost"], "lost"), waste_note=_text(data["waste_note"], "waste_note"),
                       hooks=hooks)
-
-
-@cache
-def _shared_behaviours() -> dict[str, Any]:
-    return _yaml(HERE / "behaviours.yaml")
 
 
 @contextmanager
