@@ -71,7 +71,7 @@ class CatFactsTools(Api[CatFactsWorld]):
     random_calls = 0  # get_random_fact draws anew on every call
 
     def get_facts(self, page: int = 1) -> ToolReply:
-        if self.faults.hit(f"facts:{page}"):
+        if self.fault(f"facts:{page}"):
             return rate_limited()
         pages = self.world.pages
         if 1 <= page <= len(pages):
@@ -79,7 +79,7 @@ class CatFactsTools(Api[CatFactsWorld]):
         return {**pages[-1], "current_page": page, "next_page_url": None, "data": []}, "empty", 30
 
     def get_fact(self, fact_id: str) -> ToolReply:
-        if self.faults.hit(f"fact:{fact_id}"):
+        if self.fault(f"fact:{fact_id}"):
             return rate_limited()
         fact = self.world.by_id.get(fact_id)
         if fact is None:
@@ -87,7 +87,7 @@ class CatFactsTools(Api[CatFactsWorld]):
         return dict(fact), "ok", 15 + len(fact["fact"]) // 4
 
     def get_random_fact(self, max_length: int = 0) -> ToolReply:
-        if self.faults.hit(f"random:{max_length}"):
+        if self.fault(f"random:{max_length}"):
             return rate_limited()
         k = self.random_calls
         self.random_calls += 1

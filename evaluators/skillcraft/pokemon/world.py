@@ -91,7 +91,7 @@ class PokemonTools(Api[PokemonWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_pokemon(self, name: str) -> ToolReply:
-        if self.faults.hit(f"pokemon:{name}"):
+        if self.fault(f"pokemon:{name}"):
             return rate_limited()
         found = self.world.pokemon.get(str(name).lower())
         if found is None:
@@ -99,7 +99,7 @@ class PokemonTools(Api[PokemonWorld]):
         return found, "ok", 150 + 20 * len(found.get("past_stats", ()))
 
     def get_species(self, name: str) -> ToolReply:
-        if self.faults.hit(f"species:{name}"):
+        if self.fault(f"species:{name}"):
             return rate_limited()
         found = self.world.species.get(str(name).lower())
         if found is None:
@@ -107,7 +107,7 @@ class PokemonTools(Api[PokemonWorld]):
         return found, "ok", 60 + 12 * len(found["varieties"])
 
     def get_evolution_chain(self, chain_id: int) -> ToolReply:
-        if self.faults.hit(f"chain:{chain_id}"):
+        if self.fault(f"chain:{chain_id}"):
             return rate_limited()
         found = self.world.chains.get(int(chain_id))
         if found is None:
@@ -115,7 +115,7 @@ class PokemonTools(Api[PokemonWorld]):
         return found, "ok", 40 + 15 * len(members(found["chain"]))
 
     def get_type(self, name: str) -> ToolReply:
-        if self.faults.hit(f"type:{name}"):
+        if self.fault(f"type:{name}"):
             return rate_limited()
         found = self.world.types.get(str(name).lower())
         if found is None:

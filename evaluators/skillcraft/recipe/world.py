@@ -100,7 +100,7 @@ class RecipeTools(Api[RecipeWorld]):
 
     def search_recipes(self, by: str, value: str, page: int) -> ToolReply:
         """(result, status, result_tokens)."""
-        if self.faults.hit(f"search:{by}:{value}:{page}"):
+        if self.fault(f"search:{by}:{value}:{page}"):
             return rate_limited()
         key = self.world.listing_key(by, value)
         pages = self.world.pages.get(key, []) if key else []
@@ -112,7 +112,7 @@ class RecipeTools(Api[RecipeWorld]):
         return result, status, 25 + 14 * len(result["items"])
 
     def get_recipe(self, recipe_id: str) -> ToolReply:
-        if self.faults.hit(f"get:{recipe_id}"):
+        if self.fault(f"get:{recipe_id}"):
             return rate_limited()
         recipe = self.world.recipes.get(recipe_id)
         if recipe is None:

@@ -109,14 +109,14 @@ class WeatherTools(Api[WeatherWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def geocode(self, name: str) -> ToolReply:
-        if self.faults.hit(f"geocode:{name}"):
+        if self.fault(f"geocode:{name}"):
             return rate_limited()
         ids = self.world.index.get(name.lower(), []) if name.isascii() else []
         results = [self.world.place(i) for i in ids[:10]]
         return {"results": results}, "ok" if results else "empty", 20 + 18 * len(results)
 
     def get_forecast(self, latitude: float, longitude: float, start_date: str, end_date: str) -> ToolReply:
-        if self.faults.hit(f"forecast:{latitude}:{longitude}:{start_date}:{end_date}"):
+        if self.fault(f"forecast:{latitude}:{longitude}:{start_date}:{end_date}"):
             return rate_limited()
         cid = self.world.by_coords.get((latitude, longitude))
         dates = self.world.dates

@@ -105,7 +105,7 @@ class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
-        if self.faults.hit(f"countries:{query}:{region}"):
+        if self.fault(f"countries:{query}:{region}"):
             return rate_limited()
         key = ("countries", query, region)
         reply = self.world.cache.get(key)
@@ -121,7 +121,7 @@ class WorldBankTools(Api[WorldBankWorld]):
         return result, "ok" if found else "empty", 20 + 16 * len(found)
 
     def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
-        if self.faults.hit(f"indicator:{country}:{indicator}:{date}:{page}"):
+        if self.fault(f"indicator:{country}:{indicator}:{date}:{page}"):
             return rate_limited()
         key = ("indicator", country, indicator, date, page)
         reply = self.world.cache.get(key)
