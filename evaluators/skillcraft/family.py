@@ -64,6 +64,11 @@ class Check:
     message: str = ""  # why it failed, in words (feedback text)
 
 
+def same(name: str, got: Any, want: Any) -> Check:
+    """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
+    return Check(name, got == want, False, f"{name} is {got}, expected {want}")
+
+
 @dataclass
 class ToolCall:
     tool: str

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
 from evaluators.skillcraft.weather.world import WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -191,7 +191,5 @@ def grade(task: WeatherTask, artifact: dict[str, Any]) -> list[Check]:
     for place in task.places:
         checks += _grade_place(f'cities["{place.label}"]', exp["cities"][place.label], got_cities.get(place.label))
     if "wettest_city" in exp:
-        got = artifact.get("wettest_city")
-        checks.append(Check("wettest_city", got == exp["wettest_city"], False,
-                            f"wettest_city is {got}, expected {exp['wettest_city']}"))
+        checks.append(same("wettest_city", artifact.get("wettest_city"), exp["wettest_city"]))
     return checks
