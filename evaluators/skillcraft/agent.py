@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall
@@ -158,6 +159,10 @@ class AgentRun:
                 continue
             self.bump("not_retried")
             return None
+
+    def ask(self, tools: Any, key: str, tool: str, **args: Any) -> dict[str, Any] | None:
+        """`call_with_retry` of the tools' method `tool` with these arguments (keyword = tool parameter)."""
+        return self.call_with_retry(tool, args, partial(getattr(tools, tool), **args), key)
 
     def repeat_until_noticed(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
                              key: str) -> None:

@@ -31,11 +31,11 @@ def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str
 
 
 def _species(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
-    return run.call_with_retry("get_species", {"name": name}, partial(tools.get_species, name), f"species:{name}")
+    return run.ask(tools, f"species:{name}", "get_species", name=name)
 
 
 def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
-    res = run.call_with_retry("get_pokemon", {"name": name}, partial(tools.get_pokemon, name), f"pokemon:{name}")
+    res = run.ask(tools, f"pokemon:{name}", "get_pokemon", name=name)
     if res is not None or run.calls[-1].status != "not_found":
         return res
     if not run.right("resolve_default_form", name):
@@ -47,8 +47,7 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
     default = next((v["pokemon"]["name"] for v in sp["varieties"] if v["is_default"]), None)
     if default is None:
         return None
-    return run.call_with_retry("get_pokemon", {"name": default}, partial(tools.get_pokemon, default),
-                               f"pokemon:{default}")
+    return run.ask(tools, f"pokemon:{default}", "get_pokemon", name=default)
 
 
 def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
@@ -89,7 +88,7 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
     for e in entries:
         e["multipliers"] = {}
     for move in task.moves:
-        res = run.call_with_retry("get_type", {"name": move}, partial(tools.get_type, move), f"type:{move}")
+        res = run.ask(tools, f"type:{move}", "get_type", name=move)
         if res is None:
             continue  # a skipped error: this move type is not rated
         rel = res["damage_relations"]

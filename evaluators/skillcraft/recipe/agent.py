@@ -43,8 +43,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     page, pages_read = 1, 0
     while True:
         p = page
-        res = run.call_with_retry("search_recipes", {"by": by, "page": p, "value": value},
-                                  partial(tools.search_recipes, by, value, p), f"{key}:{p}")
+        res = run.ask(tools, f"{key}:{p}", "search_recipes", by=by, value=value, page=p)
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1

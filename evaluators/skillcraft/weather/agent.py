@@ -10,7 +10,6 @@ Grading then finds the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
@@ -22,7 +21,7 @@ WASTED_FORECASTS = 2  # other candidates whose forecast a wasteful agent also fe
 
 
 def _geocode(run: AgentRun, tools: WeatherTools, name: str, key: str) -> dict[str, Any] | None:
-    return run.call_with_retry("geocode", {"name": name}, lambda: tools.geocode(name), f"geo:{name}")
+    return run.ask(tools, f"geo:{name}", "geocode", name=name)
 
 
 def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -56,8 +55,7 @@ def _forecast(run: AgentRun, tools: WeatherTools, spot: dict[str, Any], task: We
     every = run.right("request_every_window", key)
     while True:
         s = start
-        res = run.call_with_retry("get_forecast", {"end_date": end, "latitude": lat, "longitude": lon, "start_date": s},
-                                  partial(tools.get_forecast, lat, lon, s, end), f"fc:{key}:{s}")
+        res = run.ask(tools, f"fc:{key}:{s}", "get_forecast", latitude=lat, longitude=lon, start_date=s, end_date=end)
         if res is None:
             break  # a skipped error loses this window and the cursor with it
         windows.append(res)
@@ -111,11 +109,8 @@ def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, An
             continue
         if not run.right("skip_unneeded_calls", place.label):
             for other in [c for c in candidates if c is not spot][:WASTED_FORECASTS]:
-                lat, lon = other["latitude"], other["longitude"]
-                run.call_with_retry("get_forecast", {"end_date": task.dates[-1], "latitude": lat, "longitude": lon,
-                                                     "start_date": task.dates[0]},
-                                    partial(tools.get_forecast, lat, lon, task.dates[0], task.dates[-1]),
-                                    f"waste:{place.label}:{other['id']}")
+                run.ask(tools, f"waste:{place.label}:{other['id']}", "get_forecast", latitude=other["latitude"],
+                        longitude=other["longitude"], start_date=task.dates[0], end_date=task.dates[-1])
                 run.bump("wasted")
         windows = _forecast(run, tools, spot, task, place.label)
         cities[place.label] = _entry(run, task, spot, windows, place.label)

@@ -34,8 +34,7 @@ def guess_code(name: str) -> str:
 
 
 def _lookup(run: AgentRun, tools: WorldBankTools, name: str) -> str | None:
-    res = run.call_with_retry("get_countries", {"query": name, "region": ""},
-                              partial(tools.get_countries, name, ""), f"cty:{name}")
+    res = run.ask(tools, f"cty:{name}", "get_countries", query=name, region="")
     if not res or not res["countries"]:
         return None  # a skipped rate limit: the country is lost
     exact = [c for c in res["countries"] if fold(c["name"]) == fold(name)]
@@ -49,9 +48,8 @@ def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, d
     page = 1
     while True:
         p = page
-        res = run.call_with_retry("get_indicator", {"country": country, "date": date, "indicator": indicator, "page": p},
-                                  partial(tools.get_indicator, country, indicator, date, p),
-                                  f"ind:{country}:{indicator}:{date}:{p}")
+        res = run.ask(tools, f"ind:{country}:{indicator}:{date}:{p}", "get_indicator", country=country,
+                      indicator=indicator, date=date, page=p)
         if res is None:
             return rows, run.calls[-1].status == "error"  # invalid, or a skipped rate limit
         rows += res["data"]
@@ -83,8 +81,7 @@ def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: Worl
     rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"), "top")
     pairs = [(str(r["countryiso3code"]), r["value"]) for r in rows if r["value"] is not None]
     if run.right("exclude_aggregates", "top"):
-        listing = run.call_with_retry("get_countries", {"query": "", "region": ""},
-                                      partial(tools.get_countries, "", ""), "cty:*")
+        listing = run.ask(tools, "cty:*", "get_countries", query="", region="")
         if listing is not None:  # a skipped listing: it cannot tell aggregates apart
             aggregates = {c["id"] for c in listing["countries"] if c["region"]["value"] == "Aggregates"}
             pairs = [p for p in pairs if p[0] not in aggregates]
