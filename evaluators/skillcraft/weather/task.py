@@ -17,14 +17,11 @@ from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
 from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
-from evaluators.skillcraft.weather.world import WeatherWorld, summarise
+from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
 FIELDS = {"temperature_2m_max": "temperature_max", "temperature_2m_min": "temperature_min",
           "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed_max"}
-UNIT_KEYS = {"temperature_2m_max": "temperature", "temperature_2m_min": "temperature",
-             "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed"}
-METRIC = {"temperature": "°C", "precipitation": "mm", "wind_speed": "km/h"}
 
 
 @dataclass(frozen=True)
