@@ -122,10 +122,6 @@ def entity_names(world: CatFactsWorld) -> frozenset[str]:
 _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
@@ -183,7 +179,7 @@ def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     missing = [x["fact"] for x in exp["facts"] if normalise(x["fact"]) not in have]
     msg = ""
     if missing:
-        k, n, eg = len(missing), len(exp["facts"]), _short(missing[0])
+        k, n, eg = len(missing), len(exp["facts"]), missing[0] if len(missing[0]) <= 40 else missing[0][:37] + "..."
         if dupes:
             msg = f"duplicate facts took the places of {k} of the {n} expected facts (e.g. \"{eg}\")"
         elif len(facts) < n:

@@ -30,10 +30,6 @@ def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str
     return out
 
 
-def _species(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
-    return run.ask(tools, f"species:{name}", "get_species", name=name)
-
-
 def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
     res = run.ask(tools, f"pokemon:{name}", "get_pokemon", name=name)
     if res is not None or run.calls[-1].status != "not_found":
@@ -41,7 +37,7 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
     if not run.right("resolve_default_form", name):
         # The loop: the bare species name re-sent until the agent notices, then the species lookup.
         run.repeat_until_noticed("get_pokemon", {"name": name}, partial(tools.get_pokemon, name), name)
-    sp = _species(run, tools, name)
+    sp = run.ask(tools, f"species:{name}", "get_species", name=name)
     if sp is None:
         return None
     default = next((v["pokemon"]["name"] for v in sp["varieties"] if v["is_default"]), None)
@@ -52,7 +48,7 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
 
 def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
     draft: dict[str, Any] = {"chain_id": None, "members": []}
-    sp = _species(run, tools, task.species)
+    sp = run.ask(tools, f"species:{task.species}", "get_species", name=task.species)
     chain = None
     if sp is not None:
         chain_id = sp["evolution_chain"]["id"]
@@ -62,7 +58,7 @@ def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, An
         draft["chain_id"] = chain["id"]
         for name, stage in _walk(run, chain["chain"]):
             if name != task.species and not run.right("skip_unneeded_calls", name):
-                _species(run, tools, name)
+                run.ask(tools, f"species:{name}", "get_species", name=name)
                 run.bump("wasted")
             p = _pokemon(run, tools, name)
             if p is None:

@@ -20,21 +20,17 @@ from evaluators.skillcraft.weather.world import WeatherTools, summarise, to_metr
 WASTED_FORECASTS = 2  # other candidates whose forecast a wasteful agent also fetches
 
 
-def _geocode(run: AgentRun, tools: WeatherTools, name: str, key: str) -> dict[str, Any] | None:
-    return run.ask(tools, f"geo:{name}", "geocode", name=name)
-
-
 def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """Geocode a place and pick a candidate. Returns (picked place or None, all candidates)."""
     key = place.label
-    res = _geocode(run, tools, place.name, key)
+    res = run.ask(tools, f"geo:{place.name}", "geocode", name=place.name)
     if res is None:
         return None, []  # a skipped rate limit: the place is lost
     if not res["results"] and not place.name.isascii():
         if not run.right("geocode_plain_name", key):
             run.repeat_until_noticed("geocode", {"name": place.name}, lambda: tools.geocode(place.name), key)
         plain = tools.world.cities[place.city_id]["ascii_name"]
-        res = _geocode(run, tools, plain, key)
+        res = run.ask(tools, f"geo:{plain}", "geocode", name=plain)
         if res is None:
             return None, []
     candidates = res["results"]

@@ -41,8 +41,8 @@ def _lookup(run: AgentRun, tools: WorldBankTools, name: str) -> str | None:
     return str((exact or res["countries"])[0]["id"])
 
 
-def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, date: str, paginate: bool,
-           key: str) -> tuple[list[dict[str, Any]], bool]:
+def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, date: str,
+           paginate: bool) -> tuple[list[dict[str, Any]], bool]:
     """Rows of one query, page by page. Returns (rows, invalid code)."""
     rows: list[dict[str, Any]] = []
     page = 1
@@ -78,7 +78,7 @@ def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: 
 def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
     top = task.top
     assert top is not None
-    rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"), "top")
+    rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"))
     pairs = [(str(r["countryiso3code"]), r["value"]) for r in rows if r["value"] is not None]
     if run.right("exclude_aggregates", "top"):
         listing = run.ask(tools, "cty:*", "get_countries", query="", region="")
@@ -123,7 +123,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
         if not date:
             run.bump("wasted")
         paginate = run.right("paginate_to_end", key)
-        rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+        rows, invalid = _pages(run, tools, code, indicator, date, paginate)
         if invalid and guessed:
             # The loop: the same invalid code re-sent until noticed, then looked up.
             args = {"country": code, "date": date, "indicator": indicator, "page": 1}
@@ -132,7 +132,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
             code = _lookup(run, tools, name)
             if code is None:
                 return
-            rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+            rows, invalid = _pages(run, tools, code, indicator, date, paginate)
         guessed = False
         if not invalid:
             blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
