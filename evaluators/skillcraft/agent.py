@@ -125,9 +125,6 @@ class AgentRun:
         self.tokens += context + out
         self.latency_ms += self.config.turn_latency_ms + context * self.config.ms_per_1k_context_tokens / 1000
 
-    def wait(self, ms: float) -> None:
-        self.latency_ms += ms
-
     def call(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
              output_tokens: int | None = None) -> Any:
         """One tool call (one model turn). `fn` returns (result, status, result_tokens)."""
@@ -154,7 +151,7 @@ class AgentRun:
             self.bump("rate_limited")
             if attempt < MAX_RETRIES and self.right(behaviour, f"{key}:{attempt}"):
                 self.bump("retried")
-                self.wait(float(res.get("retry_after_ms", 0.0)))
+                self.latency_ms += float(res.get("retry_after_ms", 0.0))  # the wait
                 attempt += 1
                 continue
             self.bump("not_retried")
