@@ -12,6 +12,7 @@ order — so a parent and a child scored with one seed meet the same faults (doc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from evaluators.skillcraft.rng import Draws
@@ -40,6 +41,11 @@ class Api(Generic[W]):
 
 def rate_limited() -> ToolReply:
     return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
+
+
+def or_not_found(result: dict[str, Any] | None, tokens: Callable[[dict[str, Any]], int]) -> ToolReply:
+    """`result` (status ok, `tokens(result)` tokens), or a not_found error when there is none."""
+    return (result, "ok", tokens(result)) if result is not None else ({"error": "not_found"}, "not_found", 20)
 
 
 def write_file(path: str, content: str) -> ToolReply:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
 
 
 def listing_members(recipes: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -114,10 +114,7 @@ class RecipeTools(Api[RecipeWorld]):
     def get_recipe(self, recipe_id: str) -> ToolReply:
         if self.fault(f"get:{recipe_id}"):
             return rate_limited()
-        recipe = self.world.recipes.get(recipe_id)
-        if recipe is None:
-            return {"error": "not_found"}, "not_found", 20
-        return recipe, "ok", 40 + 16 * len(recipe["ingredients"])
+        return or_not_found(self.world.recipes.get(recipe_id), lambda r: 40 + 16 * len(r["ingredients"]))
 
 
 World, Tools = RecipeWorld.from_fixtures, RecipeTools  # the family's hooks (family.HOOKS)

@@ -18,6 +18,7 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,10 +108,13 @@ class WorldBankTools(Api[WorldBankWorld]):
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
         if self.fault(f"countries:{query}:{region}"):
             return rate_limited()
-        key = ("countries", query, region)
+        return self._memo(("countries", query, region), lambda: self._countries(query, region))
+
+    def _memo(self, key: tuple[Any, ...], make: Callable[[], ToolReply]) -> ToolReply:
+        """The world's reply to these arguments (made once: replies are pure and never mutated)."""
         reply = self.world.cache.get(key)
         if reply is None:
-            reply = self.world.cache[key] = self._countries(query, region)
+            reply = self.world.cache[key] = make()
         return reply
 
     def _countries(self, query: str, region: str) -> ToolReply:
@@ -123,11 +127,8 @@ class WorldBankTools(Api[WorldBankWorld]):
     def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
         if self.fault(f"indicator:{country}:{indicator}:{date}:{page}"):
             return rate_limited()
-        key = ("indicator", country, indicator, date, page)
-        reply = self.world.cache.get(key)
-        if reply is None:
-            reply = self.world.cache[key] = self._indicator(country, indicator, date, page)
-        return reply
+        return self._memo(("indicator", country, indicator, date, page),
+                          lambda: self._indicator(country, indicator, date, page))
 
     def _indicator(self, country: str, indicator: str, date: str, page: int) -> ToolReply:
         w = self.world
