@@ -84,15 +84,10 @@ def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list
                             [r.get("precipitation") for r in rows])
     else:  # copies the endpoint's summary block (the whole 16-day horizon, station units)
         block = windows[0]["summary"]
-        t_unit = units.get("temperature_2m_max", "°C")
-        p_unit = units.get("precipitation_sum", "mm")
-        summary = {
-            "mean_temperature_max": to_metric(t_unit, block["mean_temperature_max"]) if convert
-            else block["mean_temperature_max"],
-            "total_precipitation": to_metric(p_unit, block["total_precipitation"]) if convert
-            else block["total_precipitation"],
-            "hottest_day": block["hottest_day"],
-        }
+        block_units = {"mean_temperature_max": units.get("temperature_2m_max", "°C"),
+                       "total_precipitation": units.get("precipitation_sum", "mm")}
+        summary = {k: to_metric(u, block[k]) if convert else block[k] for k, u in block_units.items()}
+        summary["hottest_day"] = block["hottest_day"]
     return {"latitude": spot["latitude"], "longitude": spot["longitude"], "units": unit_names,
             "daily": rows, "summary": summary}
 
