@@ -161,13 +161,12 @@ class AgentRun:
         """`call_with_retry` of the tools' method `tool` with these arguments (keyword = tool parameter)."""
         return self.call_with_retry(tool, args, partial(getattr(tools, tool), **args), key)
 
-    def repeat_until_noticed(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
-                             key: str) -> None:
-        """The loop: re-send the identical call until the agent notices (or the call limit ends
-        the run with OutOfToolCalls)."""
+    def repeat_until_noticed(self, tools: Any, key: str, tool: str, **args: Any) -> None:
+        """The loop: re-send the identical call of the tools' method `tool` until the agent notices
+        (or the call limit ends the run with OutOfToolCalls)."""
         k = 0
         while not self.draws.below(f"notice:{key}:{k}", NOTICE_LOOP_P):
-            self.call(tool, args, fn)
+            self.call(tool, args, partial(getattr(tools, tool), **args))
             k += 1
 
     def write_artifact(self, output_file: str, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str]:

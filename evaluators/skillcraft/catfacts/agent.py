@@ -95,9 +95,8 @@ def solve(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> dict[str, 
         # The loop: the random endpoint takes max_length, so it looks like the tool for the job;
         # the same call is sent again and again until the agent notices the facts come in no
         # order and with repeats, and turns to the listing.
-        args = {"max_length": f.max_length}
-        run.call_with_retry("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
-        run.repeat_until_noticed("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+        run.ask(tools, "random", "get_random_fact", max_length=f.max_length)
+        run.repeat_until_noticed(tools, "random", "get_random_fact", max_length=f.max_length)
     draft: dict[str, Any] = {"facts": _collect(run, tools, task)}
     _summary(draft, task)
     return draft

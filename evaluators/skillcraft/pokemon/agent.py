@@ -36,7 +36,7 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
         return res
     if not run.right("resolve_default_form", name):
         # The loop: the bare species name re-sent until the agent notices, then the species lookup.
-        run.repeat_until_noticed("get_pokemon", {"name": name}, partial(tools.get_pokemon, name), name)
+        run.repeat_until_noticed(tools, name, "get_pokemon", name=name)
     sp = run.ask(tools, f"species:{name}", "get_species", name=name)
     if sp is None:
         return None

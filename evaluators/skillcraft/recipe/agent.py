@@ -23,12 +23,6 @@ def _unique(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _loop(run: AgentRun, tools: RecipeTools, by: str, value: str, page: int, key: str) -> None:
-    """Re-request the same page until the agent notices (or the tool-call limit ends the run)."""
-    run.repeat_until_noticed("search_recipes", {"by": by, "page": page, "value": value},
-                             lambda: tools.search_recipes(by, value, page), key)
-
-
 def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
              caps: list[Cap]) -> tuple[list[str], int | None, int | None]:
     """Walk one listing. Returns (raw ids, total_hint seen, copied item limit)."""
@@ -51,7 +45,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
             hint = res["total_hint"]
         if not res["items"]:
             if not run.right("stop_on_empty_page", key):
-                _loop(run, tools, by, value, p, key)
+                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=p)
             break
         ids.extend(item["id"] for item in res["items"])
         if res["next_page"] is None or not paginate:
@@ -63,7 +57,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
         page = res["next_page"]
     if exact is not None and len(set(ids)) < exact:
         # Told to find more dishes than exist: it keeps re-querying, hoping for more.
-        _loop(run, tools, by, value, page, key + ":exact")
+        run.repeat_until_noticed(tools, key + ":exact", "search_recipes", by=by, value=value, page=page)
     return ids, hint, limit
 
 

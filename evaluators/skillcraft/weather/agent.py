@@ -28,7 +28,7 @@ def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str,
         return None, []  # a skipped rate limit: the place is lost
     if not res["results"] and not place.name.isascii():
         if not run.right("geocode_plain_name", key):
-            run.repeat_until_noticed("geocode", {"name": place.name}, lambda: tools.geocode(place.name), key)
+            run.repeat_until_noticed(tools, key, "geocode", name=place.name)
         plain = tools.world.cities[place.city_id]["ascii_name"]
         res = run.ask(tools, f"geo:{plain}", "geocode", name=plain)
         if res is None:

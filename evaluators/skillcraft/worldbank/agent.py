@@ -11,7 +11,6 @@ finds the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
@@ -126,9 +125,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
         rows, invalid = _pages(run, tools, code, indicator, date, paginate)
         if invalid and guessed:
             # The loop: the same invalid code re-sent until noticed, then looked up.
-            args = {"country": code, "date": date, "indicator": indicator, "page": 1}
-            run.repeat_until_noticed("get_indicator", args,
-                                     partial(tools.get_indicator, code, indicator, date, 1), name)
+            run.repeat_until_noticed(tools, name, "get_indicator", country=code, indicator=indicator, date=date, page=1)
             code = _lookup(run, tools, name)
             if code is None:
                 return
