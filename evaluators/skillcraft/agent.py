@@ -137,10 +137,11 @@ class AgentRun:
         return result
 
     # -- moves every family's agent makes ------------------------------------------------------
-    def call_with_retry(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
-                        key: str, behaviour: str = "retry_transient_errors") -> dict[str, Any] | None:
-        """Call a tool; on `rate_limited` retry only while `behaviour` holds for the attempt.
-        Returns the result, or None for a skipped error or another error."""
+    def ask(self, tools: Any, key: str, tool: str, **args: Any) -> dict[str, Any] | None:
+        """Call the tools' method `tool` with these arguments (keyword = tool parameter); on
+        `rate_limited` retry only while retry_transient_errors holds for the attempt (`key`: the
+        call's occurrence). Returns the result, or None for a skipped error or another error."""
+        fn = partial(getattr(tools, tool), **args)
         attempt = 0
         while True:
             res = self.call(tool, args, fn)
@@ -149,17 +150,13 @@ class AgentRun:
             if res["error"] != "rate_limited":
                 return None
             self.bump("rate_limited")
-            if attempt < MAX_RETRIES and self.right(behaviour, f"{key}:{attempt}"):
+            if attempt < MAX_RETRIES and self.right("retry_transient_errors", f"{key}:{attempt}"):
                 self.bump("retried")
                 self.latency_ms += float(res.get("retry_after_ms", 0.0))  # the wait
                 attempt += 1
                 continue
             self.bump("not_retried")
             return None
-
-    def ask(self, tools: Any, key: str, tool: str, **args: Any) -> dict[str, Any] | None:
-        """`call_with_retry` of the tools' method `tool` with these arguments (keyword = tool parameter)."""
-        return self.call_with_retry(tool, args, partial(getattr(tools, tool), **args), key)
 
     def repeat_until_noticed(self, tools: Any, key: str, tool: str, **args: Any) -> None:
         """The loop: re-send the identical call of the tools' method `tool` until the agent notices

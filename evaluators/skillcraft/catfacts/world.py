@@ -78,10 +78,10 @@ class CatFactsTools(Api[CatFactsWorld]):
             return pages[page - 1], "ok", self.world.page_tokens[page - 1]
         return {**pages[-1], "current_page": page, "next_page_url": None, "data": []}, "empty", 30
 
-    def get_fact(self, fact_id: str) -> ToolReply:
-        if self.fault(f"fact:{fact_id}"):
+    def get_fact(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"fact:{id}"):
             return rate_limited()
-        fact = self.world.by_id.get(fact_id)
+        fact = self.world.by_id.get(id)
         if fact is None:
             return {"error": "not_found"}, "not_found", 15
         return dict(fact), "ok", 15 + len(fact["fact"]) // 4

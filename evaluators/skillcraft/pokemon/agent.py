@@ -10,7 +10,6 @@ the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
@@ -52,8 +51,7 @@ def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, An
     chain = None
     if sp is not None:
         chain_id = sp["evolution_chain"]["id"]
-        chain = run.call_with_retry("get_evolution_chain", {"id": chain_id},
-                                    partial(tools.get_evolution_chain, chain_id), f"chain:{chain_id}")
+        chain = run.ask(tools, f"chain:{chain_id}", "get_evolution_chain", id=chain_id)
     if chain is not None:
         draft["chain_id"] = chain["id"]
         for name, stage in _walk(run, chain["chain"]):

@@ -103,10 +103,10 @@ class PokemonTools(Api[PokemonWorld]):
             return rate_limited()
         return or_not_found(self.world.species.get(str(name).lower()), lambda s: 60 + 12 * len(s["varieties"]))
 
-    def get_evolution_chain(self, chain_id: int) -> ToolReply:
-        if self.fault(f"chain:{chain_id}"):
+    def get_evolution_chain(self, id: int) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"chain:{id}"):
             return rate_limited()
-        return or_not_found(self.world.chains.get(int(chain_id)), lambda c: 40 + 15 * len(members(c["chain"])))
+        return or_not_found(self.world.chains.get(int(id)), lambda c: 40 + 15 * len(members(c["chain"])))
 
     def get_type(self, name: str) -> ToolReply:
         if self.fault(f"type:{name}"):

@@ -8,7 +8,6 @@ fetches recipes nobody asked for, or never writes the file. Grading then finds t
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
@@ -81,13 +80,13 @@ def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
     if not run.right("skip_unneeded_details"):
         first = _unique(collected[task.lists[0]][0])
         for rid in [i for i in first if i not in needed][:WASTED_DETAIL_LIMIT]:
-            run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+            run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
             run.bump("wasted")
     metric = run.right("normalise_units")
     fill = run.right("fill_required_fields")
     out = []
     for rid in sorted(needed):
-        rec = run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+        rec = run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
         if rec is not None:
             out.append(recipe_entry(tools.world, rec, metric=metric, fill=fill))
     return out

@@ -111,10 +111,10 @@ class RecipeTools(Api[RecipeWorld]):
         status = "ok" if result["items"] else "empty"
         return result, status, 25 + 14 * len(result["items"])
 
-    def get_recipe(self, recipe_id: str) -> ToolReply:
-        if self.fault(f"get:{recipe_id}"):
+    def get_recipe(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"get:{id}"):
             return rate_limited()
-        return or_not_found(self.world.recipes.get(recipe_id), lambda r: 40 + 16 * len(r["ingredients"]))
+        return or_not_found(self.world.recipes.get(id), lambda r: 40 + 16 * len(r["ingredients"]))
 
 
 World, Tools = RecipeWorld.from_fixtures, RecipeTools  # the family's hooks (family.HOOKS)
