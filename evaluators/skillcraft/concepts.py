@@ -93,10 +93,6 @@ def content_words(text: str) -> list[str]:
     return [stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit()]
 
 
-def content_stems(text: str) -> frozenset[str]:
-    return frozenset(content_words(text))
-
-
 def words(text: str) -> frozenset[str]:
     """The stems of a word list (how concepts are written down)."""
     return frozenset(stem(t) for t in tokens(text))
