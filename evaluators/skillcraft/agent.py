@@ -60,7 +60,7 @@ def behaviour_probability(
     b: Behaviour, level: int, loaded: bool, pos: frozenset[str], anti: frozenset[str], adherence: float
 ) -> float:
     """P(behaviour done right) for one run. Skill text moves this threshold, never the draw."""
-    p0 = b.baseline(level)
+    p0 = min(0.999, max(0.01, b.base - b.slope * level))  # without guidance
     if not loaded:
         return p0
     if b.name in pos:

@@ -125,12 +125,9 @@ class Concept:
     def of(cls, key: str, support: str = "", acts: str = "", lapses: str = "") -> Concept:
         return cls(words(key), words(support), words(acts), frozenset(lapses.split()))
 
-    def strength(self, stems: frozenset[str]) -> int:
-        return 2 * len(self.key & stems) + len(self.support & stems)
-
     def addressed_by(self, stems: frozenset[str], n_words: int = 0) -> bool:
         """Any key word or two supporting words (more in a long item, see `threshold`)."""
-        return self.strength(stems) >= threshold(n_words)
+        return 2 * len(self.key & stems) + len(self.support & stems) >= threshold(n_words)
 
 
 def _clauses(text: str) -> list[list[str]]:

@@ -50,9 +50,6 @@ class Behaviour:
     top: float
     concept: Concept
 
-    def baseline(self, level: int) -> float:
-        return min(0.999, max(0.01, self.base - self.slope * level))
-
 
 @dataclass(frozen=True)
 class Check:
