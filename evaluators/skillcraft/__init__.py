@@ -19,18 +19,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-_EXPORTS = {
-    "SkillCraftEvaluator": "evaluators.skillcraft.evaluator",
-    "DEFAULT_TOKEN_BUDGET": "evaluators.skillcraft.evaluator",
-    "DEFAULT_USD_PER_1K_TOKENS": "evaluators.skillcraft.evaluator",
-    "FeedbackReflector": "evaluators.skillcraft.reflectors.feedback",
-    "TunedReflector": "evaluators.skillcraft.reflectors.tuned",
-    "HeuristicReflector": "evaluators.skillcraft.reflectors.tuned",
-    "get_family": "evaluators.skillcraft.family",
-    "family_names": "evaluators.skillcraft.family",
-    "Behaviour": "evaluators.skillcraft.family",
-    "FamilySpec": "evaluators.skillcraft.family",
-}
+_EXPORTS = {name: f"evaluators.skillcraft.{module}" for module, names in {
+    "evaluator": ("SkillCraftEvaluator", "DEFAULT_TOKEN_BUDGET", "DEFAULT_USD_PER_1K_TOKENS"),
+    "reflectors.feedback": ("FeedbackReflector",),
+    "reflectors.tuned": ("TunedReflector", "HeuristicReflector"),
+    "family": ("get_family", "family_names", "Behaviour", "FamilySpec"),
+}.items() for name in names}
 
 __all__ = sorted(_EXPORTS)
 

@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall
@@ -59,7 +60,7 @@ def behaviour_probability(
     b: Behaviour, level: int, loaded: bool, pos: frozenset[str], anti: frozenset[str], adherence: float
 ) -> float:
     """P(behaviour done right) for one run. Skill text moves this threshold, never the draw."""
-    p0 = b.baseline(level)
+    p0 = min(0.999, max(0.01, b.base - b.slope * level))  # without guidance
     if not loaded:
         return p0
     if b.name in pos:
@@ -124,9 +125,6 @@ class AgentRun:
         self.tokens += context + out
         self.latency_ms += self.config.turn_latency_ms + context * self.config.ms_per_1k_context_tokens / 1000
 
-    def wait(self, ms: float) -> None:
-        self.latency_ms += ms
-
     def call(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
              output_tokens: int | None = None) -> Any:
         """One tool call (one model turn). `fn` returns (result, status, result_tokens)."""
@@ -139,10 +137,11 @@ class AgentRun:
         return result
 
     # -- moves every family's agent makes ------------------------------------------------------
-    def call_with_retry(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
-                        key: str, behaviour: str = "retry_transient_errors") -> dict[str, Any] | None:
-        """Call a tool; on `rate_limited` retry only while `behaviour` holds for the attempt.
-        Returns the result, or None for a skipped error or another error."""
+    def ask(self, tools: Any, key: str, tool: str, **args: Any) -> dict[str, Any] | None:
+        """Call the tools' method `tool` with these arguments (keyword = tool parameter); on
+        `rate_limited` retry only while retry_transient_errors holds for the attempt (`key`: the
+        call's occurrence). Returns the result, or None for a skipped error or another error."""
+        fn = partial(getattr(tools, tool), **args)
         attempt = 0
         while True:
             res = self.call(tool, args, fn)
@@ -151,21 +150,20 @@ class AgentRun:
             if res["error"] != "rate_limited":
                 return None
             self.bump("rate_limited")
-            if attempt < MAX_RETRIES and self.right(behaviour, f"{key}:{attempt}"):
+            if attempt < MAX_RETRIES and self.right("retry_transient_errors", f"{key}:{attempt}"):
                 self.bump("retried")
-                self.wait(float(res.get("retry_after_ms", 0.0)))
+                self.latency_ms += float(res.get("retry_after_ms", 0.0))  # the wait
                 attempt += 1
                 continue
             self.bump("not_retried")
             return None
 
-    def repeat_until_noticed(self, tool: str, args: dict[str, Any], fn: Callable[[], ToolReply],
-                             key: str) -> None:
-        """The loop: re-send the identical call until the agent notices (or the call limit ends
-        the run with OutOfToolCalls)."""
+    def repeat_until_noticed(self, tools: Any, key: str, tool: str, **args: Any) -> None:
+        """The loop: re-send the identical call of the tools' method `tool` until the agent notices
+        (or the call limit ends the run with OutOfToolCalls)."""
         k = 0
         while not self.draws.below(f"notice:{key}:{k}", NOTICE_LOOP_P):
-            self.call(tool, args, fn)
+            self.call(tool, args, partial(getattr(tools, tool), **args))
             k += 1
 
     def write_artifact(self, output_file: str, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str]:
@@ -201,6 +199,14 @@ class AgentRun:
                        tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
                        agent_error=error, notes=self.notes(),
                        missing_hint=f"the agent {error} before writing {output_file}")
+
+
+def misread(best: str | None, names: list[str], draws: Draws, purpose: str, fix: bool) -> str | None:
+    """The best of `names` as an agent reads it off its draft: before validating (`fix`), with
+    P 0.15 another one."""
+    if not fix and best is not None and len(names) > 1 and draws.below(purpose, 0.15):
+        return next(n for n in names if n != best)
+    return best
 
 
 def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, draws: Draws,

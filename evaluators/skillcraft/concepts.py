@@ -26,31 +26,17 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CLAUSE = re.compile(r"[.;:!?\n]+|\s[-–—]\s")
 
-# Function words never count as content.
-STOPWORDS = frozenset(
-    "a an the and or but if then so to of in on at by for from with as is are was were be been being "
-    "it its this that these those there their them they you your we our i me my he she his her "
-    "will would can could should may might must do does did done has have had not no never any "
-    "some such than too very just also into onto about which who whom what when where while why "
-    "how via".split()
-)
-NEGATORS = frozenset({"never", "avoid", "no", "dont"})
-# Words skipped between a negator and the word it prohibits ("never ask for the same page").
-_FILLER = frozenset({"to", "the", "a", "an", "any", "ever", "it", "them", "this", "that", "your", "you",
-                     "be", "so", "just", "simply", "really", "even"})
-# After a prohibited act these make it a restriction ("do not fetch details for every dish").
-RESTRICTORS = frozenset({"every", "all", "each", "unless", "only", "except", "unneeded", "unnecessary",
-                         "extra", "twice", "again", "same", "more", "beyond", "other", "already", "that",
-                         "which", "whose", "if", "when", "where", "than", "outside", "until"})
-_LEAD_INS = frozenset({"just", "simply", "always", "please", "then", "first", "and"})
-
-
-def _has_vowel(s: str) -> bool:
-    return any(c in "aeiouy" for c in s)
+# Word lists (words.yaml): stopwords, negators, filler after a negator, restrictors, lead-ins.
+_WORDS = yaml.safe_load((Path(__file__).parent / "words.yaml").read_text(encoding="utf-8"))
+STOPWORDS, NEGATORS, _FILLER, RESTRICTORS, _LEAD_INS = (
+    frozenset(_WORDS[k].split()) for k in ("stopwords", "negators", "filler", "restrictors", "lead_ins"))
 
 
 @lru_cache(maxsize=8192)
@@ -68,7 +54,7 @@ def stem(word: str) -> str:
         w = w[:-1]
     for suffix in ("ingly", "edly", "ing", "ed"):
         base = w[: -len(suffix)]
-        if w.endswith(suffix) and len(base) >= 3 and _has_vowel(base):
+        if w.endswith(suffix) and len(base) >= 3 and any(c in "aeiouy" for c in base):
             w = base
             if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]  # stopped -> stop
@@ -107,10 +93,6 @@ def content_words(text: str) -> list[str]:
     return [stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit()]
 
 
-def content_stems(text: str) -> frozenset[str]:
-    return frozenset(content_words(text))
-
-
 def words(text: str) -> frozenset[str]:
     """The stems of a word list (how concepts are written down)."""
     return frozenset(stem(t) for t in tokens(text))
@@ -143,12 +125,9 @@ class Concept:
     def of(cls, key: str, support: str = "", acts: str = "", lapses: str = "") -> Concept:
         return cls(words(key), words(support), words(acts), frozenset(lapses.split()))
 
-    def strength(self, stems: frozenset[str]) -> int:
-        return 2 * len(self.key & stems) + len(self.support & stems)
-
     def addressed_by(self, stems: frozenset[str], n_words: int = 0) -> bool:
         """Any key word or two supporting words (more in a long item, see `threshold`)."""
-        return self.strength(stems) >= threshold(n_words)
+        return 2 * len(self.key & stems) + len(self.support & stems) >= threshold(n_words)
 
 
 def _clauses(text: str) -> list[list[str]]:

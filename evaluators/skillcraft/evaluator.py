@@ -137,24 +137,21 @@ class SkillCraftEvaluator:
         out = []
         for case, task in zip(cases, tasks, strict=True):
             episode = simulate(self.spec, self.world, task, profile, Draws(seed, case.id), self.agent_config)
-            out.append(self._evaluation(case, task, profile, episode))
+            score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
+            out.append(Evaluation(
+                case_id=case.id,
+                score=score,
+                output=episode.artifact_text,
+                feedback=feedback,
+                trace=render_trace(episode, profile.name, task.output_file),
+                objectives={
+                    "official_quality": quality,
+                    "passed": 1.0 if passed else 0.0,
+                    "agent_tokens": float(episode.tokens),
+                    "tool_calls": float(len(episode.calls)),
+                    "skill_loaded": 1.0 if episode.loaded else 0.0,
+                    "latency_ms": round(episode.latency_ms, 3),
+                    "cost_usd": episode.tokens / 1000.0 * self.usd_per_1k_tokens,
+                },
+            ))
         return out
-
-    def _evaluation(self, case: Case, task: Any, profile: SkillProfile, episode: Episode) -> Evaluation:
-        score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
-        return Evaluation(
-            case_id=case.id,
-            score=score,
-            output=episode.artifact_text,
-            feedback=feedback,
-            trace=render_trace(episode, profile.name, task.output_file),
-            objectives={
-                "official_quality": quality,
-                "passed": 1.0 if passed else 0.0,
-                "agent_tokens": float(episode.tokens),
-                "tool_calls": float(len(episode.calls)),
-                "skill_loaded": 1.0 if episode.loaded else 0.0,
-                "latency_ms": round(episode.latency_ms, 3),
-                "cost_usd": episode.tokens / 1000.0 * self.usd_per_1k_tokens,
-            },
-        )

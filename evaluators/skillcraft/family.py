@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Protocol, cast
 
 import yaml
@@ -49,9 +50,6 @@ class Behaviour:
     top: float
     concept: Concept
 
-    def baseline(self, level: int) -> float:
-        return min(0.999, max(0.01, self.base - self.slope * level))
-
 
 @dataclass(frozen=True)
 class Check:
@@ -61,6 +59,11 @@ class Check:
     passed: bool
     critical: bool
     message: str = ""  # why it failed, in words (feedback text)
+
+
+def same(name: str, got: Any, want: Any) -> Check:
+    """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
+    return Check(name, got == want, False, f"{name} is {got}, expected {want}")
 
 
 @dataclass
@@ -102,15 +105,19 @@ class Task:
 
 
 def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
-    """The `Task` fields that come straight from a case whose scale `scale_level` has checked."""
+    """The `Task` fields that come straight from a case whose scale `reading_task` has checked."""
     scale = case.metadata["scale"]
     return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
             "output_file": str(params.get("output_file", default_output)), "expected": expected,
             "task_tokens": len(case.input) // 4}
 
 
+# The hooks a family's modules define: evaluators/skillcraft/<name>/<module>.py -> names.
+HOOKS = {"world": ("World", "Tools"), "task": ("parse_task", "entity_names", "grade"), "agent": ("solve", "validate")}
+
+
 class Hooks(Protocol):
-    """The code of a family: what its package `evaluators/skillcraft/<name>/` defines."""
+    """The code of a family: what the modules of its package `evaluators/skillcraft/<name>/` define (HOOKS)."""
 
     def World(self, fixtures: dict[str, Any]) -> Any: ...  # noqa: N802 (a class)
     def Tools(self, world: Any, draws: Any, fault_rate: float) -> Any: ...  # noqa: N802 (a class)
@@ -200,7 +207,9 @@ def get_family(name: str) -> FamilySpec:
 def _load(name: str) -> FamilySpec:
     path = HERE / name / "family.yaml"
     try:
-        return _spec(name, _yaml(path), cast(Hooks, import_module(f"evaluators.skillcraft.{name}")))
+        modules = {m: import_module(f"evaluators.skillcraft.{name}.{m}") for m in HOOKS}
+        hooks = SimpleNamespace(**{h: getattr(modules[m], h) for m, names in HOOKS.items() for h in names})
+        return _spec(name, _yaml(path), cast(Hooks, hooks))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
 
@@ -234,7 +243,7 @@ def _behaviour(row: dict[str, Any], shared: dict[str, Any]) -> Behaviour:
 
 
 def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
-    shared = _shared_behaviours()
+    shared = _yaml(HERE / "behaviours.yaml")
     rows = [dict(shared[r]) if isinstance(r, str) else r for r in data["behaviours"]]
     behaviours = tuple(_behaviour(r, shared) for r in rows)
     if len({b.name for b in behaviours}) != len(behaviours):
@@ -248,24 +257,15 @@ def _spec(name: str, data: dict[str, Any], hooks: Hooks) -> FamilySpec:
                       hooks=hooks)
 
 
-@cache
-def _shared_behaviours() -> dict[str, Any]:
-    return _yaml(HERE / "behaviours.yaml")
-
-
-def scale_level(case: Case, family: str) -> tuple[str, int]:
-    """(scale, level) of a case, or a ValueError naming the case."""
-    scale = case.metadata.get("scale", "")
-    if scale not in SCALE_LEVELS:
-        raise ValueError(f"case {case.id!r}: unknown {family} scale {scale!r} (expected one of {', '.join(SCALES)})")
-    return scale, SCALE_LEVELS[scale]
-
-
 @contextmanager
 def reading_task(case: Case, family: str) -> Iterator[Any]:
     """`with reading_task(case, "recipe") as params:` — the case's task parameters (JSON in
-    `metadata["task"]`); a KeyError, TypeError, AttributeError or ValueError while reading them, in the block
-    too, becomes one ValueError naming the case."""
+    `metadata["task"]`) of a case whose scale is known (else a ValueError naming it); a KeyError,
+    TypeError, AttributeError or ValueError while reading them, in the block too, becomes one
+    ValueError naming the case."""
+    scale = case.metadata.get("scale", "")
+    if scale not in SCALE_LEVELS:
+        raise ValueError(f"case {case.id!r}: unknown {family} scale {scale!r} (expected one of {', '.join(SCALES)})")
     try:
         yield json.loads(case.metadata["task"])
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

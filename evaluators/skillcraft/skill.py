@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from evaluators.skillcraft.concepts import content_stems, content_words, contradicts, tokens
+from evaluators.skillcraft.concepts import content_words, contradicts, tokens
 from evaluators.skillcraft.family import Behaviour
 
 _CAP_WORDS = r"(exactly|only|at most|first|top|up to|no more than|just|limit(?:ed)? to)"
@@ -136,5 +136,5 @@ def analyse(
         items=items,
         adherence=adherence,
         skill_tokens=30 + chars // 4,
-        trigger_stems=content_stems(description + " " + when),
+        trigger_stems=frozenset(content_words(description + " " + when)),
     )

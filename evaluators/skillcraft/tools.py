@@ -12,6 +12,7 @@ order — so a parent and a child scored with one seed meet the same faults (doc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from evaluators.skillcraft.rng import Draws
@@ -21,33 +22,30 @@ RETRY_AFTER_MS = 800.0
 W = TypeVar("W")
 
 
-class Faults:
-    """Seeded transient errors for one agent run."""
-
-    def __init__(self, draws: Draws, rate: float) -> None:
-        self.draws = draws
-        self.rate = rate
-        self.attempts: dict[str, int] = {}
-
-    def hit(self, signature: str) -> bool:
-        """Does this attempt of the call named `signature` fail transiently?"""
-        attempt = self.attempts.get(signature, 0)
-        self.attempts[signature] = attempt + 1
-        return self.rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.rate)
-
-
 class Api(Generic[W]):
     """One agent run's view of a family's API (its `Tools`): the world, the run's draws and its
-    seeded faults with their attempt counters."""
+    seeded transient faults with their attempt counters."""
 
     def __init__(self, world: W, draws: Draws, fault_rate: float) -> None:
         self.world = world
         self.draws = draws
-        self.faults = Faults(draws, fault_rate)
+        self.fault_rate = fault_rate
+        self.attempts: dict[str, int] = {}
+
+    def fault(self, signature: str) -> bool:
+        """Does this attempt of the call named `signature` fail transiently?"""
+        attempt = self.attempts.get(signature, 0)
+        self.attempts[signature] = attempt + 1
+        return self.fault_rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.fault_rate)
 
 
 def rate_limited() -> ToolReply:
     return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30
+
+
+def or_not_found(result: dict[str, Any] | None, tokens: Callable[[dict[str, Any]], int]) -> ToolReply:
+    """`result` (status ok, `tokens(result)` tokens), or a not_found error when there is none."""
+    return (result, "ok", tokens(result)) if result is not None else ({"error": "not_found"}, "not_found", 20)
 
 
 def write_file(path: str, content: str) -> ToolReply:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
@@ -48,7 +48,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
     page = 1
     while len(out) < task.n:
         p = page
-        res = run.call_with_retry("get_facts", {"page": p}, partial(tools.get_facts, p), f"page:{p}")
+        res = run.ask(tools, f"page:{p}", "get_facts", page=p)
         if res is None:
             break  # a skipped error loses the page, and with it the cursor
         for item in res["data"]:
@@ -56,8 +56,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
                 break
             text, length = item["fact"], item["length"]
             if item.get("truncated") and cut_matters and run.right("fetch_full_text", item["id"]):
-                full = run.call_with_retry("get_fact", {"id": item["id"]}, partial(tools.get_fact, item["id"]),
-                                           f"fact:{item['id']}")
+                full = run.ask(tools, f"fact:{item['id']}", "get_fact", id=item["id"])
                 if full is not None:
                     text, length = full["fact"], full["length"]
             shown = _plain(text) if decode else text
@@ -73,7 +72,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
         if len(out) >= task.n:
             if not run.right("skip_unneeded_calls"):
                 for extra in range(p + 1, p + 1 + WASTED_PAGES):
-                    run.call_with_retry("get_facts", {"page": extra}, partial(tools.get_facts, extra), f"page:{extra}")
+                    run.ask(tools, f"page:{extra}", "get_facts", page=extra)
                     run.bump("wasted")
             break
         if not paginate or res["next_page_url"] is None:
@@ -95,9 +94,8 @@ def solve(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> dict[str, 
         # The loop: the random endpoint takes max_length, so it looks like the tool for the job;
         # the same call is sent again and again until the agent notices the facts come in no
         # order and with repeats, and turns to the listing.
-        args = {"max_length": f.max_length}
-        run.call_with_retry("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
-        run.repeat_until_noticed("get_random_fact", args, partial(tools.get_random_fact, f.max_length), "random")
+        run.ask(tools, "random", "get_random_fact", max_length=f.max_length)
+        run.repeat_until_noticed(tools, "random", "get_random_fact", max_length=f.max_length)
     draft: dict[str, Any] = {"facts": _collect(run, tools, task)}
     _summary(draft, task)
     return draft

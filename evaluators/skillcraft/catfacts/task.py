@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -96,7 +96,6 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
 
 
 def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
-    scale_level(case, "catfacts")
     with reading_task(case, "catfacts") as params:
         f, n = _filter(params), int(params["n"])
     if n < 1:
@@ -121,10 +120,6 @@ def entity_names(world: CatFactsWorld) -> frozenset[str]:
 
 
 _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
@@ -184,7 +179,7 @@ def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     missing = [x["fact"] for x in exp["facts"] if normalise(x["fact"]) not in have]
     msg = ""
     if missing:
-        k, n, eg = len(missing), len(exp["facts"]), _short(missing[0])
+        k, n, eg = len(missing), len(exp["facts"]), missing[0] if len(missing[0]) <= 40 else missing[0][:37] + "..."
         if dupes:
             msg = f"duplicate facts took the places of {k} of the {n} expected facts (e.g. \"{eg}\")"
         elif len(facts) < n:

@@ -71,23 +71,23 @@ class CatFactsTools(Api[CatFactsWorld]):
     random_calls = 0  # get_random_fact draws anew on every call
 
     def get_facts(self, page: int = 1) -> ToolReply:
-        if self.faults.hit(f"facts:{page}"):
+        if self.fault(f"facts:{page}"):
             return rate_limited()
         pages = self.world.pages
         if 1 <= page <= len(pages):
             return pages[page - 1], "ok", self.world.page_tokens[page - 1]
         return {**pages[-1], "current_page": page, "next_page_url": None, "data": []}, "empty", 30
 
-    def get_fact(self, fact_id: str) -> ToolReply:
-        if self.faults.hit(f"fact:{fact_id}"):
+    def get_fact(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"fact:{id}"):
             return rate_limited()
-        fact = self.world.by_id.get(fact_id)
+        fact = self.world.by_id.get(id)
         if fact is None:
             return {"error": "not_found"}, "not_found", 15
         return dict(fact), "ok", 15 + len(fact["fact"]) // 4
 
     def get_random_fact(self, max_length: int = 0) -> ToolReply:
-        if self.faults.hit(f"random:{max_length}"):
+        if self.fault(f"random:{max_length}"):
             return rate_limited()
         k = self.random_calls
         self.random_calls += 1
@@ -96,3 +96,6 @@ class CatFactsTools(Api[CatFactsWorld]):
             return {"error": "not_found", "message": "no fact is that short"}, "not_found", 15
         fact = pool[int(self.draws.u(f"random:{max_length}:{k}") * len(pool))]
         return {"fact": fact["fact"], "length": fact["length"]}, "ok", 15 + len(fact["fact"]) // 4
+
+
+World, Tools = CatFactsWorld.from_fixtures, CatFactsTools  # the family's hooks (family.HOOKS)

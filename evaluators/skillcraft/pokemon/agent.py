@@ -10,10 +10,9 @@ the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.pokemon.task import PokemonTask, strongest
 from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
 from evaluators.skillcraft.rng import Draws
@@ -30,40 +29,34 @@ def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str
     return out
 
 
-def _species(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
-    return run.call_with_retry("get_species", {"name": name}, partial(tools.get_species, name), f"species:{name}")
-
-
 def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
-    res = run.call_with_retry("get_pokemon", {"name": name}, partial(tools.get_pokemon, name), f"pokemon:{name}")
+    res = run.ask(tools, f"pokemon:{name}", "get_pokemon", name=name)
     if res is not None or run.calls[-1].status != "not_found":
         return res
     if not run.right("resolve_default_form", name):
         # The loop: the bare species name re-sent until the agent notices, then the species lookup.
-        run.repeat_until_noticed("get_pokemon", {"name": name}, partial(tools.get_pokemon, name), name)
-    sp = _species(run, tools, name)
+        run.repeat_until_noticed(tools, name, "get_pokemon", name=name)
+    sp = run.ask(tools, f"species:{name}", "get_species", name=name)
     if sp is None:
         return None
     default = next((v["pokemon"]["name"] for v in sp["varieties"] if v["is_default"]), None)
     if default is None:
         return None
-    return run.call_with_retry("get_pokemon", {"name": default}, partial(tools.get_pokemon, default),
-                               f"pokemon:{default}")
+    return run.ask(tools, f"pokemon:{default}", "get_pokemon", name=default)
 
 
 def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
     draft: dict[str, Any] = {"chain_id": None, "members": []}
-    sp = _species(run, tools, task.species)
+    sp = run.ask(tools, f"species:{task.species}", "get_species", name=task.species)
     chain = None
     if sp is not None:
         chain_id = sp["evolution_chain"]["id"]
-        chain = run.call_with_retry("get_evolution_chain", {"id": chain_id},
-                                    partial(tools.get_evolution_chain, chain_id), f"chain:{chain_id}")
+        chain = run.ask(tools, f"chain:{chain_id}", "get_evolution_chain", id=chain_id)
     if chain is not None:
         draft["chain_id"] = chain["id"]
         for name, stage in _walk(run, chain["chain"]):
             if name != task.species and not run.right("skip_unneeded_calls", name):
-                _species(run, tools, name)
+                run.ask(tools, f"species:{name}", "get_species", name=name)
                 run.bump("wasted")
             p = _pokemon(run, tools, name)
             if p is None:
@@ -89,7 +82,7 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
     for e in entries:
         e["multipliers"] = {}
     for move in task.moves:
-        res = run.call_with_retry("get_type", {"name": move}, partial(tools.get_type, move), f"type:{move}")
+        res = run.ask(tools, f"type:{move}", "get_type", name=move)
         if res is None:
             continue  # a skipped error: this move type is not rated
         rel = res["damage_relations"]
@@ -102,8 +95,5 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
 
 def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | None:
     """The strongest member; an unvalidated agent sometimes reads it off wrongly."""
-    best = strongest(entries)
-    if not fix and best is not None and len(entries) > 1 and draws.below("strongest:slip", 0.15):
-        return next(str(e["species"]) for e in entries if e["species"] != best)
-    return best
+    return misread(strongest(entries), [e["species"] for e in entries], draws, "strongest:slip", fix)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -58,7 +58,6 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
-    scale_level(case, "pokemon")
     with reading_task(case, "pokemon") as params:
         species = str(params["species"])
         moves = tuple(str(m) for m in params["moves"])
@@ -147,8 +146,6 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         wrong = [k for k in ("pokemon", "stage", "types") if g.get(k) != m[k]]
         checks.append(Check(f"{name}.entry", not wrong, False, "" if not wrong else (
             f"{where}: " + "; ".join(f"{k} is {g.get(k)}, expected {m[k]}" for k in wrong))))
-    checks.append(Check("chain_id", artifact.get("chain_id") == exp["chain_id"], False,
-                        f"chain_id is {artifact.get('chain_id')}, expected {exp['chain_id']}"))
-    checks.append(Check("strongest", artifact.get("strongest") == exp["strongest"], False,
-                        f"strongest is {artifact.get('strongest')}, expected {exp['strongest']}"))
+    checks.append(same("chain_id", artifact.get("chain_id"), exp["chain_id"]))
+    checks.append(same("strongest", artifact.get("strongest"), exp["strongest"]))
     return checks

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
 
 
 def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +91,7 @@ class PokemonTools(Api[PokemonWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_pokemon(self, name: str) -> ToolReply:
-        if self.faults.hit(f"pokemon:{name}"):
+        if self.fault(f"pokemon:{name}"):
             return rate_limited()
         found = self.world.pokemon.get(str(name).lower())
         if found is None:
@@ -99,25 +99,19 @@ class PokemonTools(Api[PokemonWorld]):
         return found, "ok", 150 + 20 * len(found.get("past_stats", ()))
 
     def get_species(self, name: str) -> ToolReply:
-        if self.faults.hit(f"species:{name}"):
+        if self.fault(f"species:{name}"):
             return rate_limited()
-        found = self.world.species.get(str(name).lower())
-        if found is None:
-            return {"error": "not_found"}, "not_found", 20
-        return found, "ok", 60 + 12 * len(found["varieties"])
+        return or_not_found(self.world.species.get(str(name).lower()), lambda s: 60 + 12 * len(s["varieties"]))
 
-    def get_evolution_chain(self, chain_id: int) -> ToolReply:
-        if self.faults.hit(f"chain:{chain_id}"):
+    def get_evolution_chain(self, id: int) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"chain:{id}"):
             return rate_limited()
-        found = self.world.chains.get(int(chain_id))
-        if found is None:
-            return {"error": "not_found"}, "not_found", 20
-        return found, "ok", 40 + 15 * len(members(found["chain"]))
+        return or_not_found(self.world.chains.get(int(id)), lambda c: 40 + 15 * len(members(c["chain"])))
 
     def get_type(self, name: str) -> ToolReply:
-        if self.faults.hit(f"type:{name}"):
+        if self.fault(f"type:{name}"):
             return rate_limited()
-        found = self.world.types.get(str(name).lower())
-        if found is None:
-            return {"error": "not_found"}, "not_found", 20
-        return found, "ok", 160
+        return or_not_found(self.world.types.get(str(name).lower()), lambda _: 160)
+
+
+World, Tools = PokemonWorld.from_fixtures, PokemonTools  # the family's hooks (family.HOOKS)

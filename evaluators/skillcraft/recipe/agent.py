@@ -8,7 +8,6 @@ fetches recipes nobody asked for, or never writes the file. Grading then finds t
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
@@ -21,12 +20,6 @@ WASTED_DETAIL_LIMIT = 10
 
 def _unique(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
-
-
-def _loop(run: AgentRun, tools: RecipeTools, by: str, value: str, page: int, key: str) -> None:
-    """Re-request the same page until the agent notices (or the tool-call limit ends the run)."""
-    run.repeat_until_noticed("search_recipes", {"by": by, "page": page, "value": value},
-                             lambda: tools.search_recipes(by, value, page), key)
 
 
 def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
@@ -43,8 +36,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     page, pages_read = 1, 0
     while True:
         p = page
-        res = run.call_with_retry("search_recipes", {"by": by, "page": p, "value": value},
-                                  partial(tools.search_recipes, by, value, p), f"{key}:{p}")
+        res = run.ask(tools, f"{key}:{p}", "search_recipes", by=by, value=value, page=p)
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1
@@ -52,7 +44,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
             hint = res["total_hint"]
         if not res["items"]:
             if not run.right("stop_on_empty_page", key):
-                _loop(run, tools, by, value, p, key)
+                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=p)
             break
         ids.extend(item["id"] for item in res["items"])
         if res["next_page"] is None or not paginate:
@@ -64,7 +56,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
         page = res["next_page"]
     if exact is not None and len(set(ids)) < exact:
         # Told to find more dishes than exist: it keeps re-querying, hoping for more.
-        _loop(run, tools, by, value, page, key + ":exact")
+        run.repeat_until_noticed(tools, key + ":exact", "search_recipes", by=by, value=value, page=page)
     return ids, hint, limit
 
 
@@ -88,13 +80,13 @@ def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
     if not run.right("skip_unneeded_details"):
         first = _unique(collected[task.lists[0]][0])
         for rid in [i for i in first if i not in needed][:WASTED_DETAIL_LIMIT]:
-            run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+            run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
             run.bump("wasted")
     metric = run.right("normalise_units")
     fill = run.right("fill_required_fields")
     out = []
     for rid in sorted(needed):
-        rec = run.call_with_retry("get_recipe", {"id": rid}, partial(tools.get_recipe, rid), f"get:{rid}")
+        rec = run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
         if rec is not None:
             out.append(recipe_entry(tools.world, rec, metric=metric, fill=fill))
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -68,7 +68,6 @@ def recipe_entry(world: RecipeWorld, rec: dict[str, Any], metric: bool = True,
 
 
 def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
-    scale_level(case, "recipe")
     with reading_task(case, "recipe") as params:
         lists = tuple((str(b), str(v)) for b, v in params["lists"])
         details = tuple((str(c), str(u)) for c, u in params.get("details", []))
@@ -184,7 +183,5 @@ def grade(task: RecipeTask, artifact: dict[str, Any]) -> list[Check]:
         got_recipes = {str(r.get("id")): r for r in artifact.get("recipes") or [] if isinstance(r, dict)}
         for rec in exp["recipes"]:
             checks += _grade_recipe(rec, got_recipes.get(rec["id"]))
-    total = artifact.get("total_unique_dishes")
-    checks.append(Check("total_unique_dishes", total == exp["total_unique_dishes"], False,
-                        f"total_unique_dishes is {total}, expected {exp['total_unique_dishes']}"))
+    checks.append(same("total_unique_dishes", artifact.get("total_unique_dishes"), exp["total_unique_dishes"]))
     return checks

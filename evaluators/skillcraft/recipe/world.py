@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
+from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
 
 
 def listing_members(recipes: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -100,7 +100,7 @@ class RecipeTools(Api[RecipeWorld]):
 
     def search_recipes(self, by: str, value: str, page: int) -> ToolReply:
         """(result, status, result_tokens)."""
-        if self.faults.hit(f"search:{by}:{value}:{page}"):
+        if self.fault(f"search:{by}:{value}:{page}"):
             return rate_limited()
         key = self.world.listing_key(by, value)
         pages = self.world.pages.get(key, []) if key else []
@@ -111,10 +111,10 @@ class RecipeTools(Api[RecipeWorld]):
         status = "ok" if result["items"] else "empty"
         return result, status, 25 + 14 * len(result["items"])
 
-    def get_recipe(self, recipe_id: str) -> ToolReply:
-        if self.faults.hit(f"get:{recipe_id}"):
+    def get_recipe(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
+        if self.fault(f"get:{id}"):
             return rate_limited()
-        recipe = self.world.recipes.get(recipe_id)
-        if recipe is None:
-            return {"error": "not_found"}, "not_found", 20
-        return recipe, "ok", 40 + 16 * len(recipe["ingredients"])
+        return or_not_found(self.world.recipes.get(id), lambda r: 40 + 16 * len(r["ingredients"]))
+
+
+World, Tools = RecipeWorld.from_fixtures, RecipeTools  # the family's hooks (family.HOOKS)

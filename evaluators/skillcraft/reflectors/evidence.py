@@ -63,8 +63,6 @@ class Problem:
 @dataclass(frozen=True)
 class Evidence:
     problems: tuple[Problem, ...]  # heaviest first
-    failing: int  # records that failed
-    passing: int
     not_loaded: int  # failing records whose trace / feedback says the skill was not loaded
     token_heavy: int  # passing records that used a large share of their token budget
     inputs: tuple[str, ...]
@@ -176,14 +174,12 @@ def _token_share(feedback: str) -> float:
 def gather(records: list[dict[str, Any]]) -> Evidence:
     """All findings of a minibatch, clustered into problems, heaviest first."""
     problems: list[Problem] = []
-    failing = passing = not_loaded = heavy = 0
+    not_loaded = heavy = 0
     for i, rec in enumerate(records):
         try:
             failed = float(rec.get("score", 1.0)) < FAILING
         except (TypeError, ValueError):
             failed = True
-        failing += failed
-        passing += not failed
         if failed and _loaded_flag(rec) is False:
             not_loaded += 1
         if not failed and _token_share(str(rec.get("feedback", ""))) >= 0.3:
@@ -202,5 +198,5 @@ def gather(records: list[dict[str, Any]]) -> Evidence:
         p.text = min(p.texts, key=lambda t: (-p.texts[t], len(t), t))
         p.words = content(p.text)
     ordered = sorted(problems, key=lambda p: (-p.weight, -len(p.records), p.text))
-    return Evidence(tuple(ordered), failing, passing, not_loaded, heavy,
+    return Evidence(tuple(ordered), not_loaded, heavy,
                     tuple(str(r.get("input", "")) for r in records))

@@ -101,7 +101,9 @@ class FeedbackReflector:
         if component in ("when_to_use", "description"):
             text, why = self._edit_trigger(component, str(current), evidence)
         else:  # a prompt, a tool description, a policy: one block of text
-            text, why = self._edit_block(rng, component, str(current), evidence, fields)
+            lines = [x for x in str(current).splitlines() if x.strip()]  # edited as a list of pitfalls
+            new, why = self._edit_list(rng, "pitfalls", lines, evidence, {**fields, component: ""})
+            text = "\n".join(new)
         return {**fields, component: text, "rationale": why}
 
     # -- steps / pitfalls -----------------------------------------------------------------------
@@ -168,9 +170,3 @@ class FeedbackReflector:
         why = ("The skill was not loaded on failing records; " if evidence.not_loaded else "") + (
             f"named the task's recurring terms ({', '.join(missing)}) in the {component}.")
         return text, why
-
-    def _edit_block(self, rng: random.Random, component: str, current: str, evidence: Evidence,
-                    fields: dict[str, Any]) -> tuple[str, str]:
-        lines = [x for x in current.splitlines() if x.strip()]
-        new, why = self._edit_list(rng, "pitfalls", lines, evidence, {**fields, component: ""})
-        return "\n".join(new), why

@@ -180,13 +180,9 @@ def _weather(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
     ))
 
 
-def _worldbank_countries(expected: Any) -> Iterable[tuple[str, dict[str, Any]]]:
-    for block in (expected.get("indicators") or {}).values():
-        yield from (block.get("countries") or {}).items()
-
-
 def _worldbank(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
-    found: list[tuple[str, dict[str, Any]]] = expected_items(records, _worldbank_countries)
+    found: list[tuple[str, dict[str, Any]]] = expected_items(records, lambda e: (
+        item for block in (e.get("indicators") or {}).values() for item in (block.get("countries") or {}).items()))
     if not found:
         return None
     name, entry = rng.choice(found)

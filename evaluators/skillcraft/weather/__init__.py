@@ -4,11 +4,3 @@ loop trap), imperial US stations, null gaps, a stale whole-horizon summary block
 windows (long ranges only on m2 / h1) and transient rate limits (docs/skillcraft_sim.md §3.3).
 Its tables: family.yaml.
 """
-
-from evaluators.skillcraft.weather.agent import solve, validate
-from evaluators.skillcraft.weather.task import entity_names, grade, parse_task
-from evaluators.skillcraft.weather.world import WeatherTools as Tools
-from evaluators.skillcraft.weather.world import WeatherWorld
-
-World = WeatherWorld.from_fixtures
-__all__ = ["Tools", "World", "entity_names", "grade", "parse_task", "solve", "validate"]

@@ -10,10 +10,9 @@ Grading then finds the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.weather.task import FIELDS, METRIC, UNIT_KEYS, Place, WeatherTask
 from evaluators.skillcraft.weather.world import WeatherTools, summarise, to_metric
@@ -21,21 +20,17 @@ from evaluators.skillcraft.weather.world import WeatherTools, summarise, to_metr
 WASTED_FORECASTS = 2  # other candidates whose forecast a wasteful agent also fetches
 
 
-def _geocode(run: AgentRun, tools: WeatherTools, name: str, key: str) -> dict[str, Any] | None:
-    return run.call_with_retry("geocode", {"name": name}, lambda: tools.geocode(name), f"geo:{name}")
-
-
 def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """Geocode a place and pick a candidate. Returns (picked place or None, all candidates)."""
     key = place.label
-    res = _geocode(run, tools, place.name, key)
+    res = run.ask(tools, f"geo:{place.name}", "geocode", name=place.name)
     if res is None:
         return None, []  # a skipped rate limit: the place is lost
     if not res["results"] and not place.name.isascii():
         if not run.right("geocode_plain_name", key):
-            run.repeat_until_noticed("geocode", {"name": place.name}, lambda: tools.geocode(place.name), key)
+            run.repeat_until_noticed(tools, key, "geocode", name=place.name)
         plain = tools.world.cities[place.city_id]["ascii_name"]
-        res = _geocode(run, tools, plain, key)
+        res = run.ask(tools, f"geo:{plain}", "geocode", name=plain)
         if res is None:
             return None, []
     candidates = res["results"]
@@ -56,8 +51,7 @@ def _forecast(run: AgentRun, tools: WeatherTools, spot: dict[str, Any], task: We
     every = run.right("request_every_window", key)
     while True:
         s = start
-        res = run.call_with_retry("get_forecast", {"end_date": end, "latitude": lat, "longitude": lon, "start_date": s},
-                                  partial(tools.get_forecast, lat, lon, s, end), f"fc:{key}:{s}")
+        res = run.ask(tools, f"fc:{key}:{s}", "get_forecast", latitude=lat, longitude=lon, start_date=s, end_date=end)
         if res is None:
             break  # a skipped error loses this window and the cursor with it
         windows.append(res)
@@ -90,15 +84,10 @@ def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list
                             [r.get("precipitation") for r in rows])
     else:  # copies the endpoint's summary block (the whole 16-day horizon, station units)
         block = windows[0]["summary"]
-        t_unit = units.get("temperature_2m_max", "°C")
-        p_unit = units.get("precipitation_sum", "mm")
-        summary = {
-            "mean_temperature_max": to_metric(t_unit, block["mean_temperature_max"]) if convert
-            else block["mean_temperature_max"],
-            "total_precipitation": to_metric(p_unit, block["total_precipitation"]) if convert
-            else block["total_precipitation"],
-            "hottest_day": block["hottest_day"],
-        }
+        block_units = {"mean_temperature_max": units.get("temperature_2m_max", "°C"),
+                       "total_precipitation": units.get("precipitation_sum", "mm")}
+        summary = {k: to_metric(u, block[k]) if convert else block[k] for k, u in block_units.items()}
+        summary["hottest_day"] = block["hottest_day"]
     return {"latitude": spot["latitude"], "longitude": spot["longitude"], "units": unit_names,
             "daily": rows, "summary": summary}
 
@@ -111,11 +100,8 @@ def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, An
             continue
         if not run.right("skip_unneeded_calls", place.label):
             for other in [c for c in candidates if c is not spot][:WASTED_FORECASTS]:
-                lat, lon = other["latitude"], other["longitude"]
-                run.call_with_retry("get_forecast", {"end_date": task.dates[-1], "latitude": lat, "longitude": lon,
-                                                     "start_date": task.dates[0]},
-                                    partial(tools.get_forecast, lat, lon, task.dates[0], task.dates[-1]),
-                                    f"waste:{place.label}:{other['id']}")
+                run.ask(tools, f"waste:{place.label}:{other['id']}", "get_forecast", latitude=other["latitude"],
+                        longitude=other["longitude"], start_date=task.dates[0], end_date=task.dates[-1])
                 run.bump("wasted")
         windows = _forecast(run, tools, spot, task, place.label)
         cities[place.label] = _entry(run, task, spot, windows, place.label)
@@ -127,13 +113,9 @@ def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, An
 
 def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
     """The place with the most precipitation; an unvalidated agent sometimes reads it off wrongly."""
-    if not cities:
-        return None
     totals = {k: v["summary"].get("total_precipitation") or 0.0 for k, v in cities.items()}
-    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k)))
-    if not fix and len(totals) > 1 and draws.below("wettest:slip", 0.15):
-        return next(k for k in totals if k != best)
-    return best
+    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k))) if totals else None
+    return misread(best, list(totals), draws, "wettest:slip", fix)
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:

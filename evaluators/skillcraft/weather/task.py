@@ -16,15 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
-from evaluators.skillcraft.weather.world import WeatherWorld, summarise
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
 FIELDS = {"temperature_2m_max": "temperature_max", "temperature_2m_min": "temperature_min",
           "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed_max"}
-UNIT_KEYS = {"temperature_2m_max": "temperature", "temperature_2m_min": "temperature",
-             "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed"}
-METRIC = {"temperature": "°C", "precipitation": "mm", "wind_speed": "km/h"}
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,6 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
-    scale_level(case, "weather")
     with reading_task(case, "weather") as params:
         raw = [(str(n), str(a), str(c)) for n, a, c in params["places"]]
         start, end = str(params["start_date"]), str(params["end_date"])
@@ -192,7 +188,5 @@ def grade(task: WeatherTask, artifact: dict[str, Any]) -> list[Check]:
     for place in task.places:
         checks += _grade_place(f'cities["{place.label}"]', exp["cities"][place.label], got_cities.get(place.label))
     if "wettest_city" in exp:
-        got = artifact.get("wettest_city")
-        checks.append(Check("wettest_city", got == exp["wettest_city"], False,
-                            f"wettest_city is {got}, expected {exp['wettest_city']}"))
+        checks.append(same("wettest_city", artifact.get("wettest_city"), exp["wettest_city"]))
     return checks

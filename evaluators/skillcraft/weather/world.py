@@ -21,10 +21,11 @@ from typing import Any
 
 from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
-METRIC_UNITS = {"temperature_2m_max": "°C", "temperature_2m_min": "°C", "precipitation_sum": "mm",
-                "wind_speed_10m_max": "km/h"}
-IMPERIAL_UNITS = {"temperature_2m_max": "°F", "temperature_2m_min": "°F", "precipitation_sum": "inch",
-                  "wind_speed_10m_max": "mph"}
+# variable -> the quantity its unit measures -> the unit, metric or (some stations) imperial
+UNIT_KEYS = {"temperature_2m_max": "temperature", "temperature_2m_min": "temperature",
+             "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed"}
+METRIC = {"temperature": "°C", "precipitation": "mm", "wind_speed": "km/h"}
+IMPERIAL = {"temperature": "°F", "precipitation": "inch", "wind_speed": "mph"}
 
 
 def to_imperial(variable: str, value: float | None) -> float | None:
@@ -109,14 +110,14 @@ class WeatherTools(Api[WeatherWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def geocode(self, name: str) -> ToolReply:
-        if self.faults.hit(f"geocode:{name}"):
+        if self.fault(f"geocode:{name}"):
             return rate_limited()
         ids = self.world.index.get(name.lower(), []) if name.isascii() else []
         results = [self.world.place(i) for i in ids[:10]]
         return {"results": results}, "ok" if results else "empty", 20 + 18 * len(results)
 
     def get_forecast(self, latitude: float, longitude: float, start_date: str, end_date: str) -> ToolReply:
-        if self.faults.hit(f"forecast:{latitude}:{longitude}:{start_date}:{end_date}"):
+        if self.fault(f"forecast:{latitude}:{longitude}:{start_date}:{end_date}"):
             return rate_limited()
         cid = self.world.by_coords.get((latitude, longitude))
         dates = self.world.dates
@@ -135,7 +136,10 @@ class WeatherTools(Api[WeatherWorld]):
         nxt = (date.fromisoformat(dates[last]) + timedelta(days=1)).isoformat() if dates[last] < end_date else None
         result = {
             "latitude": latitude, "longitude": longitude,
-            "daily_units": dict(IMPERIAL_UNITS if imperial else METRIC_UNITS),
+            "daily_units": {v: (IMPERIAL if imperial else METRIC)[k] for v, k in UNIT_KEYS.items()},
             "daily": daily, "next_start_date": nxt, "summary": dict(self.world.horizon[cid]),
         }
         return result, "ok", 60 + 9 * len(daily["time"]) * 4
+
+
+World, Tools = WeatherWorld.from_fixtures, WeatherTools  # the family's hooks (family.HOOKS)

@@ -11,10 +11,9 @@ finds the damage.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.agent import AgentRun
+from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.worldbank.task import (
@@ -34,24 +33,22 @@ def guess_code(name: str) -> str:
 
 
 def _lookup(run: AgentRun, tools: WorldBankTools, name: str) -> str | None:
-    res = run.call_with_retry("get_countries", {"query": name, "region": ""},
-                              partial(tools.get_countries, name, ""), f"cty:{name}")
+    res = run.ask(tools, f"cty:{name}", "get_countries", query=name, region="")
     if not res or not res["countries"]:
         return None  # a skipped rate limit: the country is lost
     exact = [c for c in res["countries"] if fold(c["name"]) == fold(name)]
     return str((exact or res["countries"])[0]["id"])
 
 
-def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, date: str, paginate: bool,
-           key: str) -> tuple[list[dict[str, Any]], bool]:
+def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, date: str,
+           paginate: bool) -> tuple[list[dict[str, Any]], bool]:
     """Rows of one query, page by page. Returns (rows, invalid code)."""
     rows: list[dict[str, Any]] = []
     page = 1
     while True:
         p = page
-        res = run.call_with_retry("get_indicator", {"country": country, "date": date, "indicator": indicator, "page": p},
-                                  partial(tools.get_indicator, country, indicator, date, p),
-                                  f"ind:{country}:{indicator}:{date}:{p}")
+        res = run.ask(tools, f"ind:{country}:{indicator}:{date}:{p}", "get_indicator", country=country,
+                      indicator=indicator, date=date, page=p)
         if res is None:
             return rows, run.calls[-1].status == "error"  # invalid, or a skipped rate limit
         rows += res["data"]
@@ -80,11 +77,10 @@ def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: 
 def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
     top = task.top
     assert top is not None
-    rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"), "top")
+    rows, _ = _pages(run, tools, "all", top.indicator, str(top.year), run.right("paginate_to_end", "top"))
     pairs = [(str(r["countryiso3code"]), r["value"]) for r in rows if r["value"] is not None]
     if run.right("exclude_aggregates", "top"):
-        listing = run.call_with_retry("get_countries", {"query": "", "region": ""},
-                                      partial(tools.get_countries, "", ""), "cty:*")
+        listing = run.ask(tools, "cty:*", "get_countries", query="", region="")
         if listing is not None:  # a skipped listing: it cannot tell aggregates apart
             aggregates = {c["id"] for c in listing["countries"] if c["region"]["value"] == "Aggregates"}
             pairs = [p for p in pairs if p[0] not in aggregates]
@@ -126,16 +122,14 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
         if not date:
             run.bump("wasted")
         paginate = run.right("paginate_to_end", key)
-        rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+        rows, invalid = _pages(run, tools, code, indicator, date, paginate)
         if invalid and guessed:
             # The loop: the same invalid code re-sent until noticed, then looked up.
-            args = {"country": code, "date": date, "indicator": indicator, "page": 1}
-            run.repeat_until_noticed("get_indicator", args,
-                                     partial(tools.get_indicator, code, indicator, date, 1), name)
+            run.repeat_until_noticed(tools, name, "get_indicator", country=code, indicator=indicator, date=date, page=1)
             code = _lookup(run, tools, name)
             if code is None:
                 return
-            rows, invalid = _pages(run, tools, code, indicator, date, paginate, key)
+            rows, invalid = _pages(run, tools, code, indicator, date, paginate)
         guessed = False
         if not invalid:
             blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
@@ -143,10 +137,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
 
 def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool) -> str | None:
     """The largest percent change; an unvalidated agent sometimes reads it off wrongly."""
-    best = largest(countries)
-    if not fix and best is not None and len(countries) > 1 and draws.below(f"largest:slip:{indicator}", 0.15):
-        return next(k for k in countries if k != best)
-    return best
+    return misread(largest(countries), list(countries), draws, f"largest:slip:{indicator}", fix)
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:

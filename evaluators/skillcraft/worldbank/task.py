@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, scale_level
+from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -119,7 +119,6 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
 
 
 def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
-    scale_level(case, "worldbank")
     with reading_task(case, "worldbank") as params:
         countries = tuple(str(c) for c in params["countries"])
         indicators = tuple(str(i) for i in params["indicators"])
@@ -245,14 +244,10 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
         assert isinstance(got_countries, dict)
         for name, entry in block["countries"].items():
             checks += _grade_country(indicator, name, entry, got_countries.get(name), task.names, task.world)
-        unit = got.get("unit")
-        checks.append(Check(f'indicators["{indicator}"].unit', unit == block["unit"], False,
-                            f'indicators["{indicator}"].unit is {unit}, expected {block["unit"]}'))
+        checks.append(same(f'indicators["{indicator}"].unit', got.get("unit"), block["unit"]))
         if "largest_percent_change" in block:
-            g = got.get("largest_percent_change")
-            checks.append(Check(f'indicators["{indicator}"].largest_percent_change', g == block["largest_percent_change"],
-                                False, f'indicators["{indicator}"].largest_percent_change is {g}, expected '
-                                f'{block["largest_percent_change"]}'))
+            checks.append(same(f'indicators["{indicator}"].largest_percent_change', got.get("largest_percent_change"),
+                               block["largest_percent_change"]))
     if "top" in exp:
         checks += _grade_top(exp["top"], artifact.get("top"), task.aggregates)
     return checks

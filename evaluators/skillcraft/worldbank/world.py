@@ -18,6 +18,7 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,12 +106,15 @@ class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
-        if self.faults.hit(f"countries:{query}:{region}"):
+        if self.fault(f"countries:{query}:{region}"):
             return rate_limited()
-        key = ("countries", query, region)
+        return self._memo(("countries", query, region), lambda: self._countries(query, region))
+
+    def _memo(self, key: tuple[Any, ...], make: Callable[[], ToolReply]) -> ToolReply:
+        """The world's reply to these arguments (made once: replies are pure and never mutated)."""
         reply = self.world.cache.get(key)
         if reply is None:
-            reply = self.world.cache[key] = self._countries(query, region)
+            reply = self.world.cache[key] = make()
         return reply
 
     def _countries(self, query: str, region: str) -> ToolReply:
@@ -121,13 +125,10 @@ class WorldBankTools(Api[WorldBankWorld]):
         return result, "ok" if found else "empty", 20 + 16 * len(found)
 
     def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
-        if self.faults.hit(f"indicator:{country}:{indicator}:{date}:{page}"):
+        if self.fault(f"indicator:{country}:{indicator}:{date}:{page}"):
             return rate_limited()
-        key = ("indicator", country, indicator, date, page)
-        reply = self.world.cache.get(key)
-        if reply is None:
-            reply = self.world.cache[key] = self._indicator(country, indicator, date, page)
-        return reply
+        return self._memo(("indicator", country, indicator, date, page),
+                          lambda: self._indicator(country, indicator, date, page))
 
     def _indicator(self, country: str, indicator: str, date: str, page: int) -> ToolReply:
         w = self.world
@@ -151,3 +152,6 @@ class WorldBankTools(Api[WorldBankWorld]):
         result = {"page": page, "pages": pages, "per_page": size, "total": len(keys), "lastupdated": w.lastupdated,
                   "data": [w.row(iso3, indicator, y) for iso3, y in chunk]}
         return result, "ok" if chunk else "empty", 30 + ROW_TOKENS * len(chunk)
+
+
+World, Tools = WorldBankWorld.from_fixtures, WorldBankTools  # the family's hooks (family.HOOKS)
