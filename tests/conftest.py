@@ -121,6 +121,21 @@ def read_record() -> type[RunRecord]:
     return RunRecord
 
 
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    """A revision store's URL: a new SQLite file (test files with another store override it)."""
+    return f"sqlite:///{tmp_path / 'revisions.db'}"
+
+
+@pytest.fixture
+def store(url: str) -> Any:
+    """An open revision store at `url`."""
+    from gepa_lab.revisions.store import RevisionStore
+
+    with RevisionStore(url) as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def recipe_data() -> Path:
     """The committed SkillCraft-sim recipe dataset directory."""

@@ -48,17 +48,6 @@ def request(artifact, parent=None, experiment="exp-1", candidate=0.9, baseline=0
 
 
 @pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'revisions.db'}"
-
-
-@pytest.fixture
-def store(url):
-    with RevisionStore(url) as s:
-        yield s
-
-
-@pytest.fixture
 def cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return tmp_path

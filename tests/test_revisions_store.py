@@ -47,12 +47,6 @@ def request(artifact, parent=None, candidate=0.9, baseline=0.7, experiment="exp-
 
 
 @pytest.fixture
-def store(tmp_path):
-    with RevisionStore(f"sqlite:///{tmp_path / 'revisions.db'}") as s:
-        yield s
-
-
-@pytest.fixture
 def published(tmp_path):
     return tmp_path / "published"
 

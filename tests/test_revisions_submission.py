@@ -56,17 +56,6 @@ def run(tmp_path, submitter, *, seed=None, improve=True, name="run", evaluator_c
                     run_config={"evaluator": evaluator_config or EVALUATOR_CONFIG})
 
 
-@pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'revisions.db'}"
-
-
-@pytest.fixture
-def store(url):
-    with RevisionStore(url) as s:
-        yield s
-
-
 def test_an_eligible_winner_is_submitted_with_full_evidence(tmp_path, url):
     result = run(tmp_path, StoreSubmitter(url))
     assert result.promotion_eligible
