@@ -397,27 +397,29 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
     from gepa_lab.tracking import mlflow_links
     from gepa_lab.tracking.mlflow_tracker import default_uri
 
-    tracking = next((r.config.get("tracking") or {} for r in runs
-                     if "mlflow" in str((r.config.get("tracking") or {}).get("_target_", ""))), None)
-    if tracking is None and not args.tracking_uri:
+    configs = [r.config.get("tracking") or {} for r in runs]
+    tracking = next((t for t in configs if "mlflow" in str(t.get("_target_", ""))), {})
+    if not tracking and not args.tracking_uri:
         return None
-    uri = args.tracking_uri or (tracking or {}).get("uri") or default_uri()
+    uri = args.tracking_uri or tracking.get("uri") or default_uri()
     client = client_for(uri)
-    name = f"{(tracking or {}).get('experiment') or args.mlflow_experiment}-studies"
-    found = client.get_experiment_by_name(name)
-    experiment_id = found.experiment_id if found else client.create_experiment(name)
-    run = client.create_run(experiment_id, run_name=f"compare {args.compare}", tags={
-        "gepa.kind": "study_compare", "sweep_id": sweep_selector(args.sweep), "compare_key": args.compare,
-        "baseline": str(frame["baseline"].iloc[0])})
+    name = f"{tracking.get('experiment') or args.mlflow_experiment}-studies"
+    run_id = None
     try:
-        client.log_table(run.info.run_id, frame, f"compare-{args.compare.replace('/', '.')}.json")
+        found = client.get_experiment_by_name(name)
+        experiment_id = found.experiment_id if found else client.create_experiment(name)
+        run_id = client.create_run(experiment_id, run_name=f"compare {args.compare}", tags={
+            "gepa.kind": "study_compare", "sweep_id": sweep_selector(args.sweep), "compare_key": args.compare,
+            "baseline": str(frame["baseline"].iloc[0])}).info.run_id
+        client.log_table(run_id, frame, f"compare-{args.compare.replace('/', '.')}.json")
         for path in files:
-            client.log_artifact(run.info.run_id, str(path))
-    except Exception:
-        client.set_terminated(run.info.run_id, "FAILED")
-        raise
-    client.set_terminated(run.info.run_id)
-    return mlflow_links.run_url(uri, experiment_id, run.info.run_id)
+            client.log_artifact(run_id, str(path))
+    except Exception as exc:  # the files are written: say why MLflow has no copy
+        if run_id is not None:
+            client.set_terminated(run_id, "FAILED")
+        raise ReportError(f"the comparison is written but not logged to {masked(uri)}: {describe(exc)}") from exc
+    client.set_terminated(run_id)
+    return mlflow_links.run_url(uri, experiment_id, run_id)
 
 
 def confirm_run(run_dir: Path) -> dict[str, Any]:
