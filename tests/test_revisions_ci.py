@@ -34,7 +34,7 @@ from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.revisions.ci import mlflow_link, summary
 from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.errors import StoreMissing
-from gepa_lab.revisions.store import Revision, RevisionStore
+from gepa_lab.revisions.store import RevisionRow, RevisionStore
 
 WORKFLOW = ROOT / ".github" / "workflows" / "optimize.yml"
 STEPS = ("Check the store is configured", "Optimize and submit (never publishes)", "Job summary")
@@ -258,7 +258,7 @@ class Reviewer:
         return self.paste(shlex.join(["python", "-m", "gepa_lab.revisions", *args, "--store", self.store_url]))
 
 
-def snapshot(store_url: str) -> dict[str, Revision]:
+def snapshot(store_url: str) -> dict[str, RevisionRow]:
     try:
         store = RevisionStore(store_url, create=False)
     except StoreMissing:  # before the first submission
@@ -267,11 +267,11 @@ def snapshot(store_url: str) -> dict[str, Revision]:
         return {r.id: r for r in store.revisions()}
 
 
-def active(revisions: dict[str, Revision]) -> Revision | None:
+def active(revisions: dict[str, RevisionRow]) -> RevisionRow | None:
     return next((r for r in revisions.values() if r.status == "active"), None)
 
 
-def check_landing(week: Week, before: dict[str, Revision], after: dict[str, Revision], seed_file_id: str) -> str:
+def check_landing(week: Week, before: dict[str, RevisionRow], after: dict[str, RevisionRow], seed_file_id: str) -> str:
     """Where the week's winner landed, checked against what docs/revisions.md says it must be:
     'not eligible', 'new', 'pending again' or 'refused'."""
     assert week.code == 0, week.log[-3000:]  # a finished run is a success, whatever its outcome

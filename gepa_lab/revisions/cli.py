@@ -28,7 +28,7 @@ from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreM
 from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
 from gepa_lab.revisions.registry import PromptRegistry
 from gepa_lab.revisions.service import approve, reject, rollback, sweep
-from gepa_lab.revisions.store import STATUSES, RevisionStore, display_url, fmt_score, parse_url
+from gepa_lab.revisions.store import STATUSES, RevisionStore, fmt_score
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
 PROG = "gepa_lab.revisions"
@@ -59,13 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     decision = _Parser(add_help=False)
     decision.add_argument("--actor", required=True, help="who decides (recorded in the audit log)")
     decision.add_argument("--comment", default=None, help="why (recorded in the audit log)")
-    publishing = _Parser(add_help=False)
+    registry = _Parser(add_help=False)
+    registry.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
+                          help="MLflow tracking URI whose prompt registry names the active revision (alias "
+                               "production); default $MLFLOW_TRACKING_URI, unset: no registry")
+    publishing = _Parser(add_help=False, parents=[registry])
     publishing.add_argument("--publish-dir", default=DEFAULT_PUBLISH_ROOT, metavar="DIR",
                             help="managed directory; each artifact is published in DIR/<artifact name>/ "
                                  f"(default ./{DEFAULT_PUBLISH_ROOT})")
-    publishing.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
-                            help="MLflow tracking URI whose prompt registry also gets the active revision (alias "
-                                 "production); default $MLFLOW_TRACKING_URI, unset: no registry")
 
     parser = _Parser(prog=f"python -m {PROG}", description="Review, publish and roll back artifact revisions.",
                      parents=[common])
@@ -104,10 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="opt-in: auto-approve (actor auto-expire) revisions pending longer than a timeout")
     p.add_argument("--approval-timeout", type=_duration, default=None, metavar="DURATION",
                    help="e.g. 72h; without it the sweeper does nothing (off by default)")
-    p = sub.add_parser("sync-registry", parents=[common],
-                       help="rebuild the MLflow prompt registry view: every approved revision, production = active")
-    p.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
-                   help="MLflow tracking URI (default $MLFLOW_TRACKING_URI)")
+    sub.add_parser("sync-registry", parents=[common, registry],
+                   help="rebuild the MLflow prompt registry view: every approved revision, production = active")
     sub.add_parser("upgrade", parents=[common],
                    help="migrate the store's schema to this gepa-lab's revision (back it up first)")
     return parser
@@ -279,9 +278,8 @@ def _sync_registry(store: Any, args: argparse.Namespace) -> None:
     _emit(args, [asdict(s) for s in synced], text)
 
 
-def _upgrade(args: argparse.Namespace) -> None:
-    before, after = RevisionStore.upgrade(args.store)
-    url = display_url(parse_url(args.store))
+def _upgrade(store: Any, args: argparse.Namespace) -> None:
+    (before, after), url = store.migrated, store.display_url
     text = (f"revision store {url} is at schema revision {after}; nothing to do" if before == after
             else f"upgraded revision store {url} from schema revision {before} to {after}")
     _emit(args, {"store": url, "from": before, "to": after}, text)
@@ -290,7 +288,7 @@ def _upgrade(args: argparse.Namespace) -> None:
 # Each prints its result; only `monitor` returns an exit code (others: 0).
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int | None]] = {
     "list": _list, "show": _show, "diff": _diff, "approve": _approve, "reject": _reject, "rollback": _rollback,
-    "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry}
+    "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry, "upgrade": _upgrade}
 
 
 def _fail(message: str, code: int) -> int:
@@ -299,12 +297,9 @@ def _fail(message: str, code: int) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "upgrade":  # opens the database itself
-        _upgrade(args)
-        return 0
     try:
         # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
-        store = RevisionStore(args.store, create=False)
+        store = RevisionStore(args.store, create=False, upgrade=args.command == "upgrade")
     except StoreMissing as exc:
         if args.command not in ("list", "audit"):  # a store that does not exist yet has no revisions
             raise

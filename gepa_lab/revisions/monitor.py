@@ -16,9 +16,8 @@ from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
 from gepa_lab.revisions.store import (
-    MonitoringResult,
     MonitoringRow,
-    Revision,
+    RevisionRow,
     RevisionStore,
     utcnow,
 )
@@ -54,7 +53,7 @@ def _settings(experiment: RecordedExperiment) -> EvaluationSettings:
 
 
 def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, split: str = "holdout",
-            seed: int = 0, actor: str = MONITOR_ACTOR) -> MonitoringResult:
+            seed: int = 0, actor: str = MONITOR_ACTOR) -> MonitoringRow:
     """Score the active revision and its parent (paired: same cases, same seed) and record it."""
     if split not in SPLITS:
         raise InvalidRequest(f"split must be one of {', '.join(SPLITS)} (got {split!r})")
@@ -79,7 +78,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     evaluator = build_evaluator(experiment)
     runner = CaseRunner(evaluator, _settings(experiment), None)
 
-    def mean(revision: Revision) -> float:
+    def mean(revision: RevisionRow) -> float:
         scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
         return math.fsum(scores) / len(scores)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from gepa_lab.revisions.gates import canonical_name
 from gepa_lab.revisions.publish import render
-from gepa_lab.revisions.store import Revision, RevisionStore, fmt_score, iso
+from gepa_lab.revisions.store import RevisionRow, RevisionStore, fmt_score, iso
 
 ALIAS = "production"
 TAG = "gepa_lab."
@@ -31,7 +31,7 @@ REVISION_TAG = TAG + "revision_id"
 prompt_name = canonical_name  # the prompt is named like the published directory
 
 
-def version_tags(revision: Revision) -> dict[str, str]:
+def version_tags(revision: RevisionRow) -> dict[str, str]:
     ev = revision.evidence
     tags = {"revision_id": revision.id, "artifact": revision.artifact_name, "version": str(revision.version),
             "kind": revision.kind, "approved_by": str(revision.decided_by), "source": revision.source,
@@ -78,7 +78,7 @@ class PromptRegistry:
             if not token:
                 return found
 
-    def _register(self, revision: Revision, known: dict[str, int]) -> int:
+    def _register(self, revision: RevisionRow, known: dict[str, int]) -> int:
         if revision.id in known:
             return known[revision.id]
         name = prompt_name(revision.artifact_name)
@@ -94,7 +94,7 @@ class PromptRegistry:
         known[revision.id] = int(created.version)
         return known[revision.id]
 
-    def publish(self, revision: Revision) -> str:
+    def publish(self, revision: RevisionRow) -> str:
         """Register `revision` (if it is not yet) and point `production` at it; its URI."""
         name = prompt_name(revision.artifact_name)
         version = self._register(revision, self._versions(name))

@@ -82,38 +82,27 @@ def _refusal(url: str, found: str) -> RevisionStoreError:
         "the gepa-lab version that upgraded it")
 
 
-def prepare(engine: Engine, url: str, *, create: bool) -> None:
-    """Check that the store at `engine` is at the newest revision; create an empty one if `create`."""
-    with engine.connect() as connection:
-        found = current(connection)
-    if found == head():
-        return
-    if found is not None:
-        raise _refusal(url, found)
-    if not create:
-        raise StoreMissing(url)
-    with engine.begin() as connection:
-        _lock(connection)
-        found = current(connection)  # another process may have created it meanwhile
-        if found is None:
-            command.upgrade(_config(connection), "head")
-        elif found != head():
-            raise _refusal(url, found)
+def prepare(engine: Engine, url: str, *, create: bool, upgrade: bool = False) -> tuple[str | None, str]:
+    """Check that the store at `engine` is at the newest revision: (its revision before, after).
+    `create` makes an empty database a new store; `upgrade` migrates a store at an older revision."""
 
-
-def upgrade(engine: Engine, url: str) -> tuple[str, str]:
-    """Upgrade an existing store to the newest revision: (revision before, revision after)."""
-    with engine.begin() as connection:
-        _lock(connection)
+    def checked(connection: Connection) -> str | None:
         found = current(connection)
-        if found is None:
+        if found is None and not create:
             raise StoreMissing(url)
-        if found not in known():
+        if found not in (None, head()) and (not upgrade or found not in known()):
             raise _refusal(url, found)
-        if found != head():
-            config = _config(connection)
-            if MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}
-                                          ).get_current_revision() is None:
-                command.stamp(config, found)  # a store from before migrations
-            command.upgrade(config, "head")
-        return found, head()
+        return found
+
+    with engine.connect() as connection:
+        found = checked(connection)
+    if found != head():
+        with engine.begin() as connection:
+            _lock(connection)
+            found = checked(connection)  # another process may have created or upgraded it meanwhile
+            if found != head():
+                config = _config(connection)
+                if found is not None:
+                    command.stamp(config, found)  # a store from before migrations has no version table yet
+                command.upgrade(config, "head")
+    return found, head()

@@ -50,7 +50,6 @@ from gepa_lab.revisions.store import (
     PENDING,
     ArtifactRow,
     AuditRow,
-    Revision,
     RevisionRow,
     RevisionStore,
     fmt_score,
@@ -80,7 +79,7 @@ def _short(revision_id: str | None) -> str:
 
 @dataclass(frozen=True)
 class Submission:
-    revision: Revision
+    revision: RevisionRow
     resubmitted: bool  # True: the same artifact on the same parent was already stored
     note: str | None = None  # a resubmission of another run's revision: whose it is
 
@@ -96,7 +95,7 @@ class Submission:
 
 @dataclass(frozen=True)
 class Decision:
-    revision: Revision
+    revision: RevisionRow
     previous: str | None = None  # the revision archived by this decision
     published: Path | None = None
     registered: str | None = None  # the prompt registry's URI of the now active version
@@ -198,7 +197,7 @@ def _resubmission(store: RevisionStore, session: Session, prior: RevisionRow,
     return Submission(prior, True, note)
 
 
-def _fate(prior: Revision) -> str:
+def _fate(prior: RevisionRow) -> str:
     """What happened to a decided revision, in words, with who and when."""
     decided = f"{prior.decided_by} at {iso(prior.decided_at)}"
     if prior.status == "rejected":

@@ -54,7 +54,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import (
     DeclarativeBase,
     Mapped,
@@ -74,7 +74,7 @@ from gepa_lab.revisions.errors import (
     RevisionStoreError,
     StoreMissing,
 )
-from gepa_lab.revisions.urls import DEFAULT_STORE_URL
+from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
 
 STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
 PENDING = ("pending_eval", "pending_approval")
@@ -211,11 +211,6 @@ class MetaRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
-Revision = RevisionRow
-AuditEntry = AuditRow
-MonitoringResult = MonitoringRow
-
-
 @event.listens_for(RevisionRow, "before_update")
 def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
     state = inspect(target)
@@ -234,16 +229,9 @@ def _audit_is_append_only(mapper: Any, connection: Any, target: AuditRow) -> Non
 def parse_url(url: str) -> URL:
     """A SQLAlchemy URL; a relative SQLite path is made absolute against the working directory."""
     try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
-        raise RevisionStoreError(f"{url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
-                                 "postgresql://user@host/db") from exc
-    if parsed.get_backend_name() == "sqlite":
-        if not parsed.database or parsed.database == ":memory:":
-            raise RevisionStoreError("an in-memory SQLite revision store forgets everything when the process "
-                                     f"ends; use a file, e.g. {DEFAULT_STORE_URL}")
-        parsed = parsed.set(database=str(Path(parsed.database).expanduser().resolve()))
-    return parsed
+        return make_url(check_store_url(url, "revision store"))
+    except ValueError as exc:
+        raise RevisionStoreError(str(exc)) from exc
 
 
 def display_url(url: URL) -> str:
@@ -287,16 +275,11 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
     the CLI's commands must not turn a mistyped --store into an empty database. An existing store
     at an older schema revision is refused until `upgrade` (see `schema`)."""
 
-    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True):
+    def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, upgrade: bool = False):
         self.url = parse_url(url)
         self.display_url = display_url(self.url)
-        if self.url.get_backend_name() == "sqlite":
-            path = Path(str(self.url.database))
-            if not path.parent.is_dir():
-                raise RevisionStoreError(f"revision store directory {path.parent} does not exist; create it or "
-                                         "use another --store / submitter.url")
-            if not create and not path.is_file():
-                raise StoreMissing(self.display_url)
+        if not create and self.url.get_backend_name() == "sqlite" and not Path(str(self.url.database)).is_file():
+            raise StoreMissing(self.display_url)
         try:
             self.engine = _engine(self.url)
         except (NoSuchModuleError, ImportError) as exc:
@@ -305,24 +288,11 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
             with _errors(self.display_url):
-                schema.prepare(self.engine, self.display_url, create=create)
+                # (schema revision before, after); only `upgrade` (never with `create`) changes it
+                self.migrated = schema.prepare(self.engine, self.display_url, create=create, upgrade=upgrade)
         except RevisionError:
             self.engine.dispose()
             raise
-
-    @classmethod
-    def upgrade(cls, url: str) -> tuple[str, str]:
-        """Bring an existing store to the newest schema revision: (revision before, after)."""
-        parsed = parse_url(url)
-        shown = display_url(parsed)
-        if parsed.get_backend_name() == "sqlite" and not Path(str(parsed.database)).is_file():
-            raise StoreMissing(shown)
-        engine = _engine(parsed)
-        try:
-            with _errors(shown):
-                return schema.upgrade(engine, shown)
-        finally:
-            engine.dispose()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -409,15 +379,15 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         return sorted(session.scalars(stmt))
 
     # -- reads (own transaction) ---------------------------------------------------------------
-    def get(self, ref: str) -> Revision:
+    def get(self, ref: str) -> RevisionRow:
         with self.transaction() as session:
             return self.find(session, ref)
 
-    def active(self, name: str) -> Revision | None:
+    def active(self, name: str) -> RevisionRow | None:
         with self.transaction() as session:
             return self.active_row(session, name)
 
-    def revisions(self, artifact: str | None = None, statuses: Sequence[str] = ()) -> list[Revision]:
+    def revisions(self, artifact: str | None = None, statuses: Sequence[str] = ()) -> list[RevisionRow]:
         stmt = select(RevisionRow).order_by(RevisionRow.artifact_name, RevisionRow.version)
         if artifact is not None:
             stmt = stmt.where(RevisionRow.artifact_name == artifact)
@@ -431,7 +401,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
             return sorted(session.scalars(select(ArtifactRow.name)))
 
     def audit(self, artifact: str | None = None, revision: str | None = None,
-              limit: int | None = None) -> list[AuditEntry]:
+              limit: int | None = None) -> list[AuditRow]:
         stmt = select(AuditRow).order_by(AuditRow.id.desc())
         with self.transaction() as session:
             if artifact is not None:
@@ -440,7 +410,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
             return list(reversed(session.scalars(stmt.limit(limit)).all()))
 
-    def monitoring(self, revision: str | None = None) -> list[MonitoringResult]:
+    def monitoring(self, revision: str | None = None) -> list[MonitoringRow]:
         stmt = select(MonitoringRow).order_by(MonitoringRow.id)
         with self.transaction() as session:
             if revision is not None:

@@ -16,15 +16,14 @@ def check_store_url(url: Any, key: str = "submitter.url") -> str:
     if not isinstance(url, str) or not _URL.match(url):
         raise ValueError(f"{key} {url!r} is not a database URL; use e.g. {DEFAULT_STORE_URL} or "
                          "postgresql://user@host/db")
-    if not url.startswith("sqlite://"):
+    scheme, _, rest = url.partition("://")
+    if scheme.partition("+")[0] != "sqlite":
         return url
-    if not url.startswith("sqlite:///"):
-        raise ValueError(f"{key} {url!r} names no database file; use e.g. {DEFAULT_STORE_URL}")
-    rest, _, query = url[len("sqlite:///"):].partition("?")
-    if not rest or rest == ":memory:":
-        raise ValueError(f"{key} {url!r} is an in-memory database, which forgets every revision when the run "
-                         f"ends; use a file, e.g. {DEFAULT_STORE_URL}")
-    path = Path(rest).expanduser().resolve()
-    if not path.parent.is_dir():
-        raise ValueError(f"{key} {url!r}: directory {path.parent} does not exist (create it or fix the URL)")
-    return f"sqlite:///{path}" + (f"?{query}" if query else "")
+    path, _, query = rest.partition("?")
+    if path in ("/", "/:memory:") or not path.startswith("/"):
+        raise ValueError(f"{key} {url!r} names no database file, so it is an in-memory database that forgets every "
+                         f"revision when the process ends; use a file, e.g. {DEFAULT_STORE_URL}")
+    resolved = Path(path[1:]).expanduser().resolve()
+    if not resolved.parent.is_dir():
+        raise ValueError(f"{key} {url!r}: directory {resolved.parent} does not exist (create it or fix the URL)")
+    return f"{scheme}:///{resolved}" + (f"?{query}" if query else "")
