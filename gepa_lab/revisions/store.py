@@ -122,9 +122,9 @@ class ArtifactRow(Base):
     kind: Mapped[str] = mapped_column(String(32))
     # use_alter: revisions and artifacts reference each other.
     active_revision_id: Mapped[str | None] = mapped_column(
-        ForeignKey("revisions.id", use_alter=True, name="fk_artifact_active"), unique=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
-    updated_at: Mapped[datetime] = mapped_column(DateTime)
+        ForeignKey("revisions.id", use_alter=True, name="fk_artifact_active"), unique=True, default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default_factory=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default_factory=utcnow)
 
 
 class RevisionRow(Base):
@@ -321,10 +321,8 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         """The artifact's row, created on first use, locked for the rest of the transaction."""
         row = self.lock_artifact(session, name)
         if row is None:
-            moment = utcnow()
             with suppress(IntegrityError), session.begin_nested():  # a concurrent creator wins; we lock its row
-                session.add(ArtifactRow(name=name, kind=kind, active_revision_id=None, created_at=moment,
-                                        updated_at=moment))
+                session.add(ArtifactRow(name=name, kind=kind))
             row = self.lock_artifact(session, name)
         assert row is not None
         return row
@@ -396,10 +394,6 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         with self.transaction() as session:
             return list(session.scalars(stmt))
 
-    def artifact_names(self) -> list[str]:
-        with self.transaction() as session:
-            return sorted(session.scalars(select(ArtifactRow.name)))
-
     def audit(self, artifact: str | None = None, revision: str | None = None,
               limit: int | None = None) -> list[AuditRow]:
         stmt = select(AuditRow).order_by(AuditRow.id.desc())
@@ -410,23 +404,20 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 stmt = stmt.where(AuditRow.revision_id == self.find(session, revision).id)
             return list(reversed(session.scalars(stmt.limit(limit)).all()))
 
-    def monitoring(self, revision: str | None = None) -> list[MonitoringRow]:
+    def monitoring(self, revision_id: str | None = None) -> list[MonitoringRow]:
         stmt = select(MonitoringRow).order_by(MonitoringRow.id)
         with self.transaction() as session:
-            if revision is not None:
-                stmt = stmt.where(MonitoringRow.revision_id == self.find(session, revision).id)
-            return list(session.scalars(stmt))
+            return list(session.scalars(stmt if revision_id is None else stmt.filter_by(revision_id=revision_id)))
 
     def lineage(self, artifact_hash: str, name: str | None) -> Lineage:
         """Which revision a run's seed came from: the revision whose body has the seed's hash
         (the active one if several), else none. Then `update` if the artifact exists, else
         `create`. A seed that is no longer active makes the submission stale, on purpose."""
+        stmt = select(RevisionRow).filter_by(artifact_hash=artifact_hash).order_by(
+            (RevisionRow.status == "active").desc(), RevisionRow.submitted_at.desc(), RevisionRow.version.desc())
         with self.transaction() as session:
-            stmt = select(RevisionRow).where(RevisionRow.artifact_hash == artifact_hash)
-            if name is not None:
-                stmt = stmt.where(RevisionRow.artifact_name == name)
-            rows = sorted(session.scalars(stmt), key=lambda r: (r.status == "active", r.submitted_at, r.version))
-            if rows:
-                return Lineage(rows[-1].id, "update", rows[-1].artifact_name)
+            row = session.scalar(stmt if name is None else stmt.filter_by(artifact_name=name))
+            if row is not None:
+                return Lineage(row.id, "update", row.artifact_name)
             exists = name is not None and self.active_row(session, name) is not None
             return Lineage(None, "update" if exists else "create", name)

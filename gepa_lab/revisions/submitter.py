@@ -107,5 +107,5 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
         if fallback is not None:
             log.info("%s: %s has no active revision of %r; the seed is the seed file", key, store.display_url, name)
             return fallback
-        known = ", ".join(repr(n) for n in store.artifact_names()) or "none"
+        known = ", ".join(repr(n) for n in sorted({r.artifact_name for r in store.revisions()})) or "none"
         raise ConfigError(f"{key}: no active revision of that artifact in {store.display_url} (artifacts: {known})")
