@@ -19,7 +19,6 @@ DEFAULT_PUBLISH_ROOT = "published"
 REVISION_FILE = "revision.json"
 FILE_NAMES = {"skill": "SKILL.md", "prompt": "PROMPT.md", "tool_description": "TOOL.md",
               "routing_policy": "POLICY.md", "texts": "TEXTS.json"}
-FALLBACK_FILE = "ARTIFACT.json"  # a kind added later and not named above
 
 
 def render(body: dict[str, Any]) -> tuple[str, str]:
@@ -34,8 +33,8 @@ def render(body: dict[str, Any]) -> tuple[str, str]:
         return FILE_NAMES[kind], f"---\nname: {one_line}\n---\n\n{fields['description'].rstrip()}\n"
     if kind in ("prompt", "routing_policy"):
         return FILE_NAMES[kind], str(fields.get("text", fields.get("policy", ""))).rstrip() + "\n"
-    # texts (name -> text, e.g. one instruction per DSPy predictor) and any later kind: JSON.
-    return FILE_NAMES.get(kind, FALLBACK_FILE), json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+    # texts (name -> text, e.g. one instruction per DSPy predictor): JSON.
+    return FILE_NAMES[kind], json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
 
 
 def artifact_dir(root: Path, name: str) -> Path:
@@ -48,13 +47,6 @@ def artifact_dir(root: Path, name: str) -> Path:
 Snapshot = dict[Path, str | None]
 
 
-def snapshot(root: Path, name: str, body: dict[str, Any]) -> Snapshot:
-    """What publishing `body` would overwrite, so a failed decision can put it back."""
-    directory = artifact_dir(root, name)
-    paths = [directory / render(body)[0], directory / REVISION_FILE]
-    return {p: (p.read_text(encoding="utf-8") if p.is_file() else None) for p in paths}
-
-
 def restore(saved: Snapshot) -> None:
     for path, text in saved.items():
         if text is None:
@@ -63,11 +55,10 @@ def restore(saved: Snapshot) -> None:
             write_text_atomic(path, text, durable=True)
 
 
-def publish(root: Path, name: str, body: dict[str, Any], meta: dict[str, Any]) -> Path:
-    """Write the artifact file and `revision.json`; returns the artifact file's path."""
-    file_name, text = render(body)
-    directory = artifact_dir(root, name)
-    path = directory / file_name
-    write_text_atomic(path, text, durable=True)
-    write_text_atomic(directory / REVISION_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n", durable=True)
-    return path
+def publish(path: Path, text: str, meta: dict[str, Any], saved: list[Snapshot]) -> None:
+    """Write the artifact file and `revision.json` beside it, first adding what they hold now to
+    `saved`, so that a failed decision can put it back."""
+    files = {path: text, path.with_name(REVISION_FILE): json.dumps(meta, indent=2, sort_keys=True) + "\n"}
+    saved.append({p: (p.read_text(encoding="utf-8") if p.is_file() else None) for p in files})
+    for file, content in files.items():
+        write_text_atomic(file, content, durable=True)

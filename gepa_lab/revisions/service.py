@@ -238,50 +238,49 @@ def _already(row: RevisionRow, verb: str) -> AlreadyDecided:
                           f"{row.status}{by}{why}; it cannot be {verb}")
 
 
-def _set_status(row: RevisionRow, status: str, actor: str, reason: str = "") -> None:
+def _move(session: Session, store: RevisionStore, row: RevisionRow, status: str, actor: str, action: str,
+          comment: str | None = None, reason: str = "", *, decision: bool = False,
+          detail: dict[str, Any] | None = None) -> None:
+    """Put `row` in `status` and audit it as `action`. A `decision` (approve, reject) is also the
+    review decision, set once: archive and rollback never touch it."""
     row.status = status
     row.status_by = actor
     row.status_at = utcnow()
     row.status_reason = reason
-
-
-def _decide(row: RevisionRow, status: str, actor: str, comment: str | None, reason: str = "") -> None:
-    """The review decision: set once (approve, reject), never by archive or rollback."""
-    _set_status(row, status, actor, reason)
-    row.decided_by = actor
-    row.decided_at = row.status_at
-    row.decision_comment = comment
+    if decision:
+        row.decided_by = actor
+        row.decided_at = row.status_at
+        row.decision_comment = comment
+    store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action=action, actor=actor,
+                      comment=comment, detail=detail)
 
 
 def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact: ArtifactRow, actor: str,
               comment: str | None, publish_root: Path | str, saved: list[publish.Snapshot], action: str,
               detail: dict[str, Any]) -> Decision:
     """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
-    root = Path(publish_root).resolve()  # recorded in the store: must not depend on the cwd
-    saved.append(publish.snapshot(root, artifact.name, row.body))
+    file_name, text = publish.render(row.body)
+    # Recorded in the store: must not depend on the cwd.
+    path = publish.artifact_dir(Path(publish_root).resolve(), artifact.name) / file_name
     previous = store.active_row(session, artifact.name)
-    if previous is not None and previous.id != row.id:
-        _set_status(previous, "archived", actor, f"replaced by {_short(row.id)} (v{row.version})")
-        store.audit_entry(session, artifact=artifact.name, revision_id=previous.id, action="archived", actor=actor,
-                          comment=comment, detail={"replaced_by": row.id})
+    if previous is not None:
+        _move(session, store, previous, "archived", actor, "archived", comment,
+              f"replaced by {_short(row.id)} (v{row.version})", detail={"replaced_by": row.id})
         session.flush()  # archived before the new one is active: at most one active row at any time
-    if action == "approved":
-        _decide(row, "active", actor, comment)
-    else:  # a rollback: the approver stays the approver
-        _set_status(row, "active", actor, "re-activated by rollback"
-                    + (f", replacing {_short(previous.id)} (v{previous.version})" if previous else ""))
-    path = publish.artifact_dir(root, artifact.name) / publish.render(row.body)[0]
+    archived = previous.id if previous else None
+    # A rollback keeps the approver as the approver.
+    reason = "" if action == "approved" else "re-activated by rollback" + (
+        f", replacing {_short(previous.id)} (v{previous.version})" if previous else "")
+    _move(session, store, row, "active", actor, action, comment, reason, decision=action == "approved",
+          detail={**detail, "archived": archived, "published": str(path)})
     row.published_path = str(path)
     artifact.active_revision_id = row.id
     artifact.updated_at = utcnow()
-    archived = previous.id if previous else None
-    store.audit_entry(session, artifact=artifact.name, revision_id=row.id, action=action, actor=actor,
-                      comment=comment, detail={**detail, "archived": archived, "published": str(path)})
     session.flush()  # constraint violations surface before anything is written to disk
-    publish.publish(root, artifact.name, row.body, {
+    publish.publish(path, text, {
         "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
         "kind": row.kind, "decided_by": row.decided_by, "decided_at": iso(row.decided_at), "activated_by": actor,
-        "activated_at": iso(row.status_at), "source": row.source})
+        "activated_at": iso(row.status_at), "source": row.source}, saved)
     return Decision(row, archived, path)
 
 
@@ -333,9 +332,8 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
         else:  # rejected; raised after the commit: the rejection must stand before the caller hears of it
             reason = (f"stale parent: {_short(row.parent_revision_id)} is no longer the active revision "
                       f"(active: {_short(artifact.active_revision_id)})")
-            _decide(row, "rejected", actor, comment, reason)
-            store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
-                              comment=comment, detail={"reason": reason, "on": "approve"})
+            _move(session, store, row, "rejected", actor, "rejected", comment, reason, decision=True,
+                  detail={"reason": reason, "on": "approve"})
             stale = StaleParent(f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run "
                                 f"from the active revision (seed.from_store={row.artifact_name!r})")
     if stale is not None:
@@ -350,9 +348,7 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
         row, _ = _locked(session, store, ref)
         if row.status not in PENDING:
             raise _already(row, "rejected")
-        _decide(row, "rejected", actor, comment, comment or "")
-        store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action="rejected", actor=actor,
-                          comment=comment)
+        _move(session, store, row, "rejected", actor, "rejected", comment, comment or "", decision=True)
         return Decision(row)
 
 
