@@ -21,8 +21,8 @@ def check_store_url(url: Any, key: str = "submitter.url") -> str:
         return url
     path, _, query = rest.partition("?")
     if path in ("/", "/:memory:") or not path.startswith("/"):
-        raise ValueError(f"{key} {url!r} names no database file, so it is an in-memory database that forgets every "
-                         f"revision when the process ends; use a file, e.g. {DEFAULT_STORE_URL}")
+        raise ValueError(f"{key} {url!r} names no database file (an in-memory database forgets every revision when "
+                         f"the process ends); use a file, e.g. {DEFAULT_STORE_URL}")
     resolved = Path(path[1:]).expanduser().resolve()
     if not resolved.parent.is_dir():
         raise ValueError(f"{key} {url!r}: directory {resolved.parent} does not exist (create it or fix the URL)")
