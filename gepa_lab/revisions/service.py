@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from gepa_lab.core.artifacts import KINDS, artifact_from_dict
@@ -151,16 +151,17 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             parent = session.get(RevisionRow, request.parent_revision_id)
             if parent is None:
                 raise InvalidRequest(f"parent revision {request.parent_revision_id!r} is not in the store")
-            if parent.artifact_name != name:
-                raise InvalidRequest(f"parent revision {_short(parent.id)} belongs to {parent.artifact_name!r}, "
-                                     f"not {name!r}")
+            _check_belongs(parent, name)
         _check_parent(artifact, request.parent_revision_id)
-        existing_names = [n for n in store.live_names(session) if n != name]
+        # The names that exist for the duplicate checks: artifacts with any revision not rejected.
+        existing_names = sorted(session.scalars(select(RevisionRow.artifact_name).distinct().where(
+            RevisionRow.status != "rejected", RevisionRow.artifact_name != name)))
+        version = (session.scalar(select(func.max(RevisionRow.version)).filter_by(artifact_name=name)) or 0) + 1
         verdict = run_gates(body, name, request.action, request.evidence, existing_names, min_holdout_score)
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
-            id=uuid.uuid4().hex, artifact_name=name, version=store.next_version(session, name), kind=kind,
+            id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind,
             artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
             parent_key=parent_key, action="update" if request.parent_revision_id else "create",
             source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
@@ -208,6 +209,11 @@ def _fate(prior: RevisionRow) -> str:
     return (f"was approved by {decided}, then archived by {prior.status_by} at {iso(prior.status_at)} "
             f"({prior.status_reason}); to bring it back: python -m gepa_lab.revisions rollback "
             f"{prior.artifact_name!r} --to {_short(prior.id)} --actor NAME")
+
+
+def _check_belongs(row: RevisionRow, name: str) -> None:
+    if row.artifact_name != name:
+        raise InvalidRequest(f"revision {_short(row.id)} belongs to {row.artifact_name!r}, not {name!r}")
 
 
 def _check_parent(artifact: ArtifactRow, parent_id: str | None) -> None:
@@ -365,9 +371,7 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
         if target is None:
             raise RevisionError(f"{artifact_name!r} has no archived revision to roll back to")
         session.refresh(target)  # read again under the lock
-        if target.artifact_name != artifact_name:
-            raise InvalidRequest(f"revision {_short(target.id)} belongs to {target.artifact_name!r}, not "
-                                 f"{artifact_name!r}")
+        _check_belongs(target, artifact_name)
         if target.status != "archived":
             raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "
                                  "be rolled back to")

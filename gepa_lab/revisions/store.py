@@ -48,7 +48,6 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
-    func,
     inspect,
     select,
     text,
@@ -328,11 +327,6 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         return row
 
     @staticmethod
-    def next_version(session: Session, name: str) -> int:
-        current = session.scalar(select(func.max(RevisionRow.version)).where(RevisionRow.artifact_name == name))
-        return int(current or 0) + 1
-
-    @staticmethod
     def audit_entry(session: Session, *, artifact: str, revision_id: str | None, action: str, actor: str,
                     comment: str | None = None, detail: dict[str, Any] | None = None) -> None:
         session.add(AuditRow(at=utcnow(), artifact_name=artifact, revision_id=revision_id, action=action,
@@ -369,12 +363,6 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         if artifact is None or artifact.active_revision_id is None:
             return None
         return session.get(RevisionRow, artifact.active_revision_id)
-
-    @staticmethod
-    def live_names(session: Session) -> list[str]:
-        """Artifacts that exist for duplicate checks: any revision not rejected."""
-        stmt = select(RevisionRow.artifact_name).where(RevisionRow.status != "rejected").distinct()
-        return sorted(session.scalars(stmt))
 
     # -- reads (own transaction) ---------------------------------------------------------------
     def get(self, ref: str) -> RevisionRow:
