@@ -14,7 +14,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from gepa_lab.core.artifacts import KINDS, MAX_ARTIFACT_CHARS
@@ -32,9 +32,6 @@ class GateResult:
     gate: str
     passed: bool
     reasons: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "reasons": list(self.reasons)}
 
 
 # -- evidence -----------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind,
             artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
             parent_key=parent_key, action="update" if request.parent_revision_id else "create",
-            source=request.source, evidence=asdict(request.evidence), gates=[g.to_dict() for g in verdict.results],
+            source=request.source, evidence=asdict(request.evidence), gates=[asdict(g) for g in verdict.results],
             submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
             decided_by=GATES if rejected else None, decided_at=moment if rejected else None, decision_comment=None,

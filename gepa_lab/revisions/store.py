@@ -344,11 +344,10 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
             row = session.scalar(select(RevisionRow).filter_by(artifact_name=name, version=int(version.lstrip("v"))))
             if row is not None:
                 return row
-        hexadecimal = bool(ref) and all(c in "0123456789abcdef" for c in ref.lower())
-        if hexadecimal and len(ref) < MIN_PREFIX:
-            raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters "
-                                   "of the id, or <artifact>@v<version>")
-        if hexadecimal:
+        if ref and all(c in "0123456789abcdef" for c in ref.lower()):  # an id prefix
+            if len(ref) < MIN_PREFIX:
+                raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters "
+                                       "of the id, or <artifact>@v<version>")
             rows = session.scalars(select(RevisionRow).where(RevisionRow.id.startswith(ref.lower())).limit(2)).all()
             if len(rows) == 1:
                 return rows[0]
