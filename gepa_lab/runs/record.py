@@ -193,7 +193,14 @@ class RunRecord:
         if self.dir is not None:
             write_text_atomic(self.dir / name, json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
+    @property
+    def persistent(self) -> bool:
+        """False for an in-memory record: its history is not kept, so callers need not build it."""
+        return self._events is not None
+
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
+        if self._events is None:
+            return
         # A reply that failed transiently was never cached: it is kept inline.
         cases = [key if self._cache.get(key) is ev else ev.to_dict() for key, ev in zip(keys, batch.evaluations,
                                                                                       strict=True)]
@@ -201,6 +208,8 @@ class RunRecord:
                              "seed": batch.seed, "cases": cases})
 
     def proposal(self, p: Proposal, metric_calls: int) -> None:
+        if self._events is None:
+            return
         batches = [b.index for b in (p.parent_batch, p.child_batch, p.validation_batch) if b is not None]
         self.event(p.event_kind, {
             "kind": p.kind, "iteration": p.iteration, "status": p.status, "reason": p.reason, "parent_id": p.parent_id,

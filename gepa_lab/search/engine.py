@@ -191,7 +191,8 @@ class Run:
                 "elapsed_s": self.elapsed(), "policies": {k: p.state() for k, p in self.policies.stateful().items()}}
 
     def round_end(self) -> None:
-        self.record.event("round_end", self.snapshot())
+        if self.record.persistent:
+            self.record.event("round_end", self.snapshot())
         self.trackers.round_end()
 
     def score_seed(self) -> None:

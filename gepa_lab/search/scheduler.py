@@ -28,7 +28,8 @@ class _Turns:
     """Per ordered step, one event per proposal: proposal j takes its turn after j - 1's."""
 
     def __init__(self, k: int):
-        self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER}
+        # A lone proposal waits for nobody and nobody waits for it: no events.
+        self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER} if k > 1 else {}
 
     def for_plan(self, j: int) -> Callable[[str], AbstractContextManager[None]]:
         @contextmanager
@@ -38,7 +39,8 @@ class _Turns:
             try:
                 yield
             finally:
-                self._done[step][j].set()
+                if self._done:
+                    self._done[step][j].set()
 
         return turn
 
