@@ -15,7 +15,7 @@ countries, no aggregates) and its values when asked (§5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +48,6 @@ class WorldBankTask(Task):
     start_year: int
     end_year: int
     top: Top | None
-    names: Mapping[str, str]  # iso3 -> name of every country and aggregate (for rubric messages)
-    aggregates: frozenset[str]
     world: WorldBankWorld = field(repr=False, compare=False)  # the rubric checks values against the data
 
 
@@ -143,7 +141,7 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
         countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
         indicators=indicators, start_year=start, end_year=end, top=top,
         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
-        names=world.names, aggregates=world.aggregates, world=world,
+        world=world,
     )
 
 
@@ -201,7 +199,7 @@ def _values(where: str, indicator: str, iso3: str, got: dict[str, Any], world: W
 
 
 def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
-                   world_names: Mapping[str, str], world: WorldBankWorld) -> list[Check]:
+                   world: WorldBankWorld) -> list[Check]:
     where = f'"{name}" {indicator}'
     if not isinstance(got, dict):
         return [Check(f"{where}.country", False, True, f"{where}: missing from the artifact"),
@@ -210,7 +208,7 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
     checks = []
     code = got.get("iso3")
     ok = code == exp["iso3"]
-    other = world_names.get(str(code), "no country")
+    other = world.names.get(str(code), "no country")
     checks.append(Check(f"{where}.country", ok, True, "" if ok else (
         f"{where}: the series is for country code {code} ({other}), not for {name} ({exp['iso3']})")))
     years_ok = got.get("start_year") == exp["start_year"] and got.get("end_year") == exp["end_year"]
@@ -243,13 +241,13 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
         got_countries = got.get("countries") if isinstance(got.get("countries"), dict) else {}
         assert isinstance(got_countries, dict)
         for name, entry in block["countries"].items():
-            checks += _grade_country(indicator, name, entry, got_countries.get(name), task.names, task.world)
+            checks += _grade_country(indicator, name, entry, got_countries.get(name), task.world)
         checks.append(same(f'indicators["{indicator}"].unit', got.get("unit"), block["unit"]))
         if "largest_percent_change" in block:
             checks.append(same(f'indicators["{indicator}"].largest_percent_change', got.get("largest_percent_change"),
                                block["largest_percent_change"]))
     if "top" in exp:
-        checks += _grade_top(exp["top"], artifact.get("top"), task.aggregates)
+        checks += _grade_top(exp["top"], artifact.get("top"), task.world.aggregates)
     return checks
 
 
