@@ -42,9 +42,15 @@ class CatFactsTask(Task):
 
 
 @lru_cache(maxsize=8192)
+def same_key(text: str) -> str:
+    """What makes two facts the same as written: case, spacing and end punctuation ignored."""
+    return _SPACE.sub(" ", text).strip().rstrip(".!").strip().lower()
+
+
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """What makes two facts the same: case, spacing and end punctuation ignored, entities decoded."""
-    return _SPACE.sub(" ", html.unescape(text)).strip().rstrip(".!").strip().lower()
+    """The key of a fact with its entities decoded."""
+    return same_key(html.unescape(text))
 
 
 @lru_cache(maxsize=8192)
@@ -89,8 +95,13 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
             facts.append({"fact": text, "length": len(text)})
             if len(facts) == n:
                 break
-    out: dict[str, Any] = {"facts": facts, "count": len(facts)}
-    if params.get("average"):
+    return {"facts": facts, **summary(facts, bool(params.get("average")))}
+
+
+def summary(facts: list[dict[str, Any]], average: bool) -> dict[str, Any]:
+    """The count of the facts and, when asked, their average length."""
+    out: dict[str, Any] = {"count": len(facts)}
+    if average:
         out["average_length"] = round(sum(x["length"] for x in facts) / len(facts), 1) if facts else None
     return out
 
