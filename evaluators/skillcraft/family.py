@@ -61,6 +61,15 @@ class Check:
     message: str = ""  # why it failed, in words (feedback text)
 
 
+def best(values: dict[str, Any]) -> str | None:
+    """The name with the highest number (the first listed wins a tie; values that are no number are passed over)."""
+    top: tuple[float, str] | None = None
+    for name, value in values.items():
+        if isinstance(value, (int, float)) and (top is None or value > top[0]):
+            top = (value, name)
+    return top[1] if top else None
+
+
 def same(name: str, got: Any, want: Any) -> Check:
     """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
     return Check(name, got == want, False, f"{name} is {got}, expected {want}")

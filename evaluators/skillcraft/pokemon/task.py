@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -33,14 +33,9 @@ class PokemonTask(Task):
     world: PokemonWorld = field(repr=False, compare=False)  # the rubric reads the type chart and past stats
 
 
-def strongest(entries: list[dict[str, Any]]) -> str | None:
-    """The member with the highest base stat total (the first listed wins a tie)."""
-    best: tuple[int, str] | None = None
-    for e in entries:
-        total = e.get("base_stat_total")
-        if isinstance(total, int) and (best is None or total > best[0]):
-            best = (total, str(e.get("species")))
-    return best[1] if best else None
+def totals(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each member's base stat total: the strongest member is their `best`."""
+    return {str(e.get("species")): e.get("base_stat_total") for e in entries}
 
 
 def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +49,7 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
         if params["moves"]:
             entry["multipliers"] = {m: world.multiplier(m, types_of(p)) for m in params["moves"]}
         entries.append(entry)
-    return {"chain_id": chain_id, "members": entries, "strongest": strongest(entries)}
+    return {"chain_id": chain_id, "members": entries, "strongest": best(totals(entries))}
 
 
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:

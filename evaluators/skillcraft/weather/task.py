@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
 from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -77,8 +77,7 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
         }
     out: dict[str, Any] = {"cities": cities}
     if len(cities) > 1:
-        out["wettest_city"] = max(cities, key=lambda k: (cities[k]["summary"]["total_precipitation"],
-                                                         -list(cities).index(k)))
+        out["wettest_city"] = best({k: v["summary"]["total_precipitation"] for k, v in cities.items()})
     return out
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -73,14 +73,9 @@ def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | 
     return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e, **change(indicator, s, e)}
 
 
-def largest(countries: dict[str, dict[str, Any]]) -> str | None:
-    """The country with the largest percent change (the first listed wins a tie)."""
-    best: tuple[float, str] | None = None
-    for name, entry in countries.items():
-        pct = entry.get("percent_change")
-        if isinstance(pct, (int, float)) and (best is None or pct > best[0]):
-            best = (pct, name)
-    return best[1] if best else None
+def percent_changes(countries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each country's percent change: the largest is their `best`."""
+    return {name: entry.get("percent_change") for name, entry in countries.items()}
 
 
 def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int,
@@ -106,7 +101,7 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
             countries[name] = series_entry(indicator, iso3, valued)
         block: dict[str, Any] = {"unit": UNITS[indicator][0], "countries": countries}
         if len(countries) > 1:
-            block["largest_percent_change"] = largest(countries)
+            block["largest_percent_change"] = best(percent_changes(countries))
         out["indicators"][indicator] = block
     top = params.get("top")
     if top:
