@@ -113,8 +113,15 @@ class Task:
     task_words: frozenset[str]  # stems a relevant description should contain
 
 
-def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
-    """The `Task` fields that come straight from a case whose scale `reading_task` has checked."""
+def common(case: Case, params: dict[str, Any], default_output: str, truth: Callable[[], Any],
+           errors: tuple[type[Exception], ...] = (ValueError,)) -> dict[str, Any]:
+    """The `Task` fields that come straight from a case whose scale `reading_task` has checked; the
+    expected artifact is the case's (JSON), or `truth()` for a case without one (one of `errors`
+    becomes a ValueError naming the case)."""
+    try:
+        expected = json.loads(case.expected) if case.expected else truth()
+    except errors as exc:
+        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
     scale = case.metadata["scale"]
     return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
             "output_file": str(params.get("output_file", default_output)), "expected": expected,
@@ -280,12 +287,3 @@ def reading_task(case: Case, family: str) -> Iterator[Any]:
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"case {case.id!r}: metadata 'task' is not a {family} task: {exc}") from exc
 
-
-def expected_of(case: Case, truth: Callable[[], Any],
-                errors: tuple[type[Exception], ...] = (ValueError,)) -> Any:
-    """The case's expected artifact (JSON), or `truth()` for a case without one; one of `errors`
-    becomes a ValueError naming the case."""
-    try:
-        return json.loads(case.expected) if case.expected else truth()
-    except errors as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc

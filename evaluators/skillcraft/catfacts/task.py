@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
+from evaluators.skillcraft.family import Check, Task, common, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -115,11 +115,10 @@ def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
         raise ValueError(f"case {case.id!r}: a catfacts task needs a keyword or a length limit")
     if f.keyword is not None and f.keyword not in world.keywords:
         raise ValueError(f"case {case.id!r}: unknown catfacts keyword {f.keyword!r}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
     return CatFactsTask(
-        **common(case, params, expected, "facts.json"),
+        **common(case, params, "facts.json", lambda: ground_truth(world, params)),
         filter=f, n=n, average=bool(params.get("average")),
         entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -61,12 +61,11 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     bad = [m for m in moves if m not in world.types]
     if bad:
         raise ValueError(f"case {case.id!r}: unknown pokemon type {bad[0]!r}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     chain = world.chains[int(world.species[species]["evolution_chain"]["id"])]["chain"]
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")
     return PokemonTask(
-        **common(case, params, expected, "chain.json"),
+        **common(case, params, "chain.json", lambda: ground_truth(world, params)),
         species=species, moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
         world=world,
     )

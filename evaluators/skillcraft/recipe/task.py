@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, common, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -74,7 +74,6 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
     for by, value in lists:
         if by not in SECTIONS or world.listing_key(by, value) is None:
             raise ValueError(f"case {case.id!r}: unknown recipe listing {by}:{value}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = []
     if any(b == "category" for b, _ in lists):
         wanted.append("category")
@@ -86,7 +85,7 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
         wanted.append("metric")
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
     return RecipeTask(
-        **common(case, params, expected, "cookbook.json"),
+        **common(case, params, "cookbook.json", lambda: ground_truth(world, params)),
         lists=lists, details=details,
         entities=frozenset(entities), task_words=words(" ".join(wanted)),
     )

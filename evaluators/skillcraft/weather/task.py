@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, reading_task, same
 from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -100,10 +100,9 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
             raise ValueError(f"case {case.id!r}: unknown weather place {name}, {admin1}, {country}")
         shared = len(world.index[world.cities[cid]["ascii_name"].lower()]) > 1
         places.append(Place(name, admin1, country, label(world, name, admin1, country), cid, shared))
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
     return WeatherTask(
-        **common(case, params, expected, "forecast.json"),
+        **common(case, params, "forecast.json", lambda: ground_truth(world, params)),
         places=tuple(places), dates=tuple(_dates(world, start, end)),
         variables=variables, entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
     )

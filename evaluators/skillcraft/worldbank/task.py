@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -129,10 +129,9 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     years = world.years
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
         raise ValueError(f"case {case.id!r}: years {start}..{end} are outside the data {years[0]}..{years[-1]}")
-    expected = expected_of(case, lambda: ground_truth(world, params), (ValueError, IndexError))
     wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
     return WorldBankTask(
-        **common(case, params, expected, "indicators.json"),
+        **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
         countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
         indicators=indicators, start_year=start, end_year=end, top=top,
         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
