@@ -70,6 +70,16 @@ def best(values: dict[str, Any]) -> str | None:
     return top[1] if top else None
 
 
+def number(x: Any) -> bool:
+    """An int or a float (a bool is neither, in an artifact)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def first(items: list[Any], n: int) -> str:
+    """The first `n` items, comma-separated, with "…" when there are more (rubric messages)."""
+    return ", ".join(map(str, items[:n])) + (", …" if len(items) > n else "")
+
+
 def same(name: str, got: Any, want: Any) -> Check:
     """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
     return Check(name, got == want, False, f"{name} is {got}, expected {want}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -76,10 +76,6 @@ def entity_names(world: PokemonWorld) -> frozenset[str]:
     return frozenset(" ".join(tokens(n)) for n in world.species)
 
 
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
     """Which known slip produces the reported multiplier (a grader's reading of the number)."""
     rel = world.types[move]["damage_relations"]
@@ -131,7 +127,7 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():
             reported = (g.get("multipliers") or {}).get(move) if isinstance(g.get("multipliers"), dict) else None
-            ok = _num(reported) and abs(reported - value) < 1e-9
+            ok = number(reported) and abs(reported - value) < 1e-9
             msg = "" if ok else (f"{where}: a {move} move does {reported}× in the artifact, expected {value}× "
                                  f"({'/'.join(m['types'])})")
             if not ok and isinstance(reported, (int, float)):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, reading_task, same
+from evaluators.skillcraft.family import Check, Task, common, first, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -95,10 +95,6 @@ def entity_names(world: RecipeWorld) -> frozenset[str]:
     return frozenset(k.split(":", 1)[1].lower() for k in world.quirks)
 
 
-def _fmt_ids(ids: list[str]) -> str:
-    return ", ".join(ids[:4]) + (", …" if len(ids) > 4 else "")
-
-
 def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list[Check]:
     where = f"{section}.{value}"
     if not isinstance(got, dict):
@@ -121,12 +117,12 @@ def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list
                             "computed from the collected ids"))
     ok = not missing and not extra
     msg = "" if ok else (f"{where}: {len(missing)} of {exp['count']} expected dish ids missing"
-                         + (f" (e.g. {_fmt_ids(missing)})" if missing else "")
-                         + (f"; unexpected ids {_fmt_ids(extra)}" if extra else ""))
+                         + (f" (e.g. {first(missing, 4)})" if missing else "")
+                         + (f"; unexpected ids {first(extra, 4)}" if extra else ""))
     checks.append(Check(f"{where}.ids", ok, False, msg))
     dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(unique) else []
     checks.append(Check(f"{where}.unique", not dupes, False,
-                        f"{where}: duplicate dish ids listed ({_fmt_ids(dupes)})" if dupes else ""))
+                        f"{where}: duplicate dish ids listed ({first(dupes, 4)})" if dupes else ""))
     return checks
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -147,14 +147,10 @@ def entity_names(world: WorldBankWorld) -> frozenset[str]:
 RAW_UNITS = {"SP.POP.TOTL": "persons", "NY.GDP.MKTP.CD": "current US$"}
 
 
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _close(got: Any, want: Any, rel: float = 5e-4, absolute: float = 2e-3) -> bool:
     if want is None or got is None:
         return got is None and want is None
-    return _num(got) and abs(got - want) <= rel * abs(want) + absolute
+    return number(got) and abs(got - want) <= rel * abs(want) + absolute
 
 
 def _years_message(where: str, got: dict[str, Any], exp: dict[str, Any]) -> str:
