@@ -113,7 +113,6 @@ class Task:
     """What every family's task has, and all the generic machinery reads; a family's task
     subclasses it with its own fields (`common` fills these from the case)."""
 
-    scale: str
     level: int  # 0 (e1) … 5 (h1)
     fault_rate: float
     output_file: str
@@ -132,8 +131,7 @@ def common(case: Case, params: dict[str, Any], default_output: str, truth: Calla
         expected = json.loads(case.expected) if case.expected else truth()
     except errors as exc:
         raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
-    scale = case.metadata["scale"]
-    return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
+    return {"level": SCALE_LEVELS[case.metadata["scale"]], "fault_rate": float(params.get("fault_rate", 0.0)),
             "output_file": str(params.get("output_file", default_output)), "expected": expected,
             "task_tokens": len(case.input) // 4}
 
