@@ -24,12 +24,13 @@ from evaluators.skillcraft.family import Check, Task, best, common, number, read
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
-# indicator -> (unit the task asks for, divisor of the raw value, decimals, short name, task words)
-UNITS: dict[str, tuple[str, float, int, str, str]] = {
-    "SP.POP.TOTL": ("millions", 1e6, 3, "population", "population"),
-    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "GDP in current US$", "gdp"),
-    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "GDP per capita in current US$", "gdp capita"),
-    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy at birth", "life expectancy"),
+# indicator -> (unit the task asks for, divisor of the raw value, decimals, task words); the raw unit is the
+# fixtures' (world.indicators)
+UNITS: dict[str, tuple[str, float, int, str]] = {
+    "SP.POP.TOTL": ("millions", 1e6, 3, "population"),
+    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "gdp"),
+    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "gdp capita"),
+    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy"),
 }
 
 
@@ -55,7 +56,7 @@ def scaled(indicator: str, value: float | None) -> float | None:
     """A raw value in the unit the task asks for."""
     if value is None:
         return None
-    _, divisor, decimals, _, _ = UNITS[indicator]
+    _, divisor, decimals, _ = UNITS[indicator]
     return round(value / divisor, decimals)
 
 
@@ -129,7 +130,7 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     years = world.years
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
         raise ValueError(f"case {case.id!r}: years {start}..{end} are outside the data {years[0]}..{years[-1]}")
-    wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
+    wanted = "indicator change country " + " ".join(UNITS[i][3] for i in indicators)
     return WorldBankTask(
         **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
         countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
@@ -142,9 +143,6 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
 def entity_names(world: WorldBankWorld) -> frozenset[str]:
     """Country names (accent-folded, lower case): an item naming one applies only to its tasks."""
     return frozenset(" ".join(tokens(c["name"])) for c in world.entries.values() if c["id"] not in world.aggregates)
-
-
-RAW_UNITS = {"SP.POP.TOTL": "persons", "NY.GDP.MKTP.CD": "current US$"}
 
 
 def _close(got: Any, want: Any, rel: float = 5e-4, absolute: float = 2e-3) -> bool:
@@ -183,7 +181,7 @@ def _values(where: str, indicator: str, iso3: str, got: dict[str, Any], world: W
     divisor = UNITS[indicator][1]
     if divisor > 1 and all(t is not None and isinstance(v, (int, float)) and _close(v / divisor, t, 2e-3)
                            for _, _, v, t in wrong):
-        return False, f"{where}: values are in {RAW_UNITS[indicator]}, not in {UNITS[indicator][0]} as the task asks"
+        return False, f"{where}: values are in {world.indicators[indicator]['unit']}, not in {UNITS[indicator][0]} as the task asks"
     side, year, value, truth = wrong[0]
     return False, f"{where}: {side}_value {value} is not the {year} value {truth}"
 
