@@ -10,7 +10,7 @@ import pytest
 from helpers_skillcraft import load, skill
 
 from evaluators.skillcraft import SkillCraftEvaluator, get_family
-from evaluators.skillcraft.concepts import Concept, contradicts, polarity, stem
+from evaluators.skillcraft.concepts import Concept, content_words, contradicts, stem
 from evaluators.skillcraft.reflectors.vocabulary import load_vocabulary
 from evaluators.skillcraft.skill import read_item
 
@@ -87,6 +87,14 @@ def test_long_filler_needs_more_than_a_passing_mention():
     assert not read_item(filler, RECIPE.behaviours, frozenset()).positive
     assert "fetch_required_details" in read_item("Explain in detail why each call is made.", RECIPE.behaviours,
                                                   frozenset()).positive
+
+
+def polarity(concept: Concept, text: str) -> int:
+    """+1 the text instructs the concept, -1 it contradicts it, 0 it does not address it."""
+    found = content_words(text)
+    if not concept.addressed_by(frozenset(found), len(found)):
+        return 0
+    return -1 if contradicts(concept, text) else 1
 
 
 @pytest.mark.parametrize("text, expected", [

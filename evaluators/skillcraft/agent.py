@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any
 
-from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall
+from evaluators.skillcraft.family import Behaviour, Episode, FamilySpec, Task, ToolCall, best
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile
 from evaluators.skillcraft.tools import ToolReply, claim_done, write_file
@@ -201,12 +201,13 @@ class AgentRun:
                        missing_hint=f"the agent {error} before writing {output_file}")
 
 
-def misread(best: str | None, names: list[str], draws: Draws, purpose: str, fix: bool) -> str | None:
-    """The best of `names` as an agent reads it off its draft: before validating (`fix`), with
-    P 0.15 another one."""
-    if not fix and best is not None and len(names) > 1 and draws.below(purpose, 0.15):
-        return next(n for n in names if n != best)
-    return best
+def misread(values: dict[str, Any], draws: Draws, purpose: str, fix: bool) -> str | None:
+    """The best of `values` (family.best) as an agent reads it off its draft: before validating
+    (`fix`), with P 0.15 another one."""
+    top = best(values)
+    if not fix and top is not None and len(values) > 1 and draws.below(purpose, 0.15):
+        return next(n for n in values if n != top)
+    return top
 
 
 def simulate(spec: FamilySpec, world: Any, task: Any, profile: SkillProfile, draws: Draws,

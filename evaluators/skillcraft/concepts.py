@@ -168,11 +168,3 @@ def contradicts(concept: Concept, text: str) -> bool:
         if sub and sub[k] in concept.lapses:
             return True
     return False
-
-
-def polarity(concept: Concept, text: str) -> int:
-    """+1 instructs, -1 contradicts, 0 does not address the concept."""
-    found = content_words(text)
-    if not concept.addressed_by(frozenset(found), len(found)):
-        return 0
-    return -1 if contradicts(concept, text) else 1

@@ -61,6 +61,25 @@ class Check:
     message: str = ""  # why it failed, in words (feedback text)
 
 
+def best(values: dict[str, Any]) -> str | None:
+    """The name with the highest number (the first listed wins a tie; values that are no number are passed over)."""
+    top: tuple[float, str] | None = None
+    for name, value in values.items():
+        if isinstance(value, (int, float)) and (top is None or value > top[0]):
+            top = (value, name)
+    return top[1] if top else None
+
+
+def number(x: Any) -> bool:
+    """An int or a float (a bool is neither, in an artifact)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def first(items: list[Any], n: int) -> str:
+    """The first `n` items, comma-separated, with "…" when there are more (rubric messages)."""
+    return ", ".join(map(str, items[:n])) + (", …" if len(items) > n else "")
+
+
 def same(name: str, got: Any, want: Any) -> Check:
     """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
     return Check(name, got == want, False, f"{name} is {got}, expected {want}")
@@ -94,7 +113,6 @@ class Task:
     """What every family's task has, and all the generic machinery reads; a family's task
     subclasses it with its own fields (`common` fills these from the case)."""
 
-    scale: str
     level: int  # 0 (e1) … 5 (h1)
     fault_rate: float
     output_file: str
@@ -104,10 +122,16 @@ class Task:
     task_words: frozenset[str]  # stems a relevant description should contain
 
 
-def common(case: Case, params: dict[str, Any], expected: Any, default_output: str) -> dict[str, Any]:
-    """The `Task` fields that come straight from a case whose scale `reading_task` has checked."""
-    scale = case.metadata["scale"]
-    return {"scale": scale, "level": SCALE_LEVELS[scale], "fault_rate": float(params.get("fault_rate", 0.0)),
+def common(case: Case, params: dict[str, Any], default_output: str, truth: Callable[[], Any],
+           errors: tuple[type[Exception], ...] = (ValueError,)) -> dict[str, Any]:
+    """The `Task` fields that come straight from a case whose scale `reading_task` has checked; the
+    expected artifact is the case's (JSON), or `truth()` for a case without one (one of `errors`
+    becomes a ValueError naming the case)."""
+    try:
+        expected = json.loads(case.expected) if case.expected else truth()
+    except errors as exc:
+        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc
+    return {"level": SCALE_LEVELS[case.metadata["scale"]], "fault_rate": float(params.get("fault_rate", 0.0)),
             "output_file": str(params.get("output_file", default_output)), "expected": expected,
             "task_tokens": len(case.input) // 4}
 
@@ -271,12 +295,3 @@ def reading_task(case: Case, family: str) -> Iterator[Any]:
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"case {case.id!r}: metadata 'task' is not a {family} task: {exc}") from exc
 
-
-def expected_of(case: Case, truth: Callable[[], Any],
-                errors: tuple[type[Exception], ...] = (ValueError,)) -> Any:
-    """The case's expected artifact (JSON), or `truth()` for a case without one; one of `errors`
-    becomes a ValueError naming the case."""
-    try:
-        return json.loads(case.expected) if case.expected else truth()
-    except errors as exc:
-        raise ValueError(f"case {case.id!r}: expected is not JSON: {exc}") from exc

@@ -11,22 +11,14 @@ the damage.
 from __future__ import annotations
 
 import html
-import re
 from functools import lru_cache
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun
-from evaluators.skillcraft.catfacts.task import CatFactsTask, passes
+from evaluators.skillcraft.catfacts.task import CatFactsTask, passes, same_key, summary
 from evaluators.skillcraft.catfacts.world import CatFactsTools
 
 WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
-_SPACE = re.compile(r"\s+")
-
-
-@lru_cache(maxsize=8192)
-def _key(text: str) -> str:
-    """The agent's own comparison key (entities are compared as written)."""
-    return _SPACE.sub(" ", text).strip().rstrip(".!").strip().lower()
 
 
 @lru_cache(maxsize=8192)
@@ -61,7 +53,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
                     text, length = full["fact"], full["length"]
             shown = _plain(text) if decode else text
             if dedupe:
-                k = _key(shown)
+                k = same_key(shown)  # entities are compared as written
                 if k in seen:
                     continue
                 seen.add(k)
@@ -81,13 +73,6 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
     return out
 
 
-def _summary(draft: dict[str, Any], task: CatFactsTask) -> None:
-    draft["count"] = len(draft["facts"])
-    if task.average:
-        lengths = [x["length"] for x in draft["facts"]]
-        draft["average_length"] = round(sum(lengths) / len(lengths), 1) if lengths else None
-
-
 def solve(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> dict[str, Any]:
     f = task.filter
     if f.keyword is None and f.max_length is not None and not run.right("use_fact_listing"):
@@ -96,9 +81,8 @@ def solve(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> dict[str, 
         # order and with repeats, and turns to the listing.
         run.ask(tools, "random", "get_random_fact", max_length=f.max_length)
         run.repeat_until_noticed(tools, "random", "get_random_fact", max_length=f.max_length)
-    draft: dict[str, Any] = {"facts": _collect(run, tools, task)}
-    _summary(draft, task)
-    return draft
+    facts = _collect(run, tools, task)
+    return {"facts": facts, **summary(facts, task.average)}
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
@@ -107,12 +91,11 @@ def validate(run: AgentRun, draft: dict[str, Any], task: CatFactsTask) -> None:
     if run.draws.below("fix:dupes", 0.7):
         kept: dict[str, dict[str, Any]] = {}
         for x in facts:
-            kept.setdefault(_key(x["fact"]), x)
+            kept.setdefault(same_key(x["fact"]), x)
         facts = list(kept.values())
     if run.draws.below("fix:entities", 0.5):
         facts = [{**x, "fact": _plain(x["fact"])} for x in facts]
     if run.draws.below("fix:lengths", 0.5):
         facts = [{**x, "length": len(x["fact"])} for x in facts]
-    draft["facts"] = facts
-    _summary(draft, task)
+    draft.update(facts=facts, **summary(facts, task.average))
 

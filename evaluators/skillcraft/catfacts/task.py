@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task
+from evaluators.skillcraft.family import Check, Task, common, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -42,9 +42,15 @@ class CatFactsTask(Task):
 
 
 @lru_cache(maxsize=8192)
+def same_key(text: str) -> str:
+    """What makes two facts the same as written: case, spacing and end punctuation ignored."""
+    return _SPACE.sub(" ", text).strip().rstrip(".!").strip().lower()
+
+
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """What makes two facts the same: case, spacing and end punctuation ignored, entities decoded."""
-    return _SPACE.sub(" ", html.unescape(text)).strip().rstrip(".!").strip().lower()
+    """The key of a fact with its entities decoded."""
+    return same_key(html.unescape(text))
 
 
 @lru_cache(maxsize=8192)
@@ -89,8 +95,13 @@ def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]
             facts.append({"fact": text, "length": len(text)})
             if len(facts) == n:
                 break
-    out: dict[str, Any] = {"facts": facts, "count": len(facts)}
-    if params.get("average"):
+    return {"facts": facts, **summary(facts, bool(params.get("average")))}
+
+
+def summary(facts: list[dict[str, Any]], average: bool) -> dict[str, Any]:
+    """The count of the facts and, when asked, their average length."""
+    out: dict[str, Any] = {"count": len(facts)}
+    if average:
         out["average_length"] = round(sum(x["length"] for x in facts) / len(facts), 1) if facts else None
     return out
 
@@ -104,11 +115,10 @@ def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
         raise ValueError(f"case {case.id!r}: a catfacts task needs a keyword or a length limit")
     if f.keyword is not None and f.keyword not in world.keywords:
         raise ValueError(f"case {case.id!r}: unknown catfacts keyword {f.keyword!r}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
     return CatFactsTask(
-        **common(case, params, expected, "facts.json"),
+        **common(case, params, "facts.json", lambda: ground_truth(world, params)),
         filter=f, n=n, average=bool(params.get("average")),
         entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
     )

@@ -15,7 +15,6 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
@@ -23,34 +22,21 @@ from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 BASE_URL = "https://catfact.ninja/facts?page="
 
 
-@dataclass
 class CatFactsWorld:
-    version: str
-    per_page: int
-    truncate_at: int
-    keywords: tuple[str, ...]
-    facts: list[dict[str, Any]]  # listing order, raw (as served by get_fact)
-    by_id: dict[str, dict[str, Any]]
-    pages: list[dict[str, Any]]  # pre-built get_facts results
-    page_tokens: list[int]
-    random_pool: dict[int, list[dict[str, Any]]]  # max_length -> facts get_random_fact may return
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> CatFactsWorld:
-        facts = list(data["facts"])
-        world = cls(version=data["version"], per_page=int(data["per_page"]), truncate_at=int(data["truncate_at"]),
-                    keywords=tuple(data["keywords"]), facts=facts, by_id={f["id"]: f for f in facts}, pages=[], page_tokens=[],
-                    random_pool={})
-        n = max(1, math.ceil(len(facts) / world.per_page))
-        for p in range(1, n + 1):
-            chunk = facts[(p - 1) * world.per_page: p * world.per_page]
-            world.pages.append({
-                "current_page": p, "last_page": n, "per_page": world.per_page, "total": len(facts),
-                "next_page_url": f"{BASE_URL}{p + 1}" if p < n else None,
-                "data": [world.listed(f) for f in chunk],
-            })
-            world.page_tokens.append(30 + sum(8 + len(f["fact"]) // 4 for f in world.pages[-1]["data"]))
-        return world
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.per_page = int(data["per_page"])
+        self.truncate_at = int(data["truncate_at"])
+        self.keywords = tuple(data["keywords"])
+        self.facts: list[dict[str, Any]] = list(data["facts"])  # listing order, raw (as served by get_fact)
+        self.by_id = {f["id"]: f for f in self.facts}
+        self.random_pool: dict[int, list[dict[str, Any]]] = {}  # max_length -> facts get_random_fact may return
+        n = max(1, math.ceil(len(self.facts) / self.per_page))
+        self.pages: list[dict[str, Any]] = [{  # pre-built get_facts results
+            "current_page": p, "last_page": n, "per_page": self.per_page, "total": len(self.facts),
+            "next_page_url": f"{BASE_URL}{p + 1}" if p < n else None,
+            "data": [self.listed(f) for f in self.facts[(p - 1) * self.per_page: p * self.per_page]],
+        } for p in range(1, n + 1)]
+        self.page_tokens = [30 + sum(8 + len(f["fact"]) // 4 for f in page["data"]) for page in self.pages]
 
     def listed(self, fact: dict[str, Any]) -> dict[str, Any]:
         """How the listing shows a fact: long ones cut at `truncate_at` characters."""
@@ -98,4 +84,4 @@ class CatFactsTools(Api[CatFactsWorld]):
         return {"fact": fact["fact"], "length": fact["length"]}, "ok", 15 + len(fact["fact"]) // 4
 
 
-World, Tools = CatFactsWorld.from_fixtures, CatFactsTools  # the family's hooks (family.HOOKS)
+World, Tools = CatFactsWorld, CatFactsTools  # the family's hooks (family.HOOKS)

@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
-from evaluators.skillcraft.pokemon.task import PokemonTask, strongest
+from evaluators.skillcraft.pokemon.task import PokemonTask, totals
 from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
-from evaluators.skillcraft.rng import Draws
 
 
 def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str, int]]:
@@ -67,13 +66,13 @@ def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, An
             draft["members"].append({"species": name, "pokemon": p["name"], "stage": stage, "types": types_of(p),
                                      "base_stat_total": sum(int(s["base_stat"]) for s in stats)})
     _rate_moves(run, tools, task, draft["members"])
-    draft["strongest"] = _strongest(draft["members"], run.draws, fix=False)
+    draft["strongest"] = misread(totals(draft["members"]), run.draws, "strongest:slip", fix=False)
     return draft
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: PokemonTask) -> None:
     if run.draws.below("fix:strongest", 0.7):
-        draft["strongest"] = _strongest(draft["members"], run.draws, fix=True)
+        draft["strongest"] = misread(totals(draft["members"]), run.draws, "strongest:slip", fix=True)
 
 
 def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: list[dict[str, Any]]) -> None:
@@ -92,8 +91,4 @@ def _rate_moves(run: AgentRun, tools: PokemonTools, task: PokemonTask, entries: 
             types = e["types"] if run.right("multiply_dual_types", e["species"]) else e["types"][:1]
             e["multipliers"][move] = effectiveness(rel, types, "to" if attacking else "from", immune)
 
-
-def _strongest(entries: list[dict[str, Any]], draws: Draws, fix: bool) -> str | None:
-    """The strongest member; an unvalidated agent sometimes reads it off wrongly."""
-    return misread(strongest(entries), [e["species"] for e in entries], draws, "strongest:slip", fix)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -33,14 +33,9 @@ class PokemonTask(Task):
     world: PokemonWorld = field(repr=False, compare=False)  # the rubric reads the type chart and past stats
 
 
-def strongest(entries: list[dict[str, Any]]) -> str | None:
-    """The member with the highest base stat total (the first listed wins a tie)."""
-    best: tuple[int, str] | None = None
-    for e in entries:
-        total = e.get("base_stat_total")
-        if isinstance(total, int) and (best is None or total > best[0]):
-            best = (total, str(e.get("species")))
-    return best[1] if best else None
+def totals(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each member's base stat total: the strongest member is their `best`."""
+    return {str(e.get("species")): e.get("base_stat_total") for e in entries}
 
 
 def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +49,7 @@ def ground_truth(world: PokemonWorld, params: dict[str, Any]) -> dict[str, Any]:
         if params["moves"]:
             entry["multipliers"] = {m: world.multiplier(m, types_of(p)) for m in params["moves"]}
         entries.append(entry)
-    return {"chain_id": chain_id, "members": entries, "strongest": strongest(entries)}
+    return {"chain_id": chain_id, "members": entries, "strongest": best(totals(entries))}
 
 
 def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
@@ -66,12 +61,11 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     bad = [m for m in moves if m not in world.types]
     if bad:
         raise ValueError(f"case {case.id!r}: unknown pokemon type {bad[0]!r}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     chain = world.chains[int(world.species[species]["evolution_chain"]["id"])]["chain"]
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")
     return PokemonTask(
-        **common(case, params, expected, "chain.json"),
+        **common(case, params, "chain.json", lambda: ground_truth(world, params)),
         species=species, moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
         world=world,
     )
@@ -80,10 +74,6 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
 def entity_names(world: PokemonWorld) -> frozenset[str]:
     """Species names (as words): an item naming one applies only to tasks about its chain."""
     return frozenset(" ".join(tokens(n)) for n in world.species)
-
-
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
@@ -137,7 +127,7 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():
             reported = (g.get("multipliers") or {}).get(move) if isinstance(g.get("multipliers"), dict) else None
-            ok = _num(reported) and abs(reported - value) < 1e-9
+            ok = number(reported) and abs(reported - value) < 1e-9
             msg = "" if ok else (f"{where}: a {move} move does {reported}× in the artifact, expected {value}× "
                                  f"({'/'.join(m['types'])})")
             if not ok and isinstance(reported, (int, float)):

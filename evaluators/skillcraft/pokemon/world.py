@@ -16,7 +16,6 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
@@ -34,23 +33,13 @@ def members(node: dict[str, Any], stage: int = 1, every_branch: bool = True) -> 
     return out
 
 
-@dataclass
 class PokemonWorld:
-    version: str
-    chains: dict[int, dict[str, Any]]  # id -> API response
-    species: dict[str, dict[str, Any]]
-    pokemon: dict[str, dict[str, Any]]
-    types: dict[str, dict[str, Any]]
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> PokemonWorld:
-        return cls(
-            version=data["version"],
-            chains={int(c["id"]): {"id": int(c["id"]), "chain": _api_chain(c["chain"])} for c in data["chains"]},
-            species={s["name"]: s for s in data["species"]},
-            pokemon={p["name"]: p for p in data["pokemon"]},
-            types={t["name"]: t for t in data["types"]},
-        )
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.chains: dict[int, dict[str, Any]] = {  # id -> API response
+            int(c["id"]): {"id": int(c["id"]), "chain": _api_chain(c["chain"])} for c in data["chains"]}
+        self.species: dict[str, dict[str, Any]] = {s["name"]: s for s in data["species"]}
+        self.pokemon: dict[str, dict[str, Any]] = {p["name"]: p for p in data["pokemon"]}
+        self.types: dict[str, dict[str, Any]] = {t["name"]: t for t in data["types"]}
 
     def display_name(self, species: str) -> str:
         found = self.species.get(species)
@@ -114,4 +103,4 @@ class PokemonTools(Api[PokemonWorld]):
         return or_not_found(self.world.types.get(str(name).lower()), lambda _: 160)
 
 
-World, Tools = PokemonWorld.from_fixtures, PokemonTools  # the family's hooks (family.HOOKS)
+World, Tools = PokemonWorld, PokemonTools  # the family's hooks (family.HOOKS)

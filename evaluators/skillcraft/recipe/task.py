@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, common, first, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -74,7 +74,6 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
     for by, value in lists:
         if by not in SECTIONS or world.listing_key(by, value) is None:
             raise ValueError(f"case {case.id!r}: unknown recipe listing {by}:{value}")
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = []
     if any(b == "category" for b, _ in lists):
         wanted.append("category")
@@ -86,7 +85,7 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
         wanted.append("metric")
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
     return RecipeTask(
-        **common(case, params, expected, "cookbook.json"),
+        **common(case, params, "cookbook.json", lambda: ground_truth(world, params)),
         lists=lists, details=details,
         entities=frozenset(entities), task_words=words(" ".join(wanted)),
     )
@@ -94,10 +93,6 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
 
 def entity_names(world: RecipeWorld) -> frozenset[str]:
     return frozenset(k.split(":", 1)[1].lower() for k in world.quirks)
-
-
-def _fmt_ids(ids: list[str]) -> str:
-    return ", ".join(ids[:4]) + (", …" if len(ids) > 4 else "")
 
 
 def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list[Check]:
@@ -122,12 +117,12 @@ def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list
                             "computed from the collected ids"))
     ok = not missing and not extra
     msg = "" if ok else (f"{where}: {len(missing)} of {exp['count']} expected dish ids missing"
-                         + (f" (e.g. {_fmt_ids(missing)})" if missing else "")
-                         + (f"; unexpected ids {_fmt_ids(extra)}" if extra else ""))
+                         + (f" (e.g. {first(missing, 4)})" if missing else "")
+                         + (f"; unexpected ids {first(extra, 4)}" if extra else ""))
     checks.append(Check(f"{where}.ids", ok, False, msg))
     dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(unique) else []
     checks.append(Check(f"{where}.unique", not dupes, False,
-                        f"{where}: duplicate dish ids listed ({_fmt_ids(dupes)})" if dupes else ""))
+                        f"{where}: duplicate dish ids listed ({first(dupes, 4)})" if dupes else ""))
     return checks
 
 

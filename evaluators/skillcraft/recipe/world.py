@@ -11,7 +11,6 @@ Every call may fail transiently with `rate_limited`, decided by a seeded draw ke
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
@@ -29,37 +28,17 @@ def listing_members(recipes: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-@dataclass
 class RecipeWorld:
     """Fixtures loaded once per evaluator; pages are pre-built (tools stay O(1))."""
 
-    version: str
-    page_size: int
-    recipes: dict[str, dict[str, Any]]
-    members: dict[str, list[str]]  # "category:Dessert" -> ids
-    quirks: dict[str, dict[str, Any]]
-    units: dict[str, tuple[str, float]]
-    pages: dict[str, list[dict[str, Any]]]
-    keys: dict[str, str]  # lower-case "by:value" -> canonical key
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> RecipeWorld:
-        recipes = {r["id"]: r for r in data["recipes"]}
-        members = listing_members(data["recipes"])
-        quirks = data["listings"]
-        world = cls(
-            version=data["version"],
-            page_size=int(data["page_size"]),
-            recipes=recipes,
-            members=members,
-            quirks=quirks,
-            units={u: (v["metric"], float(v["factor"])) for u, v in data["units"].items()},
-            pages={},
-            keys={k.lower(): k for k in quirks},
-        )
-        for key in quirks:
-            world.pages[key] = world._build_pages(key)
-        return world
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.page_size = int(data["page_size"])
+        self.recipes: dict[str, dict[str, Any]] = {r["id"]: r for r in data["recipes"]}
+        self.members = listing_members(data["recipes"])  # "category:Dessert" -> ids
+        self.quirks: dict[str, dict[str, Any]] = data["listings"]
+        self.units = {u: (v["metric"], float(v["factor"])) for u, v in data["units"].items()}
+        self.keys = {k.lower(): k for k in self.quirks}  # lower-case "by:value" -> canonical key
+        self.pages = {key: self._build_pages(key) for key in self.quirks}
 
     def _build_pages(self, key: str) -> list[dict[str, Any]]:
         ids = self.members[key]
@@ -117,4 +96,4 @@ class RecipeTools(Api[RecipeWorld]):
         return or_not_found(self.world.recipes.get(id), lambda r: 40 + 16 * len(r["ingredients"]))
 
 
-World, Tools = RecipeWorld.from_fixtures, RecipeTools  # the family's hooks (family.HOOKS)
+World, Tools = RecipeWorld, RecipeTools  # the family's hooks (family.HOOKS)

@@ -44,7 +44,6 @@ class Finding:
     text: str  # de-identified, e.g. "the count was not computed from the collected ids"
     words: frozenset[str]  # its content stems
     weight: float
-    source: str  # "feedback" | "trace"
     fix: str = ""  # the remedy, when the reader knows it (trace patterns); else derived from text
 
 
@@ -87,7 +86,7 @@ def feedback_findings(feedback: str, failed: bool) -> list[Finding]:
         if len(found) < 2:
             continue
         weight = (2.0 if critical else 1.0) * (1.5 if failed else 1.0)
-        out.append(Finding(problem, found, weight, "feedback"))
+        out.append(Finding(problem, found, weight))
     return out
 
 
@@ -121,7 +120,7 @@ def trace_findings(trace: str, failed: bool) -> list[Finding]:
         text = f"identical {tool} calls were repeated {n} times in a loop after {how}"
         fix = (f"if a {tool} call returns {how}, do not send the identical call again: change the request "
                "or stop and move on")
-        out.append(Finding(text, content(text), 3.0 * (1.5 if failed else 1.0), "trace", fix))
+        out.append(Finding(text, content(text), 3.0 * (1.5 if failed else 1.0), fix))
         break  # one loop finding per record
     for i, c in enumerate(calls):
         status = str(c.get("status", ""))
@@ -131,7 +130,7 @@ def trace_findings(trace: str, failed: bool) -> list[Finding]:
         if not again:
             text = f"a {c.get('tool')} call that returned {status} was not tried again, so its result was lost"
             fix = f"when a {c.get('tool')} call returns {status}, wait and call it again instead of moving on"
-            out.append(Finding(text, content(text), 1.5 * (1.5 if failed else 1.0), "trace", fix))
+            out.append(Finding(text, content(text), 1.5 * (1.5 if failed else 1.0), fix))
             break
     groups: dict[str, set[Any]] = {}
     for c in calls:
@@ -145,7 +144,7 @@ def trace_findings(trace: str, failed: bool) -> list[Finding]:
         tool = json.loads(next(iter(groups)))[0]
         text = f"only the first page of {tool} results was read; later pages were never requested"
         fix = f"follow the pages of {tool} results to the last one, not just the first page"
-        out.append(Finding(text, content(text), 1.0, "trace", fix))
+        out.append(Finding(text, content(text), 1.0, fix))
     return out
 
 

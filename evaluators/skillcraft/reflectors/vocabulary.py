@@ -24,6 +24,8 @@ import yaml
 T = TypeVar("T")
 HERE = Path(__file__).resolve().parent / "vocabularies"
 SHARED_KEYS = ("artifact", "retry", "validate")  # steps / pitfalls a family may take from shared.yaml
+Records = list[dict[str, Any]]
+OverSpecific = Callable[[random.Random, Records], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class TunedVocabulary:
     description_templates: tuple[str, ...]
     default_phrase: str  # when no task type is recognised
     # (rng, records) -> a step copying a count or a name from `expected`, or None.
-    over_specific: Callable[[random.Random, list[dict[str, Any]]], str | None]
+    over_specific: OverSpecific
     # raw record inputs -> names an over-specific when_to_use / description could single out
     names_in_inputs: Callable[[str], list[str]]
     names_template: str  # " Especially for {names} dishes."
@@ -126,7 +128,7 @@ def _names(pattern: str, split: str = "", head: str = "") -> Callable[[str], lis
 
 
 # -- over-specific edits: a count, a number or a name copied out of a record's expected output ---
-def expected_items(records: list[dict[str, Any]], items: Callable[[Any], Iterable[T]]) -> list[T]:
+def expected_items(records: Records, items: Callable[[Any], Iterable[T]]) -> list[T]:
     """What `items` finds in each record's `expected` (parsed JSON). A record whose expected is not
     JSON, or not of the shape `items` reads (a ValueError, TypeError or AttributeError), adds only
     what was found before the error."""
@@ -143,7 +145,17 @@ def expected_items(records: list[dict[str, Any]], items: Callable[[Any], Iterabl
 _COUNT_IN_EXPECTED = re.compile(r'"([A-Za-z][A-Za-z ]+)":\{"count":(\d+)')
 
 
-def _recipe(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
+def _chooser(find: Callable[[Records], list[T]], wordings: Callable[[T, list[T]], tuple[str, ...]]) -> OverSpecific:
+    """An over-specific edit: one of the items `find` reads out of the records, in one of its
+    `wordings` (of that item and of all found); None when the records hold none."""
+    def edit(rng: random.Random, records: Records) -> str | None:
+        found = find(records)
+        return rng.choice(wordings(rng.choice(found), found)) if found else None
+    return edit
+
+
+def _recipe_counts(records: Records) -> list[tuple[str, int]]:
+    """(list name, count) of every list in the records' expected (a count pattern where they are not JSON)."""
     found: list[tuple[str, int]] = []
     for rec in records:
         try:
@@ -153,71 +165,63 @@ def _recipe(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
                     found.append((name, int(entry["count"])))
         except (ValueError, TypeError, KeyError, AttributeError):
             found += [(n, int(c)) for n, c in _COUNT_IN_EXPECTED.findall(str(rec.get("expected", "")))]
-    if not found:
-        return None
-    name, count = rng.choice(found)
-    pages = max(1, -(-count // 10))
-    return rng.choice((
+    return found
+
+
+def _recipe(item: tuple[str, int], _: list[Any]) -> tuple[str, ...]:
+    name, count = item
+    return (
         f"Collect exactly {count} dishes for {name}, following next_page until you have them all.",
         f"Collect exactly {count} dishes per list.",
-        f"The {name} listing has {count} dishes; stop after {pages} pages.",
+        f"The {name} listing has {count} dishes; stop after {max(1, -(-count // 10))} pages.",
         f"For {name}, follow next_page through every page.",
-    ))
+    )
 
 
-def _weather(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
-    found: list[tuple[str, dict[str, Any]]] = expected_items(records, lambda e: (e.get("cities") or {}).items())
-    if not found:
-        return None
-    place, entry = rng.choice(found)
-    name = place.split(",")[0]
+def _weather(item: tuple[str, dict[str, Any]], _: list[Any]) -> tuple[str, ...]:
+    name, entry = item[0].split(",")[0], item[1]
     summary = entry.get("summary") or {}
-    return rng.choice((
+    return (
         f"For {name}, the mean maximum temperature is {summary.get('mean_temperature_max')}; report exactly that.",
         f"Report exactly {len(entry.get('daily') or [])} days per place.",
         f"For {name}, use latitude {entry.get('latitude')} and longitude {entry.get('longitude')}.",
         f"For {name}, convert units to celsius and mm.",
-    ))
+    )
 
 
-def _worldbank(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
-    found: list[tuple[str, dict[str, Any]]] = expected_items(records, lambda e: (
-        item for block in (e.get("indicators") or {}).values() for item in (block.get("countries") or {}).items()))
-    if not found:
-        return None
-    name, entry = rng.choice(found)
-    return rng.choice((
+def _worldbank(item: tuple[str, dict[str, Any]], _: list[Any]) -> tuple[str, ...]:
+    name, entry = item
+    return (
         f"For {name}, the change is exactly {entry.get('change')}; report exactly that.",
         f"For {name}, use {entry.get('start_year')} as the start year.",
         f"For {name}, use the ISO3 code {entry.get('iso3')}.",
-    ))
+    )
 
 
-def _catfacts(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
-    found = [f for f in expected_items(records, lambda e: (e,)) if isinstance(f, dict) and f.get("facts")]
-    if not found:
-        return None
-    exp = rng.choice(found)
-    return rng.choice((
+def _catfacts(exp: dict[str, Any], _: list[Any]) -> tuple[str, ...]:
+    return (
         f"Return exactly {exp.get('count')} facts.",
         f"The first fact is \"{exp['facts'][0]['fact']}\".",
         f"The average length is {exp.get('average_length')}.",
-    ))
+    )
 
 
-def _pokemon(rng: random.Random, records: list[dict[str, Any]]) -> str | None:
-    found: list[dict[str, Any]] = expected_items(
-        records, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)])
-    if not found:
-        return None
-    m = rng.choice(found)
-    return rng.choice((
+def _pokemon(m: dict[str, Any], found: list[Any]) -> tuple[str, ...]:
+    return (
         f"For {m.get('species')}, the base stat total is {m.get('base_stat_total')}.",
         f"Report exactly {len(found)} members.",
         f"For {m.get('species')}, use the Pokémon {m.get('pokemon')}.",
-    ))
+    )
 
 
-OVER_SPECIFIC: dict[str, Callable[[random.Random, list[dict[str, Any]]], str | None]] = {
-    "recipe": _recipe, "weather": _weather, "worldbank": _worldbank, "catfacts": _catfacts, "pokemon": _pokemon,
+OVER_SPECIFIC: dict[str, OverSpecific] = {
+    "recipe": _chooser(_recipe_counts, _recipe),
+    "weather": _chooser(lambda r: expected_items(r, lambda e: (e.get("cities") or {}).items()), _weather),
+    "worldbank": _chooser(lambda r: expected_items(r, lambda e: (
+        item for block in (e.get("indicators") or {}).values() for item in (block.get("countries") or {}).items())),
+        _worldbank),
+    "catfacts": _chooser(lambda r: expected_items(r, lambda e: [e] if isinstance(e, dict) and e.get("facts") else []),
+                         _catfacts),
+    "pokemon": _chooser(lambda r: expected_items(r, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)]),
+                        _pokemon),
 }

@@ -114,8 +114,7 @@ def solve(run: AgentRun, tools: WeatherTools, task: WeatherTask) -> dict[str, An
 def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
     """The place with the most precipitation; an unvalidated agent sometimes reads it off wrongly."""
     totals = {k: v["summary"].get("total_precipitation") or 0.0 for k, v in cities.items()}
-    best = max(totals, key=lambda k: (totals[k], -list(totals).index(k))) if totals else None
-    return misread(best, list(totals), draws, "wettest:slip", fix)
+    return misread(totals, draws, "wettest:slip", fix)
 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, first, reading_task, same
 from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -77,8 +77,7 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
         }
     out: dict[str, Any] = {"cities": cities}
     if len(cities) > 1:
-        out["wettest_city"] = max(cities, key=lambda k: (cities[k]["summary"]["total_precipitation"],
-                                                         -list(cities).index(k)))
+        out["wettest_city"] = best({k: v["summary"]["total_precipitation"] for k, v in cities.items()})
     return out
 
 
@@ -101,10 +100,9 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
             raise ValueError(f"case {case.id!r}: unknown weather place {name}, {admin1}, {country}")
         shared = len(world.index[world.cities[cid]["ascii_name"].lower()]) > 1
         places.append(Place(name, admin1, country, label(world, name, admin1, country), cid, shared))
-    expected = expected_of(case, lambda: ground_truth(world, params))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
     return WeatherTask(
-        **common(case, params, expected, "forecast.json"),
+        **common(case, params, "forecast.json", lambda: ground_truth(world, params)),
         places=tuple(places), dates=tuple(_dates(world, start, end)),
         variables=variables, entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
     )
@@ -128,10 +126,6 @@ def _close(a: Any, b: Any) -> bool:
     return abs(a - b) <= 0.15 + 0.01 * abs(b)
 
 
-def _fmt_dates(dates: list[str]) -> str:
-    return ", ".join(dates[:3]) + (", …" if len(dates) > 3 else "")
-
-
 def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
     if not isinstance(got, dict):
         return [Check(f"{where}.location", False, True, f"{where}: missing from the artifact"),
@@ -151,12 +145,12 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
     ok = not missing and not extra
     msg = ""
     if missing:
-        msg = f"{where}: {len(missing)} of {len(want)} requested days missing ({_fmt_dates(missing)})"
+        msg = f"{where}: {len(missing)} of {len(want)} requested days missing ({first(missing, 3)})"
         gaps = {r["date"] for r in exp["daily"] if any(v is None for v in r.values())}
         if set(missing) <= gaps:
             msg += "; every missing day has null values in the forecast"
     elif extra:
-        msg = f"{where}: days outside the requested range ({_fmt_dates([str(x) for x in extra])})"
+        msg = f"{where}: days outside the requested range ({first(extra, 3)})"
     checks.append(Check(f"{where}.days", ok, True, msg))
     units: dict[str, Any] = got["units"] if isinstance(got.get("units"), dict) else {}
     wrong = {k: units.get(k) for k in exp["units"] if units.get(k) != METRIC[k]}

@@ -15,7 +15,6 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
@@ -65,34 +64,23 @@ def summarise(dates: list[str], tmax: list[float | None], precip: list[float | N
     }
 
 
-@dataclass
 class WeatherWorld:
-    version: str
-    dates: list[str]
-    window_days: int
-    cities: dict[int, dict[str, Any]]
-    index: dict[str, list[int]]  # lower-case ascii name -> city ids, most populous first
-    by_coords: dict[tuple[float, float], int]
-    horizon: dict[int, dict[str, Any]]  # the (stale) summary block, in station units
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> WeatherWorld:
-        cities = {int(c["id"]): c for c in data["cities"]}
-        index: dict[str, list[int]] = {}
-        for c in sorted(cities.values(), key=lambda c: (-c["population"], c["id"])):
-            index.setdefault(c["ascii_name"].lower(), []).append(int(c["id"]))
-        world = cls(version=data["version"], dates=list(data["dates"]), window_days=int(data["window_days"]),
-                     cities=cities, index=index,
-                     by_coords={(c["latitude"], c["longitude"]): int(c["id"]) for c in cities.values()},
-                     horizon={})
-        for cid, c in cities.items():
-            s = summarise(world.dates, c["daily"]["temperature_2m_max"], c["daily"]["precipitation_sum"])
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.dates = list(data["dates"])
+        self.window_days = int(data["window_days"])
+        self.cities: dict[int, dict[str, Any]] = {int(c["id"]): c for c in data["cities"]}
+        self.index: dict[str, list[int]] = {}  # lower-case ascii name -> city ids, most populous first
+        for c in sorted(self.cities.values(), key=lambda c: (-c["population"], c["id"])):
+            self.index.setdefault(c["ascii_name"].lower(), []).append(int(c["id"]))
+        self.by_coords = {(c["latitude"], c["longitude"]): int(c["id"]) for c in self.cities.values()}
+        self.horizon: dict[int, dict[str, Any]] = {}  # the (stale) summary block, in station units
+        for cid, c in self.cities.items():
+            s = summarise(self.dates, c["daily"]["temperature_2m_max"], c["daily"]["precipitation_sum"])
             if c["units"] == "imperial":
                 s = {"mean_temperature_max": to_imperial("temperature_2m_max", s["mean_temperature_max"]),
                      "total_precipitation": to_imperial("precipitation_sum", s["total_precipitation"]),
                      "hottest_day": s["hottest_day"]}
-            world.horizon[cid] = {"period": f"{world.dates[0]}/{world.dates[-1]}", **s}
-        return world
+            self.horizon[cid] = {"period": f"{self.dates[0]}/{self.dates[-1]}", **s}
 
     def place(self, city_id: int) -> dict[str, Any]:
         c = self.cities[city_id]
@@ -142,4 +130,4 @@ class WeatherTools(Api[WeatherWorld]):
         return result, "ok", 60 + 9 * len(daily["time"]) * 4
 
 
-World, Tools = WeatherWorld.from_fixtures, WeatherTools  # the family's hooks (family.HOOKS)
+World, Tools = WeatherWorld, WeatherTools  # the family's hooks (family.HOOKS)

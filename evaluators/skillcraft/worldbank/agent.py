@@ -15,12 +15,11 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.worldbank.task import (
     UNITS,
     WorldBankTask,
     change,
-    largest,
+    percent_changes,
     scaled,
     top_entries,
 )
@@ -102,7 +101,8 @@ def solve(run: AgentRun, tools: WorldBankTools, task: WorldBankTask) -> dict[str
         block: dict[str, Any] = {"unit": _unit(tools.world, indicator, run.right("scale_units", indicator)),
                                  "countries": countries}
         if len(task.countries) > 1:
-            block["largest_percent_change"] = _largest(countries, run.draws, indicator, fix=False)
+            block["largest_percent_change"] = misread(percent_changes(countries), run.draws,
+                                                      f"largest:slip:{indicator}", fix=False)
         draft["indicators"][indicator] = block
     if task.top is not None:
         draft["top"] = _top(run, tools, tools.world, task)
@@ -135,11 +135,6 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
             blocks[indicator][name] = _entry(run, task, indicator, code, rows, key)
 
 
-def _largest(countries: dict[str, Any], draws: Draws, indicator: str, fix: bool) -> str | None:
-    """The largest percent change; an unvalidated agent sometimes reads it off wrongly."""
-    return misread(largest(countries), list(countries), draws, f"largest:slip:{indicator}", fix)
-
-
 def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing data)."""
     reorder = run.draws.below("fix:order", 0.7)
@@ -159,5 +154,6 @@ def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
         if rescale and raw:
             block["unit"] = UNITS[indicator][0]
         if "largest_percent_change" in block and run.draws.below(f"fix:largest:{indicator}", 0.7):
-            block["largest_percent_change"] = _largest(block["countries"], run.draws, indicator, fix=True)
+            block["largest_percent_change"] = misread(percent_changes(block["countries"]), run.draws,
+                                                      f"largest:slip:{indicator}", fix=True)
 

@@ -15,21 +15,22 @@ countries, no aggregates) and its values when asked (§5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, common, expected_of, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
-# indicator -> (unit the task asks for, divisor of the raw value, decimals, short name, task words)
-UNITS: dict[str, tuple[str, float, int, str, str]] = {
-    "SP.POP.TOTL": ("millions", 1e6, 3, "population", "population"),
-    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "GDP in current US$", "gdp"),
-    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "GDP per capita in current US$", "gdp capita"),
-    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy at birth", "life expectancy"),
+# indicator -> (unit the task asks for, divisor of the raw value, decimals, task words); the raw unit is the
+# fixtures' (world.indicators)
+UNITS: dict[str, tuple[str, float, int, str]] = {
+    "SP.POP.TOTL": ("millions", 1e6, 3, "population"),
+    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "gdp"),
+    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "gdp capita"),
+    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy"),
 }
 
 
@@ -48,8 +49,6 @@ class WorldBankTask(Task):
     start_year: int
     end_year: int
     top: Top | None
-    names: Mapping[str, str]  # iso3 -> name of every country and aggregate (for rubric messages)
-    aggregates: frozenset[str]
     world: WorldBankWorld = field(repr=False, compare=False)  # the rubric checks values against the data
 
 
@@ -57,7 +56,7 @@ def scaled(indicator: str, value: float | None) -> float | None:
     """A raw value in the unit the task asks for."""
     if value is None:
         return None
-    _, divisor, decimals, _, _ = UNITS[indicator]
+    _, divisor, decimals, _ = UNITS[indicator]
     return round(value / divisor, decimals)
 
 
@@ -75,14 +74,9 @@ def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | 
     return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e, **change(indicator, s, e)}
 
 
-def largest(countries: dict[str, dict[str, Any]]) -> str | None:
-    """The country with the largest percent change (the first listed wins a tie)."""
-    best: tuple[float, str] | None = None
-    for name, entry in countries.items():
-        pct = entry.get("percent_change")
-        if isinstance(pct, (int, float)) and (best is None or pct > best[0]):
-            best = (pct, name)
-    return best[1] if best else None
+def percent_changes(countries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each country's percent change: the largest is their `best`."""
+    return {name: entry.get("percent_change") for name, entry in countries.items()}
 
 
 def top_entries(world: WorldBankWorld, indicator: str, rows: list[tuple[str, float | None]], n: int,
@@ -108,7 +102,7 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
             countries[name] = series_entry(indicator, iso3, valued)
         block: dict[str, Any] = {"unit": UNITS[indicator][0], "countries": countries}
         if len(countries) > 1:
-            block["largest_percent_change"] = largest(countries)
+            block["largest_percent_change"] = best(percent_changes(countries))
         out["indicators"][indicator] = block
     top = params.get("top")
     if top:
@@ -136,14 +130,13 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     years = world.years
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
         raise ValueError(f"case {case.id!r}: years {start}..{end} are outside the data {years[0]}..{years[-1]}")
-    expected = expected_of(case, lambda: ground_truth(world, params), (ValueError, IndexError))
-    wanted = "indicator change country " + " ".join(UNITS[i][4] for i in indicators)
+    wanted = "indicator change country " + " ".join(UNITS[i][3] for i in indicators)
     return WorldBankTask(
-        **common(case, params, expected, "indicators.json"),
+        **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
         countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
         indicators=indicators, start_year=start, end_year=end, top=top,
         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
-        names=world.names, aggregates=world.aggregates, world=world,
+        world=world,
     )
 
 
@@ -152,17 +145,10 @@ def entity_names(world: WorldBankWorld) -> frozenset[str]:
     return frozenset(" ".join(tokens(c["name"])) for c in world.entries.values() if c["id"] not in world.aggregates)
 
 
-RAW_UNITS = {"SP.POP.TOTL": "persons", "NY.GDP.MKTP.CD": "current US$"}
-
-
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _close(got: Any, want: Any, rel: float = 5e-4, absolute: float = 2e-3) -> bool:
     if want is None or got is None:
         return got is None and want is None
-    return _num(got) and abs(got - want) <= rel * abs(want) + absolute
+    return number(got) and abs(got - want) <= rel * abs(want) + absolute
 
 
 def _years_message(where: str, got: dict[str, Any], exp: dict[str, Any]) -> str:
@@ -195,13 +181,13 @@ def _values(where: str, indicator: str, iso3: str, got: dict[str, Any], world: W
     divisor = UNITS[indicator][1]
     if divisor > 1 and all(t is not None and isinstance(v, (int, float)) and _close(v / divisor, t, 2e-3)
                            for _, _, v, t in wrong):
-        return False, f"{where}: values are in {RAW_UNITS[indicator]}, not in {UNITS[indicator][0]} as the task asks"
+        return False, f"{where}: values are in {world.indicators[indicator]['unit']}, not in {UNITS[indicator][0]} as the task asks"
     side, year, value, truth = wrong[0]
     return False, f"{where}: {side}_value {value} is not the {year} value {truth}"
 
 
 def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
-                   world_names: Mapping[str, str], world: WorldBankWorld) -> list[Check]:
+                   world: WorldBankWorld) -> list[Check]:
     where = f'"{name}" {indicator}'
     if not isinstance(got, dict):
         return [Check(f"{where}.country", False, True, f"{where}: missing from the artifact"),
@@ -210,7 +196,7 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
     checks = []
     code = got.get("iso3")
     ok = code == exp["iso3"]
-    other = world_names.get(str(code), "no country")
+    other = world.names.get(str(code), "no country")
     checks.append(Check(f"{where}.country", ok, True, "" if ok else (
         f"{where}: the series is for country code {code} ({other}), not for {name} ({exp['iso3']})")))
     years_ok = got.get("start_year") == exp["start_year"] and got.get("end_year") == exp["end_year"]
@@ -243,13 +229,13 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
         got_countries = got.get("countries") if isinstance(got.get("countries"), dict) else {}
         assert isinstance(got_countries, dict)
         for name, entry in block["countries"].items():
-            checks += _grade_country(indicator, name, entry, got_countries.get(name), task.names, task.world)
+            checks += _grade_country(indicator, name, entry, got_countries.get(name), task.world)
         checks.append(same(f'indicators["{indicator}"].unit', got.get("unit"), block["unit"]))
         if "largest_percent_change" in block:
             checks.append(same(f'indicators["{indicator}"].largest_percent_change', got.get("largest_percent_change"),
                                block["largest_percent_change"]))
     if "top" in exp:
-        checks += _grade_top(exp["top"], artifact.get("top"), task.aggregates)
+        checks += _grade_top(exp["top"], artifact.get("top"), task.world.aggregates)
     return checks
 
 

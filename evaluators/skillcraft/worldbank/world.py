@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
@@ -33,46 +32,30 @@ def _invalid(parameter: str, value: str) -> ToolReply:
              "parameter": parameter, "value": value}, "error", 30)
 
 
-@dataclass
 class WorldBankWorld:
-    version: str
-    years: tuple[int, ...]
-    per_page: int
-    per_page_all: int
-    lastupdated: str
-    indicators: dict[str, dict[str, Any]]
-    entries: dict[str, dict[str, Any]]  # iso3 -> country or aggregate (with its series)
-    codes: dict[str, str]  # upper-case iso3 / iso2 -> iso3
-    by_name: dict[str, str]  # folded name -> iso3
-    aggregates: frozenset[str]
-    listing: list[dict[str, Any]]  # what get_countries returns per entry, in name order
-    names: dict[str, str]  # iso3 -> name
-    folded: list[str]  # fold(name) of each listing entry, same order
-    all_order: list[str]  # iso3 order of the "all" query: aggregates first, then by name
-    # Replies are pure functions of the arguments: built once, shared (never mutated).
-    cache: dict[tuple[Any, ...], ToolReply]
-
-    @classmethod
-    def from_fixtures(cls, data: dict[str, Any]) -> WorldBankWorld:
-        entries = {c["id"]: c for c in data["countries"]}
-        codes: dict[str, str] = {}
-        for c in entries.values():
-            codes[c["id"].upper()] = c["id"]
-            codes[c["iso2Code"].upper()] = c["id"]
-        listing = [{k: c[k] for k in ("id", "iso2Code", "name", "region", "incomeLevel")}
-                   for c in sorted(entries.values(), key=lambda c: c["name"])]
-        world = cls(
-            version=data["version"], years=tuple(range(int(data["first_year"]), int(data["last_year"]) + 1)),
-            per_page=int(data["per_page"]), per_page_all=int(data["per_page_all"]),
-            lastupdated=str(data["lastupdated"]), indicators=dict(data["indicators"]), entries=entries,
-            codes=codes, by_name={fold(c["name"]): c["id"] for c in entries.values()},
-            aggregates=frozenset(c["id"] for c in entries.values() if c["region"]["value"] == "Aggregates"),
-            listing=listing, names={c["id"]: c["name"] for c in entries.values()},
-            folded=[fold(c["name"]) for c in listing], all_order=[], cache={},
-        )
-        world.all_order = [c["id"] for c in sorted(entries.values(),
-                                                   key=lambda c: (c["id"] not in world.aggregates, c["name"]))]
-        return world
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.years = tuple(range(int(data["first_year"]), int(data["last_year"]) + 1))
+        self.per_page, self.per_page_all = int(data["per_page"]), int(data["per_page_all"])
+        self.lastupdated = str(data["lastupdated"])
+        self.indicators: dict[str, dict[str, Any]] = dict(data["indicators"])
+        # iso3 -> country or aggregate (with its series)
+        self.entries: dict[str, dict[str, Any]] = {c["id"]: c for c in data["countries"]}
+        self.codes: dict[str, str] = {}  # upper-case iso3 / iso2 -> iso3
+        for c in self.entries.values():
+            self.codes[c["id"].upper()] = c["id"]
+            self.codes[c["iso2Code"].upper()] = c["id"]
+        self.by_name = {fold(c["name"]): c["id"] for c in self.entries.values()}  # folded name -> iso3
+        self.aggregates = frozenset(c["id"] for c in self.entries.values() if c["region"]["value"] == "Aggregates")
+        # what get_countries returns per entry, in name order, and the folded names in the same order
+        self.listing = [{k: c[k] for k in ("id", "iso2Code", "name", "region", "incomeLevel")}
+                        for c in sorted(self.entries.values(), key=lambda c: c["name"])]
+        self.folded = [fold(c["name"]) for c in self.listing]
+        self.names = {c["id"]: c["name"] for c in self.entries.values()}  # iso3 -> name
+        # iso3 order of the "all" query: aggregates first, then by name
+        self.all_order = [c["id"] for c in sorted(self.entries.values(),
+                                                  key=lambda c: (c["id"] not in self.aggregates, c["name"]))]
+        # Replies are pure functions of the arguments: built once, shared (never mutated).
+        self.cache: dict[tuple[Any, ...], ToolReply] = {}
 
     def countries(self) -> list[str]:
         """iso3 codes of the real countries (no aggregates), in name order."""
@@ -154,4 +137,4 @@ class WorldBankTools(Api[WorldBankWorld]):
         return result, "ok" if chunk else "empty", 30 + ROW_TOKENS * len(chunk)
 
 
-World, Tools = WorldBankWorld.from_fixtures, WorldBankTools  # the family's hooks (family.HOOKS)
+World, Tools = WorldBankWorld, WorldBankTools  # the family's hooks (family.HOOKS)
