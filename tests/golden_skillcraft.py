@@ -264,9 +264,8 @@ def run_default(family: str, seed: int, reflector: str, tmp: Path) -> dict[str, 
             "candidate_holdout", "candidate_count", "metric_calls", "stop_reason", "promotion_eligible",
             "promotion_reason", "promotion_rules", "holdout_cases", "cost_usd", "proposals", "pool",
             "holdout_interval", "holdout_delta", "validation_case_ids")
-    ids = [json.loads(line).get("id") for line in (run_dir / "candidates.jsonl").read_text().splitlines()]
     summary = [line for line in done.stdout.splitlines() if not line.strip().startswith("record")]
-    return {"result": {k: result.get(k) for k in keep}, "candidates": ids, "summary": summary}
+    return {"result": {k: result.get(k) for k in keep}, "summary": summary}  # the pool's ids are in `pool`
 
 
 def calibration(tmp: Path) -> list[str]:
