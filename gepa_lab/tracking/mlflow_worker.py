@@ -265,15 +265,12 @@ class Logger:
                             ("log the dataset inputs", self._log_inputs, run_id, p)]
 
     def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
-        inputs = self._dataset_inputs(p)
-        for attempt in range(3):
-            try:
-                self.client.log_inputs(run_id, datasets=inputs)
-                return
-            except Exception:  # parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL)
-                if attempt == 2:
-                    raise
-                time.sleep(0.5 * (attempt + 1))
+        from tenacity import Retrying, stop_after_attempt, wait_incrementing
+
+        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
+        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
+            with attempt:
+                self.client.log_inputs(run_id, datasets=self._dataset_inputs(p))
 
     @staticmethod
     def _dataset_inputs(p: dict[str, Any]) -> list[Any]:
