@@ -264,6 +264,9 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, env: dict[str, 
               "its data; with a local store the engine does not wait for it at start (the store was checked "
               "before: writable file), only in links() (the run's id) and at the end.",
               "- A new store adds MLflow's table creation (about 1.5 s) to the logging process's start.",
+              "- The logging process opens a SQLite store in write-ahead-log mode with synchronous=NORMAL: its ~150 "
+              "commits per run do not each wait for the disk (before: about 1 s of disk waits per run on a busy "
+              "disk, measured with cProfile in that process).",
               "- Over REST the engine waits at start until the server has created the parent run (so a broken "
               "server fails the run before anything is spent), then only at the end, for what the logger has "
               "not written yet.",

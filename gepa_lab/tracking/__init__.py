@@ -1,22 +1,15 @@
 """Sinks that observe a run: progress display, MLflow. (The run record is `gepa_lab.runs`.)
 
-`Trackers` fans the engine's events out to every tracker in order; a tracker may implement only
-the hooks it needs.
+`Trackers` fans the engine's events out to every tracker in order (`HOOKS`: the `Tracker`
+protocol's event hooks, gepa_lab.core.events); a tracker may implement only the hooks it needs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from gepa_lab.core.events import (
-    CandidateInfo,
-    IterationStats,
-    Proposal,
-    RunInfo,
-    ScoredBatch,
-    Tracker,
-)
-from gepa_lab.core.result import Result
+from gepa_lab.core.events import Tracker
 
 HOOKS = ("start", "evaluation", "candidate", "proposal", "iteration", "round_end", "note", "finish", "fail")
 
@@ -33,42 +26,18 @@ class Trackers:
         """Whether any tracker observes `hook` (values nobody observes are not built)."""
         return bool(self._hooks[hook])
 
-    def start(self, run: RunInfo) -> None:
-        for hook in self._hooks["start"]:
-            hook(run)
+    def __getattr__(self, hook: str) -> Callable[..., None]:
+        """`trackers.<hook>(...)` calls that hook of every tracker that has it, in order."""
+        if hook not in HOOKS:
+            raise AttributeError(hook)
+        methods = self._hooks[hook]
 
-    def evaluation(self, batch: ScoredBatch) -> None:
-        for hook in self._hooks["evaluation"]:
-            hook(batch)
+        def fan_out(*args: Any) -> None:
+            for method in methods:
+                method(*args)
 
-    def candidate(self, candidate: CandidateInfo) -> None:
-        for hook in self._hooks["candidate"]:
-            hook(candidate)
-
-    def proposal(self, proposal: Proposal) -> None:
-        for hook in self._hooks["proposal"]:
-            hook(proposal)
-
-    def iteration(self, stats: IterationStats) -> None:
-        for hook in self._hooks["iteration"]:
-            hook(stats)
-
-    def round_end(self) -> None:
-        """A round of proposals is durably recorded (before the decision stage)."""
-        for hook in self._hooks["round_end"]:
-            hook()
-
-    def note(self, kind: str, data: dict[str, Any]) -> None:
-        for hook in self._hooks["note"]:
-            hook(kind, data)
-
-    def finish(self, result: Result) -> None:
-        for hook in self._hooks["finish"]:
-            hook(result)
-
-    def fail(self, error: BaseException) -> None:
-        for hook in self._hooks["fail"]:
-            hook(error)
+        setattr(self, hook, fan_out)  # built once: the hot path calls it every batch
+        return fan_out
 
     def links(self) -> dict[str, str]:
         """Where trackers put the run (e.g. {"mlflow_run_id": ...}), for the result."""

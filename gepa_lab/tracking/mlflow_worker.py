@@ -149,6 +149,7 @@ class Logger:
         self.start_error: str | None = None
         self.uploads: ThreadPoolExecutor | None = None  # against a server: candidate runs in parallel
         self.in_flight: list[Future[None]] = []
+        self.after_start: list[tuple[Any, ...]] = []  # the new parent's first files and inputs
 
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -172,12 +173,17 @@ class Logger:
         try:
             self._start(p)
         except Exception as exc:
-            self.start_error = describe(exc)
+            self.start_error, self.after_start = describe(exc), []
             if self.run is not None:
                 self._safe("mark the parent run FAILED", self.client.set_terminated, self.run.run_id, "FAILED")
                 self._release()
                 self.run = None
         self.reply(("started", self.state()))
+        # The parent exists and the engine knows its id: the rest of the start is logged after the
+        # reply, and a failure in it is counted, not fatal (like every later one).
+        for what, fn, *args in self.after_start:
+            self._safe(what, fn, *args)
+        self.after_start = []
 
     def _start(self, p: dict[str, Any]) -> None:
         from mlflow import MlflowClient
@@ -255,20 +261,16 @@ class Logger:
                          metrics=metric_list({p["first_metric"]: math.nan}, step=0),
                          tags=tag_list({DESCRIPTION_TAG: p["description"],
                                         "gepa.candidates_experiment_id": candidates_id}))
-        # The parent exists: from here on a failure is counted, not fatal (like every later one).
-        self._safe("log the config and seed files", self._upload, run_id, p["files"])
-        self._safe("log the dataset inputs", self._log_inputs, run_id, p)
+        self.after_start = [("log the config and seed files", self._upload, run_id, p["files"]),
+                            ("log the dataset inputs", self._log_inputs, run_id, p)]
 
     def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
-        inputs = self._dataset_inputs(p)
-        for attempt in range(3):
-            try:
-                self.client.log_inputs(run_id, datasets=inputs)
-                return
-            except Exception:  # parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL)
-                if attempt == 2:
-                    raise
-                time.sleep(0.5 * (attempt + 1))
+        from tenacity import Retrying, stop_after_attempt, wait_incrementing
+
+        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
+        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
+            with attempt:
+                self.client.log_inputs(run_id, datasets=self._dataset_inputs(p))
 
     @staticmethod
     def _dataset_inputs(p: dict[str, Any]) -> list[Any]:
@@ -586,6 +588,21 @@ def warm_up(store: str) -> None:
 
     if store == "sql":
         import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        event.listen(Engine, "connect", _sqlite_wal)
+
+
+def _sqlite_wal(connection: Any, _record: Any) -> None:
+    """A SQLite store's commits without an fsync each (a run's logging makes ~150 of them, a
+    second of disk waits on a busy machine): write-ahead log, synced at checkpoints. A crash of
+    this process loses nothing committed; a power cut may lose the last commits, never the file."""
+    import sqlite3
+
+    if isinstance(connection, sqlite3.Connection):
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo, ScoredBatch
+from gepa_lab.core.events import IterationStats, RunInfo, ScoredBatch
 
 log = logging.getLogger("gepa_lab.progress")
 MODES = ("auto", "bar", "log", "off")
@@ -32,13 +32,6 @@ class ProgressTracker:
         elif self.mode == "log":
             log.info("run %s%s started: budget %d metric calls", run.experiment_id[:8],
                      " (resumed)" if run.resume else "", self.total)
-
-    # Pool members, proposals and notes show in the bar's position and the iteration lines.
-    def candidate(self, candidate: CandidateInfo) -> None: ...
-
-    def proposal(self, proposal: Proposal) -> None: ...
-
-    def note(self, kind: str, data: dict[str, Any]) -> None: ...
 
     def evaluation(self, batch: ScoredBatch) -> None:
         if self._bar is not None:
