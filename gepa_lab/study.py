@@ -179,13 +179,11 @@ def holdout_reuse(runs: Sequence[StudyRun]) -> dict[str, int]:
 
 def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path: Path) -> None:
     """Per value: each pair's difference in holdout gain (dots), the mean and its interval."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     base, paired = _paired(runs, key, baseline)
     rows = [{"value": value, **_row(pairs)} for value, pairs in paired.items()]
     figure = Figure(figsize=(max(4.0, 1.6 * len(rows) + 2.0), 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for x, row in enumerate(rows):
         diffs = [float(r.gain or 0.0) - float(b.gain or 0.0) for b, r in paired[row["value"]]]
