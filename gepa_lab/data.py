@@ -233,6 +233,17 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
 
 
+def frozen_files(rows: Mapping[str, Sequence[dict[str, Any]]], id: str, version: str, **extra: Any) -> dict[str, str]:
+    """A frozen dataset's files (name -> text): one JSONL file per split of case rows, and manifest.json
+    with each split's digest (what `load_dataset_dir` verifies), then `extra`."""
+    files = {f"{split}.jsonl": "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in cases)
+             for split, cases in rows.items()}
+    splits = {split: {"file": f"{split}.jsonl", "cases": len(cases),
+                      "sha256": split_digest([Case.from_dict(row) for row in cases])} for split, cases in rows.items()}
+    manifest = {"id": id, "version": version, "splits": splits, **extra}
+    return {**files, "manifest.json": json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"}
+
+
 @dataclass
 class DatasetSource:
     """Where a frozen dataset and its seed artifact live (also the `dataset` config group)."""
