@@ -84,7 +84,7 @@ def test_the_reflection_role_follows_the_task_role_unless_set():
     ({"max_tokens": 0}, "lm.task.max_tokens must be an integer >= 1"),
     ({"api_base": "127.0.0.1:8000"}, "lm.task.api_base must be an http(s) URL"),
     ({"engine": "turbo"}, "lm.task.engine must be one of litellm, auto"),
-    ({"temprature": 0.1}, "unknown LM setting(s) ['temprature'] in lm.task"),
+    ({"temprature": 0.1}, "unknown config key 'lm.task.temprature'; lm.task takes: api_base"),
 ])
 def test_bad_lm_settings_name_the_key(value, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

@@ -31,18 +31,7 @@ from evaluators.dspy_program.examples import to_example, verdict
 from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
 from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
 from gepa_lab import Artifact, Case, Evaluation, artifact_id, sha256_hex
-from gepa_lab.lm import (
-    LMSettings,
-    Metered,
-    Usage,
-    UsageMeter,
-    case_seed,
-    compose_feedback,
-    lm_and_settings,
-    metered,
-    trace_line,
-    transient_errors,
-)
+from gepa_lab.lm import LMCaller, LMSettings, Metered, compose_feedback, trace_line
 
 log = logging.getLogger("gepa_lab.dspy_program")
 _PROGRAM_CACHE = 32
@@ -61,7 +50,7 @@ def dumps(value: Any) -> str:
     return json.dumps(fields_of(value), ensure_ascii=False, default=str)
 
 
-class DspyProgramEvaluator:
+class DspyProgramEvaluator(LMCaller):
     """Evaluator (`gepa_lab.core.contracts.Evaluator`) for a DSPy program and metric.
 
     program: `<module>:<attr>` (a `dspy.Module` instance or a factory returning one), or the module.
@@ -92,17 +81,11 @@ class DspyProgramEvaluator:
         self.inputs, self.label = list(inputs), label
         check_inputs(self.program, self.inputs)
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
-        self.lm, self.settings = lm_and_settings(lm, "lm.task")  # reads the key now: a missing one fails here
-        self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
+        super().__init__(lm, "lm.task")
         self.run_dir = resolve_run_dir(run_dir)
         self._lock = threading.Lock()
         self._programs: OrderedDict[str, Any] = OrderedDict()
         self._saved: set[str] = set()
-
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
 
     def fingerprint(self) -> str:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
@@ -162,8 +145,7 @@ class DspyProgramEvaluator:
     def _one(self, program: Any, case: Case, example: Any, seed: int) -> Evaluation:
         own = program.deepcopy()  # nothing a run leaves on a module reaches another case
         inputs = example.inputs().toDict()
-        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: own(**inputs))
-        self.meter.add(run.usage)
+        run = self.metered(seed, case.id, lambda: own(**inputs))
         names = {id(p): name for name, p in own.named_predictors()}
         trace = _trace(names, run)
         if run.parse_error is not None:

@@ -20,23 +20,13 @@ from typing import Any
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
 from gepa_lab import Artifact, Case, Evaluation
-from gepa_lab.lm import (
-    LMSettings,
-    Metered,
-    Usage,
-    UsageMeter,
-    as_settings,
-    build_lm,
-    case_seed,
-    metered,
-    transient_errors,
-)
+from gepa_lab.lm import LMCaller, LMSettings, Metered
 
 DEFAULT_TOKEN_BUDGET = 200_000
 MAX_THOUGHTS = 12  # agent thoughts kept in the trace
 
 
-class SkillCraftDspyEvaluator:
+class SkillCraftDspyEvaluator(LMCaller):
     """Evaluator (`gepa_lab.core.contracts.Evaluator`) running a real LM agent on SkillCraft-sim
     tasks of one family."""
 
@@ -59,14 +49,7 @@ class SkillCraftDspyEvaluator:
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.world = self.spec.load_world(self.data_dir)
         self.max_iters, self.token_budget = max_iters, token_budget
-        self.settings = as_settings(lm, "lm.task")
-        self.lm = build_lm(self.settings, "lm.task")  # reads the key now: a missing one fails here
-        self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
-
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
+        super().__init__(lm, "lm.task")
 
     def fingerprint(self) -> str:
         fixtures = hashlib.sha256()
@@ -87,8 +70,7 @@ class SkillCraftDspyEvaluator:
 
         toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
         agent = make_agent(artifact, toolset.functions, self.max_iters)
-        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: agent(task=case.input))
-        self.meter.add(run.usage)
+        run = self.metered(seed, case.id, lambda: agent(task=case.input))
         steps = trajectory_steps(getattr(run.value, "trajectory", None) or {})
         written, text, missing = _artifact(toolset, task.output_file)
         error = _agent_error(run, steps, self.max_iters)

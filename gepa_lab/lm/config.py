@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import check_int, check_number
+from gepa_lab.core.settings import check_int, check_number, from_mapping
 
 ENGINES = ("litellm", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -89,11 +89,7 @@ def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") 
         return value
     if not isinstance(value, Mapping):
         raise ConfigError(f"{role} must be a mapping of LM settings (got {type(value).__name__})")
-    known = {f.name for f in fields(LMSettings)}
-    unknown = sorted(set(map(str, value)) - known)
-    if unknown:
-        raise ConfigError(f"unknown LM setting(s) {unknown} in {role}; known: {', '.join(sorted(known))}")
-    settings = LMSettings(**{str(k): v for k, v in value.items()})
+    settings = from_mapping(LMSettings, value, role)
     settings.validate(role)
     return settings
 
