@@ -112,22 +112,12 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
-def _int_or_none(text: str | None) -> int | None:
-    try:
-        return int(text) if text not in (None, "") else None
-    except ValueError:
-        return None
-
-
 def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
     """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`)."""
     from gepa_lab.tracking.mlflow_links import run_url
 
-    latest: dict[str, Any] = {}
-    for run in runs:
-        key = run.data.tags.get("gepa.experiment_id") or run.info.run_id
-        if key not in latest or run.info.start_time > latest[key].info.start_time:
-            latest[key] = run
+    latest = {run.data.tags.get("gepa.experiment_id") or run.info.run_id: run
+              for run in sorted(runs, key=lambda r: r.info.start_time)}
     rows = []
     for run in latest.values():
         tags, metrics = run.data.tags, run.data.metrics
@@ -137,8 +127,8 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
             seed_won = tags.get("rule.candidate_improved_validation") == "failed"
             winner = tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
         rows.append({
-            "experiment": tags.get("experiment", ""), "seed": _int_or_none(tags.get("random_seed")),
-            "job": _int_or_none(tags.get("sweep_job")), "status": run.info.status, "winner": winner,
+            "experiment": tags.get("experiment", ""), "seed": tags.get("random_seed"),
+            "job": tags.get("sweep_job"), "status": run.info.status, "winner": winner,
             "holdout_delta": metrics.get("holdout_delta", math.nan),
             "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
             "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
@@ -157,7 +147,7 @@ def frame_of(rows: list[dict[str, Any]]) -> Any:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame = frame.astype({"seed": "Int64", "job": "Int64"})
+    frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
     return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
 

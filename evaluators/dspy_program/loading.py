@@ -3,8 +3,8 @@ teleprompter), checked before anything is spent: the metric's signature, the pro
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -13,21 +13,13 @@ def load_object(spec: str, what: str) -> Any:
     """`package.module:attr` (or `package.module.attr`) -> the object; ValueError naming the fix."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{what} must be '<module>:<attr>', got {spec!r}")
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
-        module_name, _, attr = spec.rpartition(".")
-    if not module_name or not attr:
-        raise ValueError(f"{what} must be '<module>:<attr>', got {spec!r}")
     try:
-        obj: Any = importlib.import_module(module_name)
+        return pkgutil.resolve_name(spec)
     except ImportError as exc:
-        raise ValueError(f"{what} {spec!r}: cannot import {module_name} ({exc}); run from the directory that "
-                         "holds it, or add that directory to PYTHONPATH") from exc
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"{what} {spec!r}: {module_name} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
+        raise ValueError(f"{what} {spec!r}: cannot import {spec.partition(':')[0]} ({exc}); run from the directory "
+                         "that holds it, or add that directory to PYTHONPATH") from exc
+    except (AttributeError, ValueError) as exc:
+        raise ValueError(f"{what} {spec!r}: {exc}") from None
 
 
 def load_program(spec: Any) -> Any:

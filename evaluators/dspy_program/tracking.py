@@ -12,12 +12,6 @@ from typing import Any
 from gepa_lab import Result, describe
 
 log = logging.getLogger("gepa_lab.dspy_program")
-PROGRAM_FILE = "program.json"
-NOT_ELIGIBLE_FILE = "program.not_eligible.json"
-
-
-def program_file(eligible: bool) -> str:
-    return PROGRAM_FILE if eligible else NOT_ELIGIBLE_FILE
 
 
 class ProgramStateTracker:
@@ -29,21 +23,18 @@ class ProgramStateTracker:
         self.path: Path | None = None
 
     def finish(self, result: Result) -> None:
-        self.path = self.evaluator.save_program(result.best, self.run_dir / program_file(result.promotion_eligible))
+        name = "program.json" if result.promotion_eligible else "program.not_eligible.json"
+        path = self.path = self.evaluator.save_program(result.best, self.run_dir / name)
         log.info("winner's program state%s: %s (dspy: program.load(path))",
-                 "" if result.promotion_eligible else " (NOT ELIGIBLE)", self.path)
+                 "" if result.promotion_eligible else " (NOT ELIGIBLE)", path)
         run_id, uri = result.links.get("mlflow_run_id"), result.links.get("mlflow_tracking_uri")
-        if run_id and uri:
-            self._log_to_mlflow(run_id, uri)
-        elif run_id:
+        if run_id and not uri:
             log.warning("%s not logged to MLflow run %s: its tracking URI holds a password (keep credentials "
-                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", self.path.name, run_id)
+                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", name, run_id)
+        elif run_id:
+            try:
+                from mlflow import MlflowClient
 
-    def _log_to_mlflow(self, run_id: str, uri: str) -> None:
-        assert self.path is not None
-        try:
-            from mlflow import MlflowClient
-
-            MlflowClient(tracking_uri=uri).log_artifact(run_id, str(self.path), "best")
-        except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
-            log.warning("could not log %s to MLflow run %s: %s", self.path.name, run_id, describe(exc))
+                MlflowClient(tracking_uri=uri).log_artifact(run_id, str(path), "best")
+            except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
+                log.warning("could not log %s to MLflow run %s: %s", name, run_id, describe(exc))
