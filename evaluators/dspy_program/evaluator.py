@@ -29,7 +29,7 @@ from typing import Any
 
 from evaluators.dspy_program.examples import to_example, verdict
 from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
-from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
+from evaluators.dspy_program.texts import apply_texts, program_texts
 from gepa_lab import Artifact, Case, Evaluation, artifact_id, sha256_hex
 from gepa_lab.lm import LMCaller, LMSettings, Metered, compose_feedback, trace_line
 
@@ -85,7 +85,6 @@ class DspyProgramEvaluator(LMCaller):
         self.run_dir = resolve_run_dir(run_dir)
         self._lock = threading.Lock()
         self._programs: OrderedDict[str, Any] = OrderedDict()
-        self._saved: set[str] = set()
 
     def fingerprint(self) -> str:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
@@ -99,20 +98,17 @@ class DspyProgramEvaluator(LMCaller):
         """The program with the artifact's instructions (built once per artifact)."""
         key = artifact_id(artifact)
         with self._lock:
-            built = self._programs.get(key)
-            if built is not None:
+            if key in self._programs:
                 self._programs.move_to_end(key)
-                return built
+                return self._programs[key]
         built = apply_texts(self.program, artifact)
+        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{key}.json"
+        if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
+            self.save_program(artifact, saved)
         with self._lock:
             self._programs[key] = built
             if len(self._programs) > _PROGRAM_CACHE:
                 self._programs.popitem(last=False)
-            first = self.run_dir is not None and key not in self._saved
-            self._saved.add(key)
-        if first:
-            assert self.run_dir is not None
-            self.save_program(artifact, self.run_dir / "programs" / f"{key}.json")
         return built
 
     def save_program(self, artifact: Artifact, path: str | Path) -> Path:
@@ -137,8 +133,7 @@ class DspyProgramEvaluator(LMCaller):
             to_example(case, self.inputs, self.label)
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        check_names(self.program, artifact)
-        program = self.program_for(artifact)
+        program = self.program_for(artifact)  # checks the artifact's names against the program's
         examples = [to_example(case, self.inputs, self.label) for case in cases]  # bad cases fail first
         return [self._one(program, case, example, seed) for case, example in zip(cases, examples, strict=True)]
 
@@ -205,7 +200,8 @@ def _source_digest(fn: Any) -> str | None:
 
 
 def _trace(names: dict[int, str], run: Metered) -> str:
-    lines = [run.seed_note()]
+    how = "sent to the provider" if run.seed_sent else "not sent: the provider takes no seed"
+    lines = [f"provider seed {run.provider_seed} ({how})"]
     for entry in run.trace:
         predictor, inputs, outputs = (list(entry) + [None, None, None])[:3]
         name = names.get(id(predictor), type(predictor).__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -62,17 +62,11 @@ def metric_form(metric: Callable[..., Any], name: str) -> int:
                      "(gold, pred, trace, pred_name, pred_trace)")
 
 
-def _forward_params(program: Any) -> Mapping[str, inspect.Parameter]:
-    # Read from the class: dspy warns whenever `forward` is looked up on an instance.
-    params = dict(inspect.signature(type(program).forward).parameters)
-    params.pop(next(iter(params)), None)  # self
-    return params
-
-
 def program_inputs(program: Any) -> tuple[list[str], list[str]] | None:
     """(the input fields a program's `forward` names, the required ones); a single predictor
     (`forward(**kwargs)`): its signature's input fields, all required; None when it says no more."""
-    params = _forward_params(program).values()
+    # Read from the class (dspy warns whenever `forward` is looked up on an instance), without `self`.
+    params = list(inspect.signature(type(program).forward).parameters.values())[1:]
     named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if any(p.kind is p.VAR_KEYWORD for p in params) and not named:
         signature = getattr(program, "signature", None) or getattr(getattr(program, "predict", None), "signature", None)

@@ -37,10 +37,9 @@ class SkillCraftDspyEvaluator(LMCaller):
         from evaluators.skillcraft.evaluator import default_data_dir
         from evaluators.skillcraft.family import get_family
 
-        if isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1:
-            raise ValueError(f"max_iters must be a positive integer, got {max_iters!r}")
-        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        for name, value in (("max_iters", max_iters), ("token_budget", token_budget)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.family = family
         self.spec = get_family(family)
         if not self.spec.tools:

@@ -41,10 +41,6 @@ class Metered:
                 "completion_tokens": float(u.completion_tokens), "cost_usd": u.cost_usd,
                 "latency_ms": round(self.latency_ms, 3), "lm_calls": float(u.calls)}
 
-    def seed_note(self) -> str:
-        how = "sent to the provider" if self.seed_sent else "not sent: the provider takes no seed"
-        return f"provider seed {self.provider_seed} ({how})"
-
 
 def metered(lm: Any, settings: LMSettings, provider_seed: int, fn: Callable[[], Any]) -> Metered:
     """Run `fn()` with `lm` (a copy carrying the seed) as dspy's LM, collecting dspy's trace."""
