@@ -353,7 +353,8 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     if not args.sweep or not Path(args.sweep).is_dir():
         raise UsageError("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)")
     runs = load_study(args.sweep)
-    frame = pd.DataFrame(compare(runs, args.compare, args.baseline), columns=COMPARE_COLUMNS)
+    rows = compare(runs, args.compare, args.baseline)
+    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
     reuse = max(holdout_reuse(runs).values(), default=0)
     notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
              "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
@@ -368,7 +369,7 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     stem = f"compare-{args.compare.replace('/', '.')}"
     written = _write(args, f"sweep-{sweep_selector(args.sweep)}", stem, frame,
                      markdown(table, f"{args.compare}: paired comparison", notes),
-                     lambda path: plot_compare(runs, args.compare, args.baseline, path), f"{stem}.png")
+                     lambda path: plot_compare(rows, args.compare, path), f"{stem}.png")
     logged = log_compare(args, runs, frame, written)
     return [table.to_string(index=False), "", *notes, *([f"MLflow, this comparison: {logged}"] if logged else [])], \
         written
