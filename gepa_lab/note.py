@@ -53,21 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def render(note: dict[str, Any]) -> str:
-    """One note in the run's description (markdown)."""
-    line = f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
-    return line + (f"  \n  *Next:* {note['next']}" if note["next"] else "")
-
-
 # -- where the run is --------------------------------------------------------------------------
 def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None, str | None]:
     """(run dir, MLflow run id, tracking URI) of RUN: a run directory or an MLflow run id."""
     folder = Path(run)
     if folder.is_dir():
-        if not (folder / "experiment.json").is_file() and not (folder / RUN_FILE).is_file():
+        file = folder / RUN_FILE
+        if not (folder / "experiment.json").is_file() and not file.is_file():
             raise NoteError(f"{run} holds no gepa_lab run (no experiment.json); pass the directory a run printed "
                             "as `record`, or its MLflow run id")
-        stored = _read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
+        try:
+            stored = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+        except (OSError, ValueError) as exc:
+            raise NoteError(f"cannot read {file}: {exc}") from None
         uri = tracking_uri or stored.get("tracking_uri")
         return folder, stored.get("run_id"), str(uri) if uri and stored.get("run_id") else None
     if RUN_ID.fullmatch(run):
@@ -75,13 +73,6 @@ def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None,
         run_dir = report.client_for(uri).get_run(run).data.tags.get("run_dir")
         return (Path(run_dir) if run_dir and Path(run_dir).is_dir() else None), run, uri
     raise NoteError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise NoteError(f"cannot read {path}: {exc}") from None
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -92,12 +83,8 @@ def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: di
         with open(run_dir / NOTES_FILE, "a", encoding="utf-8") as handle:  # one line: appended whole
             handle.write(json.dumps(note, ensure_ascii=False) + "\n")
         where.append(str(run_dir / NOTES_FILE))
-    if run_id is not None and uri is not None:
-        where.append(_to_mlflow(uri, run_id, note))
-    return where
-
-
-def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
+    if run_id is None or uri is None:
+        return where
     from mlflow.entities import RunTag
 
     client = report.client_for(uri)
@@ -105,12 +92,14 @@ def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
     description = run.data.tags.get(DESCRIPTION_TAG, "")
     if NOTES_MARKER not in description:
         description += NOTES_MARKER
-    description += render(note) + "\n"
+    # Every note, in the run's description (markdown).
+    description += f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
+    description += (f"  \n  *Next:* {note['next']}" if note["next"] else "") + "\n"
     client.log_batch(run_id, tags=[RunTag("conclusion", clip(note["conclusion"])),
                                    RunTag("next_hypothesis", clip(note["next"])),
                                    RunTag(DESCRIPTION_TAG, description)])
-    return "MLflow run " + " ".join(mlflow_links.link_lines(uri, mlflow_links.run_url(uri, run.info.experiment_id,
-                                                                                        run_id)))
+    url = mlflow_links.run_url(uri, run.info.experiment_id, run_id)
+    return [*where, "MLflow run " + " ".join(mlflow_links.link_lines(uri, url))]
 
 
 # -- listing -----------------------------------------------------------------------------------

@@ -363,7 +363,7 @@ def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
     assert settings.api_key_env is None and "sk-never" not in json.dumps(settings.public())
     with pytest.raises(ConfigError, match=r"reflection_lm must be a dspy.LM, .*\(got str\)"):
         settings_of("openai/gpt-4o", "reflection_lm")
-    with pytest.raises(ConfigError, match=r"task_lm: api_base must be an http\(s\) URL"):
+    with pytest.raises(ConfigError, match=r"task_lm.api_base must be an http\(s\) URL"):
         settings_of(dspy.LM("openai/stub", api_base="127.0.0.1:9"), "task_lm")
     _, from_mapping = lm_and_settings({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1",
                                        "api_key_env": None}, "lm.task")

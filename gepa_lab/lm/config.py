@@ -46,9 +46,7 @@ class LMSettings:
     def validate(self, role: str = "lm") -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"{role}.model must name a litellm model, e.g. openai/gpt-4o-mini (got {self.model!r})")
-        if self.api_base is not None and not str(self.api_base).startswith(("http://", "https://")):
-            raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
-                              f"(got {self.api_base!r})")
+        _check_api_base(self.api_base, role)
         if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
             # Never echo the value: a pasted key must not reach the terminal or a log.
             raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
@@ -107,8 +105,11 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
                           num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 120.0)
     if not model.strip():
         raise ConfigError(f"{role} has no model name; build it as dspy.LM('<provider>/<model>')")
-    if settings.api_base is not None and not str(settings.api_base).startswith(("http://", "https://")):
-        raise ConfigError(f"{role}: api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
-                          f"(got {settings.api_base!r})")
+    _check_api_base(settings.api_base, role)
     return settings
+
+
+def _check_api_base(api_base: Any, role: str) -> None:
+    if api_base is not None and not str(api_base).startswith(("http://", "https://")):
+        raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {api_base!r})")
 
