@@ -112,13 +112,15 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
-def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
-    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`)."""
+def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
+    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted."""
+    import pandas as pd
+
     from gepa_lab.tracking.mlflow_links import run_url
 
     latest = {run.data.tags.get("gepa.experiment_id") or run.info.run_id: run
               for run in sorted(runs, key=lambda r: r.info.start_time)}
-    rows = []
+    rows = []  # one per gepa run
     for run in latest.values():
         tags, metrics = run.data.tags, run.data.metrics
         finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
@@ -140,12 +142,6 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
             "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
             "run_url": run_url(uri, run.info.experiment_id, run.info.run_id) if uri else ""})
-    return rows
-
-
-def frame_of(rows: list[dict[str, Any]]) -> Any:
-    import pandas as pd
-
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
@@ -333,7 +329,7 @@ def report_runs(args: argparse.Namespace, uri: str) -> tuple[list[str], list[Pat
     if not runs:
         raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
                           f"(MLflow experiment {args.mlflow_experiment!r})")
-    frame = frame_of(rows_of(runs, uri))
+    frame = frame_of(runs, uri)
     table = display_table(frame)
     links = link_lines(uri, frame, runs[0].info.experiment_id)
     notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); {len(frame)} runs.", "",
@@ -407,35 +403,26 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
     return mlflow_links.run_url(uri, experiment_id, run_id)
 
 
-def confirm_run(run_dir: Path) -> dict[str, Any]:
-    """Rebuild the run's evaluator and dataset from its record, then open the confirmation split."""
-    from omegaconf import OmegaConf
-
-    from gepa_lab.cli import build
+def confirm_runs(run_dirs: Sequence[str]) -> int:
+    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split: the
+    run's evaluator and dataset rebuilt from its record."""
+    from gepa_lab.config import build
+    from gepa_lab.core.errors import GepaLabError
     from gepa_lab.core.settings import EvaluationSettings, from_mapping
     from gepa_lab.data import DatasetSource, load_confirmation
     from gepa_lab.runs.record import load_experiment
     from gepa_lab.search.engine import confirm
 
-    experiment = load_experiment(run_dir)
-    config = experiment.config
-    if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
-        raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line runs "
-                          "do); it cannot be confirmed from here")
-    source = from_mapping(DatasetSource, config["dataset"], "dataset")
-    cases = load_confirmation(source, experiment.dataset)
-    evaluator = build("evaluator", OmegaConf.create(config["evaluator"]))
-    settings = from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation")
-    return confirm(run_dir, evaluator, cases, settings)
-
-
-def confirm_runs(run_dirs: Sequence[str]) -> int:
-    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split."""
-    from gepa_lab.core.errors import GepaLabError
-
     try:
         for run_dir in run_dirs:
-            data = confirm_run(Path(run_dir))
+            experiment = load_experiment(run_dir)
+            config = experiment.config
+            if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
+                raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line "
+                                  "runs do); it cannot be confirmed from here")
+            cases = load_confirmation(from_mapping(DatasetSource, config["dataset"], "dataset"), experiment.dataset)
+            data = confirm(run_dir, build("evaluator", config["evaluator"]), cases,
+                           from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation"))
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
                   f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")
