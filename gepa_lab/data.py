@@ -143,12 +143,9 @@ def load_dataset_dir(path: str | Path, *, id: str | None = None, version: str | 
         raise FileNotFoundError(f"dataset directory not found: {path} (set dataset.path to a folder of split files)")
     meta = _manifest(root, manifest)
     names = {**{s: f"{s}.jsonl" for s in SPLITS}, **(files or {})}
-    splits: dict[str, list[Case]] = {}
-    for split in SPLITS:
-        name = names[split]
-        splits[split] = load_split(root / name) if name else []
-        if name:
-            _check_digest(meta, split, splits[split])
+    splits = {split: load_split(root / name) if (name := names[split]) else [] for split in SPLITS}
+    for split in (split for split in SPLITS if names[split]):  # a split left out has nothing to verify
+        _check_digest(meta, split, splits[split])
     for key, value in (("id", id or meta.get("id")), ("version", version or meta.get("version"))):
         if not value:
             where = "its manifest.json has no" if meta else "it has no manifest.json with"
