@@ -30,7 +30,7 @@ from typing import Any
 from evaluators.dspy_program.examples import to_example, verdict
 from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
 from evaluators.dspy_program.texts import apply_texts, program_texts
-from gepa_lab import Artifact, Case, Evaluation, artifact_id, sha256_hex
+from gepa_lab import Artifact, Case, Evaluation, Result, artifact_id, describe, sha256_hex
 from gepa_lab.lm import LMCaller, LMSettings, Metered, compose_feedback, trace_line
 
 log = logging.getLogger("gepa_lab.dspy_program")
@@ -122,8 +122,6 @@ class DspyProgramEvaluator(LMCaller):
 
     def run_trackers(self, run_dir: str | Path) -> list[Any]:
         """Trackers to add to a run of this evaluator: the winner's program state at the end."""
-        from evaluators.dspy_program.tracking import ProgramStateTracker
-
         return [ProgramStateTracker(self, run_dir)]
 
     # -- evaluation ----------------------------------------------------------------------------
@@ -169,6 +167,36 @@ class DspyProgramEvaluator(LMCaller):
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]
                 for name, entry in first.items()}
+
+
+class ProgramStateTracker:
+    """A tracker with only the `finish` hook; put it after the MLflow tracker. The winner as the
+    program's own saved state (as `program.save` writes it, so `program.load` restores it), in the
+    run dir and under `best/` in the run's MLflow run: `program.json` when the winner is
+    promotion-eligible, `program.not_eligible.json` when it is not, so a refused winner is never
+    mistaken for a shippable one."""
+
+    def __init__(self, evaluator: Any, run_dir: str | Path):
+        self.evaluator = evaluator
+        self.run_dir = Path(run_dir)
+        self.path: Path | None = None
+
+    def finish(self, result: Result) -> None:
+        name = "program.json" if result.promotion_eligible else "program.not_eligible.json"
+        path = self.path = self.evaluator.save_program(result.best, self.run_dir / name)
+        log.info("winner's program state%s: %s (dspy: program.load(path))",
+                 "" if result.promotion_eligible else " (NOT ELIGIBLE)", path)
+        run_id, uri = result.links.get("mlflow_run_id"), result.links.get("mlflow_tracking_uri")
+        if run_id and not uri:
+            log.warning("%s not logged to MLflow run %s: its tracking URI holds a password (keep credentials "
+                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", name, run_id)
+        elif run_id:
+            try:
+                from mlflow import MlflowClient
+
+                MlflowClient(tracking_uri=uri).log_artifact(run_id, str(path), "best")
+            except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
+                log.warning("could not log %s to MLflow run %s: %s", name, run_id, describe(exc))
 
 
 def resolve_run_dir(value: str | Path | None) -> Path | None:
