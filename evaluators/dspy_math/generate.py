@@ -152,8 +152,7 @@ def build_cases() -> dict[str, list[dict[str, Any]]]:
                     continue
                 seen.add(question)
                 made += 1
-                out[split].append({
-                    "id": f"math-{split[0]}{len(out[split]) + 1:03d}",
+                out[split].append({  # its id once the split is shuffled, below
                     "input": question,
                     "expected": str(answer),
                     "metadata": {"solution": "; ".join(steps), "steps": str(len(steps)), "template": template},
