@@ -26,9 +26,9 @@ from gepa_lab.config import Config, build, check_config, describe_config_error, 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import check_int
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
-OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true", "HF_DATASETS_OFFLINE": "1",
-               "HF_HUB_OFFLINE": "1"}
+OFFLINE_ENV = {**ENV_DEFAULTS, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
 
 
 # Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr

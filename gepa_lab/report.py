@@ -171,12 +171,8 @@ def display_table(frame: Any) -> Any:
         "winner": row.winner, "holdout delta": _delta(row),
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
         "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
-        "note": _clipped(row.conclusion) or "-",
+        "note": (row.conclusion[:NOTE_WIDTH - 1] + "…" if len(row.conclusion) > NOTE_WIDTH else row.conclusion) or "-",
     } for row in frame.itertuples(index=False)], columns=TABLE)
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= NOTE_WIDTH else text[:NOTE_WIDTH - 1] + "…"
 
 
 def note_lines(frame: Any) -> list[str]:
