@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, NoReturn
@@ -82,9 +83,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                           "hydra.run.dir")
     try:  # creating it is the only reliable test (permissions, read-only mounts, root)
         run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / f".gepa-lab-write-test-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
+        tempfile.TemporaryFile(dir=run_dir).close()
     except OSError as exc:
         raise GepaLabError(f"cannot write the run directory {run_dir} ({exc.strerror or exc}); run from a "
                            "writable directory or set hydra.run.dir=<a writable path>") from None

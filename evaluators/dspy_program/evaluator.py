@@ -37,17 +37,11 @@ log = logging.getLogger("gepa_lab.dspy_program")
 _PROGRAM_CACHE = 32
 
 
-def fields_of(value: Any) -> Any:
-    """A prediction / example / inputs mapping as plain JSON-able data."""
-    if hasattr(value, "toDict"):
-        return value.toDict()
-    if isinstance(value, Mapping):
-        return dict(value)
-    return value
-
-
 def dumps(value: Any) -> str:
-    return json.dumps(fields_of(value), ensure_ascii=False, default=str)
+    """A prediction / example / inputs mapping as JSON text."""
+    if hasattr(value, "toDict"):
+        value = value.toDict()
+    return json.dumps(dict(value) if isinstance(value, Mapping) else value, ensure_ascii=False, default=str)
 
 
 class DspyProgramEvaluator(LMCaller):
