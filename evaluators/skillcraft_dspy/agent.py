@@ -45,5 +45,6 @@ def make_agent(artifact: Artifact, tools: list[Any], max_iters: int) -> Any:
 
 def trajectory_steps(trajectory: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """(thought, tool name, args) per step of a ReAct trajectory."""
-    return [(str(trajectory.get(f"thought_{i}", "")), str(trajectory[f"tool_name_{i}"]), trajectory.get(f"tool_args_{i}"))
-            for i in itertools.takewhile(lambda i: f"tool_name_{i}" in trajectory, itertools.count())]
+    steps = itertools.takewhile(lambda i: f"tool_name_{i}" in trajectory, itertools.count())
+    return [(str(trajectory.get(f"thought_{i}", "")), str(trajectory[f"tool_name_{i}"]),
+             trajectory.get(f"tool_args_{i}")) for i in steps]

@@ -73,9 +73,11 @@ class SkillCraftDspyEvaluator(LMCaller):
         steps = trajectory_steps(getattr(run.value, "trajectory", None) or {})
         written, text, missing = _artifact(toolset, task.output_file)
         error = _agent_error(run, steps, self.max_iters)
+        limited = sum(1 for c in toolset.calls if c.status == "rate_limited")
         episode = Episode(artifact=written, artifact_text=text, calls=toolset.calls, tokens=run.usage.tokens,
                           latency_ms=run.latency_ms, loaded=True, claim_done=toolset.claimed, agent_error=error,
-                          notes=_notes(toolset), missing_hint=missing)
+                          notes=[f"Tool errors: {limited} rate_limited response(s)."] if limited else [],
+                          missing_hint=missing)
         score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
         return Evaluation(
             case_id=case.id, score=score, output=text, feedback=feedback,
@@ -110,11 +112,6 @@ def _agent_error(run: Metered, steps: list[tuple[str, str, Any]], max_iters: int
     if steps and steps[-1][1] != "finish" and len(steps) >= max_iters:
         return f"stopped at the {max_iters}-step limit"
     return ""
-
-
-def _notes(toolset: Toolset) -> list[str]:
-    limited = sum(1 for c in toolset.calls if c.status == "rate_limited")
-    return [f"Tool errors: {limited} rate_limited response(s)."] if limited else []
 
 
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
