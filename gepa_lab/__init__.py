@@ -48,6 +48,7 @@ from gepa_lab.core.settings import (
 from gepa_lab.data import (
     DatasetSource,
     HFSplits,
+    frozen_files,
     hf_rows,
     load_artifact,
     load_dataset,
@@ -93,6 +94,7 @@ __all__ = [
     "canonical_json",
     "describe",
     "from_mapping",
+    "frozen_files",
     "hf_rows",
     "load_artifact",
     "load_dataset",

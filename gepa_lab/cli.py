@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, NoReturn
@@ -26,9 +27,9 @@ from gepa_lab.config import Config, build, check_config, describe_config_error, 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import check_int
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
-OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true", "HF_DATASETS_OFFLINE": "1",
-               "HF_HUB_OFFLINE": "1"}
+OFFLINE_ENV = {**ENV_DEFAULTS, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
 
 
 # Until Hydra's job logging gives it the run's log file, this logger writes nowhere (stderr
@@ -82,9 +83,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                           "hydra.run.dir")
     try:  # creating it is the only reliable test (permissions, read-only mounts, root)
         run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / f".gepa-lab-write-test-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
+        tempfile.TemporaryFile(dir=run_dir).close()
     except OSError as exc:
         raise GepaLabError(f"cannot write the run directory {run_dir} ({exc.strerror or exc}); run from a "
                            "writable directory or set hydra.run.dir=<a writable path>") from None
@@ -114,17 +113,13 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for job in itertools.product(*per_key.values())]
 
 
-def _unused_lm_setting(config: DictConfig) -> str | None:
+def _lm_unused(config: DictConfig) -> ConfigError | None:
     """An `lm` / `lm.*` override in a run whose components use no LM: it would quietly stay offline."""
-    if uses_lm(config):
-        return None
     keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
-    return next((key for key in keys if key == "lm" or key.startswith("lm.")), None)
-
-
-def _lm_unused(key: str) -> ConfigError:
-    return ConfigError(f"{key} is set, but no component of this run uses an LM; pick one that does "
-                       "(reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+    key = None if uses_lm(config) else next((k for k in keys if k == "lm" or k.startswith("lm.")), None)
+    return None if key is None else ConfigError(f"{key} is set, but no component of this run uses an LM; pick one "
+                                                "that does (reflector=dspy, evaluator=skillcraft_dspy or "
+                                                "dspy_program) or drop it")
 
 
 def check_run(config: DictConfig) -> None:
@@ -133,8 +128,8 @@ def check_run(config: DictConfig) -> None:
     if not run_dir:  # Path("") would be the working directory
         raise ConfigError("hydra.run.dir is empty (an unset variable?); name the run's directory, e.g. "
                           "hydra.run.dir=outputs/ci-$RUN_ID")
-    if key := _unused_lm_setting(config):
-        raise _lm_unused(key)
+    if error := _lm_unused(config):
+        raise error
     check_run_dir(Path(run_dir), check_config(_task(config)).resume)
 
 
@@ -160,9 +155,9 @@ def check_sweep(config: DictConfig) -> None:
         composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
                            return_hydra_config=True)
         check_config(_task(composed))
-        unused.append(_unused_lm_setting(composed))
+        unused.append(_lm_unused(composed))
     if unused and all(unused):
-        raise _lm_unused(str(unused[0]))
+        raise ConfigError(str(unused[0]))
 
 
 def _task(config: DictConfig) -> DictConfig:
@@ -295,24 +290,15 @@ def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, r
     return seed
 
 
-class _Redacting(logging.Filter):
-    """Every log line a run writes (stderr, gepa_lab.log) without credentials: a provider's error may
-    echo the key."""
+def _redact(record: logging.LogRecord) -> bool:
+    """A log filter: every line a run writes (stderr, gepa_lab.log) without credentials, as a
+    provider's error may echo the key."""
+    from gepa_lab.core.redact import redact
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        from gepa_lab.core.redact import redact
-
-        text = record.getMessage()
-        clean = redact(text)
-        if clean != text:
-            record.msg, record.args = clean, None
-        return True
-
-
-def _redact_logs() -> None:
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, _Redacting) for f in handler.filters):
-            handler.addFilter(_Redacting())
+    text = record.getMessage()
+    if (clean := redact(text)) != text:
+        record.msg, record.args = clean, None
+    return True
 
 
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
@@ -325,7 +311,8 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
     from gepa_lab.tracking.progress import ProgressTracker
 
     _sigterm_as_interrupt()
-    _redact_logs()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_redact)  # once: addFilter skips a filter the handler has
     sweep: dict[str, Any] | None = None
     try:
         conf = check_config(cfg)

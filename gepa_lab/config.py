@@ -96,9 +96,6 @@ def register_configs() -> None:
 
 
 # -- configuration errors -----------------------------------------------------------------------
-KEYS_HINT = "`python -m gepa_lab --cfg job` prints every key"
-
-
 def describe_config_error(exc: BaseException) -> str:
     """One line for a Hydra / OmegaConf composition error, built from the exceptions' fields."""
     from hydra.errors import MissingConfigException, OverrideParseException
@@ -136,7 +133,7 @@ def _siblings(err: OmegaConfBaseException) -> list[str]:
     return [f.name for f in dataclasses.fields(schema)] if dataclasses.is_dataclass(schema) else []
 
 
-def unknown_key(full_key: str, known: list[str], hint: str = KEYS_HINT) -> str:
+def unknown_key(full_key: str, known: list[str], hint: str = "`python -m gepa_lab --cfg job` prints every key") -> str:
     name = full_key.rpartition(".")[2]
     close = difflib.get_close_matches(name, known, n=1)
     did_you_mean = f"; did you mean {close[0]!r}?" if close else ""

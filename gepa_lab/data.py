@@ -143,12 +143,9 @@ def load_dataset_dir(path: str | Path, *, id: str | None = None, version: str | 
         raise FileNotFoundError(f"dataset directory not found: {path} (set dataset.path to a folder of split files)")
     meta = _manifest(root, manifest)
     names = {**{s: f"{s}.jsonl" for s in SPLITS}, **(files or {})}
-    splits: dict[str, list[Case]] = {}
-    for split in SPLITS:
-        name = names[split]
-        splits[split] = load_split(root / name) if name else []
-        if name:
-            _check_digest(meta, split, splits[split])
+    splits = {split: load_split(root / name) if (name := names[split]) else [] for split in SPLITS}
+    for split in (split for split in SPLITS if names[split]):  # a split left out has nothing to verify
+        _check_digest(meta, split, splits[split])
     for key, value in (("id", id or meta.get("id")), ("version", version or meta.get("version"))):
         if not value:
             where = "its manifest.json has no" if meta else "it has no manifest.json with"
@@ -231,6 +228,17 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
         _check_digest(meta, split, splits[split])
     return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
+
+
+def frozen_files(rows: Mapping[str, Sequence[dict[str, Any]]], id: str, version: str, **extra: Any) -> dict[str, str]:
+    """A frozen dataset's files (name -> text): one JSONL file per split of case rows, and manifest.json
+    with each split's digest (what `load_dataset_dir` verifies), then `extra`."""
+    files = {f"{split}.jsonl": "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in cases)
+             for split, cases in rows.items()}
+    splits = {split: {"file": f"{split}.jsonl", "cases": len(cases),
+                      "sha256": split_digest([Case.from_dict(row) for row in cases])} for split, cases in rows.items()}
+    manifest = {"id": id, "version": version, "splits": splits, **extra}
+    return {**files, "manifest.json": json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"}
 
 
 @dataclass

@@ -37,6 +37,7 @@ from gepa_lab.lm.reflector import DspyReflector
 from gepa_lab.runs.record import run_state
 from gepa_lab.search.engine import optimize
 from gepa_lab.summary import format_summary
+from gepa_lab.tracking.mlflow_tracker import MlflowTracker
 from gepa_lab.tracking.progress import ProgressTracker
 
 log = logging.getLogger("gepa_lab")
@@ -125,7 +126,15 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         if submit and not artifact_name:
             raise ConfigError("submit=True needs artifact_name: the revision store files a DSPy program's "
                               "instructions under a name (e.g. artifact_name='support-triage')")
-        self.submitter = _submitter(store_url, artifact_name) if submit else None
+        self.submitter = None
+        if submit:
+            from gepa_lab.revisions.submitter import StoreSubmitter
+            from gepa_lab.revisions.urls import DEFAULT_STORE_URL
+
+            try:
+                self.submitter = StoreSubmitter(store_url or DEFAULT_STORE_URL, artifact_name=artifact_name)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
         ProgressTracker(progress)  # checks the mode
         self.metric, self.reflection_lm, self.task_lm = metric, reflection_lm, task_lm
         self.run_dir, self.experiment_name, self.progress = run_dir, experiment_name, progress
@@ -153,7 +162,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
             raise ConfigError(str(exc).replace("evaluator.inputs", "the examples' with_inputs(...)")) from None
         reflector = DspyReflector(self.reflection_lm, seed=self.search.random_seed)
         [saver] = evaluator.run_trackers(run_dir)  # the winner's program state, after MLflow has the run
-        trackers = [ProgressTracker(self.progress), *self._mlflow(), saver]
+        mlflow = [MlflowTracker(uri=self.tracking_uri)] if self.mlflow else []
+        trackers = [ProgressTracker(self.progress), *mlflow, saver]
         result = optimize(evaluator.seed_artifact, dataset, evaluator, reflector, self.search,
                           evaluation=self.evaluation, promotion=self.promotion, submitter=self.submitter,
                           submit=self.submit, run_dir=run_dir, resume=resume, trackers=trackers, name=name,
@@ -180,13 +190,6 @@ class GEPA(Teleprompter):  # type: ignore[misc]
             raise ResumeError(f"{run_dir} holds a finished run (see its result.json); pass a new run_dir")
         return run_dir, state == "unfinished"
 
-    def _mlflow(self) -> list[Any]:
-        if not self.mlflow:
-            return []
-        from gepa_lab.tracking.mlflow_tracker import MlflowTracker
-
-        return [MlflowTracker(uri=self.tracking_uri)]
-
 
 def default_policy() -> PromotionPolicy:
     """The `default` preset without its latency ceiling: the wall-clock latency of LM calls moves
@@ -195,16 +198,6 @@ def default_policy() -> PromotionPolicy:
     token and cost ceilings, which do follow the instructions, stay."""
     policy = PromotionPolicy()
     return replace(policy, gates=replace(policy.gates, ceilings={**policy.gates.ceilings, "latency_ms": None}))
-
-
-def _submitter(store_url: str | None, artifact_name: str | None) -> Any:
-    from gepa_lab.revisions.submitter import StoreSubmitter
-    from gepa_lab.revisions.urls import DEFAULT_STORE_URL
-
-    try:
-        return StoreSubmitter(store_url or DEFAULT_STORE_URL, artifact_name=artifact_name)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
 
 
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],

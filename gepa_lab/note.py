@@ -19,17 +19,15 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import os
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import describe, fail, one_line_parser
-from gepa_lab.report import ReportError, client_for, parent_runs, sweep_selector
+from gepa_lab import report
+from gepa_lab.core.errors import describe, fail
 from gepa_lab.tracking import mlflow_links
-from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 from gepa_lab.tracking.mlflow_tracker import default_uri
 from gepa_lab.tracking.mlflow_values import clip
 from gepa_lab.tracking.mlflow_worker import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE
@@ -43,33 +41,16 @@ class NoteError(Exception):
     """The note cannot be stored (exit 1)."""
 
 
-_Parser = one_line_parser(PROG)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=f"python -m {PROG}", description=(
-        "Keep a researcher's note (conclusion, next hypothesis) with a run: in its run directory and its "
-        "MLflow run (tags and description). --list prints a study's notes."))
+    parser = report.study_parser(PROG, "Keep a researcher's note (conclusion, next hypothesis) with a run: in its "
+                                 "run directory and its MLflow run (tags and description; the run's own store "
+                                 "unless --tracking-uri). --list prints a study's notes (--sweep / --experiment).")
     parser.add_argument("run", nargs="?", metavar="RUN", help="a run directory or an MLflow parent run id")
     parser.add_argument("conclusion", nargs="?", help="what the run showed")
     parser.add_argument("--next", default="", metavar="HYPOTHESIS", help="what to try next, and why")
     parser.add_argument("--author", default=None, help="who concluded it (default: the login name)")
     parser.add_argument("--list", action="store_true", help="list the notes of a study instead")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--sweep", metavar="ID|DIR", help="with --list: a sweep's id or directory")
-    which.add_argument("--experiment", metavar="NAME", help="with --list: every run of a gepa experiment")
-    parser.add_argument("--tracking-uri", metavar="URI",
-                        help="MLflow store (default: the run's own, else $MLFLOW_TRACKING_URI, else "
-                             "sqlite:///<cwd>/mlflow.db)")
-    parser.add_argument("--mlflow-experiment", default="gepa-lab", metavar="NAME",
-                        help="with --list: the MLflow experiment of the parent runs (default gepa-lab)")
     return parser
-
-
-def render(note: dict[str, Any]) -> str:
-    """One note in the run's description (markdown)."""
-    line = f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
-    return line + (f"  \n  *Next:* {note['next']}" if note["next"] else "")
 
 
 # -- where the run is --------------------------------------------------------------------------
@@ -77,24 +58,21 @@ def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None,
     """(run dir, MLflow run id, tracking URI) of RUN: a run directory or an MLflow run id."""
     folder = Path(run)
     if folder.is_dir():
-        if not (folder / "experiment.json").is_file() and not (folder / RUN_FILE).is_file():
+        file = folder / RUN_FILE
+        if not (folder / "experiment.json").is_file() and not file.is_file():
             raise NoteError(f"{run} holds no gepa_lab run (no experiment.json); pass the directory a run printed "
                             "as `record`, or its MLflow run id")
-        stored = _read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
+        try:
+            stored = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+        except (OSError, ValueError) as exc:
+            raise NoteError(f"cannot read {file}: {exc}") from None
         uri = tracking_uri or stored.get("tracking_uri")
         return folder, stored.get("run_id"), str(uri) if uri and stored.get("run_id") else None
     if RUN_ID.fullmatch(run):
         uri = tracking_uri or default_uri()
-        run_dir = client_for(uri).get_run(run).data.tags.get("run_dir")
+        run_dir = report.client_for(uri).get_run(run).data.tags.get("run_dir")
         return (Path(run_dir) if run_dir and Path(run_dir).is_dir() else None), run, uri
     raise NoteError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise NoteError(f"cannot read {path}: {exc}") from None
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -105,36 +83,30 @@ def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: di
         with open(run_dir / NOTES_FILE, "a", encoding="utf-8") as handle:  # one line: appended whole
             handle.write(json.dumps(note, ensure_ascii=False) + "\n")
         where.append(str(run_dir / NOTES_FILE))
-    if run_id is not None and uri is not None:
-        where.append(_to_mlflow(uri, run_id, note))
-    return where
-
-
-def _to_mlflow(uri: str, run_id: str, note: dict[str, Any]) -> str:
+    if run_id is None or uri is None:
+        return where
     from mlflow.entities import RunTag
 
-    client = client_for(uri)
+    client = report.client_for(uri)
     run = client.get_run(run_id)
     description = run.data.tags.get(DESCRIPTION_TAG, "")
     if NOTES_MARKER not in description:
         description += NOTES_MARKER
-    description += render(note) + "\n"
+    # Every note, in the run's description (markdown).
+    description += f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
+    description += (f"  \n  *Next:* {note['next']}" if note["next"] else "") + "\n"
     client.log_batch(run_id, tags=[RunTag("conclusion", clip(note["conclusion"])),
                                    RunTag("next_hypothesis", clip(note["next"])),
                                    RunTag(DESCRIPTION_TAG, description)])
-    return "MLflow run " + " ".join(mlflow_links.link_lines(uri, mlflow_links.run_url(uri, run.info.experiment_id,
-                                                                                        run_id)))
+    url = mlflow_links.run_url(uri, run.info.experiment_id, run_id)
+    return [*where, "MLflow run " + " ".join(mlflow_links.link_lines(uri, url))]
 
 
 # -- listing -----------------------------------------------------------------------------------
 def list_notes(args: argparse.Namespace) -> int:
-    uri = args.tracking_uri or default_uri()
-    where = "tags.conclusion != ''"
-    if args.sweep:
-        where += f" and tags.sweep_id = '{sweep_selector(args.sweep)}'"
-    elif args.experiment:
-        where += f" and tags.experiment = '{args.experiment}'"
-    runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
+    where = report.selection(args)[0]
+    runs = report.parent_runs(report.client_for(args.tracking_uri or default_uri()), args.mlflow_experiment,
+                       " and ".join(w for w in ("tags.conclusion != ''", where) if w))
     if not runs:
         print("no notes")
         return 0
@@ -149,15 +121,13 @@ def list_notes(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help (0) or a usage error already printed (2)
-        return exc.code if isinstance(exc.code, int) else 2
-    for name, value in ENV_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    return report.run_command(build_parser(), argv, _command)
+
+
+def _command(args: argparse.Namespace) -> int:
     if not args.list and (not args.run or not args.conclusion or not args.conclusion.strip()):
         return fail(PROG, "give a run (directory or MLflow run id) and a conclusion: "
-                     f'python -m {PROG} RUN "what it showed" --next "what to try next"', 2)
+                    f'python -m {PROG} RUN "what it showed" --next "what to try next"', 2)
     try:
         if args.list:
             return list_notes(args)
@@ -166,7 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "next": " ".join(args.next.split())}
         run_dir, run_id, uri = locate(args.run, args.tracking_uri)
         where = add_note(run_dir, run_id, uri, note)
-    except (NoteError, ReportError) as exc:
+    except report.UsageError as exc:
+        return fail(PROG, str(exc), 2)
+    except (NoteError, report.ReportError) as exc:
         return fail(PROG, str(exc), 1)
     except OSError as exc:
         return fail(PROG, f"cannot write the note: {exc}", 1)

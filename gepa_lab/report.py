@@ -25,12 +25,13 @@ import math
 import os
 import re
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import describe, fail, one_line_parser
 from gepa_lab.tracking.mlflow_links import masked
+from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
 PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
@@ -46,13 +47,9 @@ class ReportError(Exception):
     """The report cannot be made (exit 1)."""
 
 
-_Parser = one_line_parser(PROG)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=f"python -m {PROG}", description=(
-        "Table of a study's runs from MLflow (experiment x seed -> winner, holdout delta, eligible, "
-        "metric calls, cost, stop reason); also written as CSV, Markdown and a plot."))
+def study_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of `report` and `note`, with what both take: which study, in which MLflow store."""
+    parser = one_line_parser(prog)(prog=f"python -m {prog}", description=description)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--sweep", metavar="ID|DIR",
                        help="a sweep's id (MLflow tag sweep_id) or its directory (hydra.sweep.dir)")
@@ -61,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///<cwd>/mlflow.db)")
     parser.add_argument("--mlflow-experiment", default="gepa-lab", metavar="NAME",
                         help="the MLflow experiment the runs were logged to (tracking.experiment; default gepa-lab)")
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = study_parser(PROG, "Table of a study's runs from MLflow (experiment x seed -> winner, holdout delta, "
+                          "eligible, metric calls, cost, stop reason); also written as CSV, Markdown and a plot.")
     parser.add_argument("--out", metavar="DIR", help="where report.csv, report.md and holdout_delta.png go "
                         "(default: reports/<sweep-ID | experiment-NAME | all>)")
     parser.add_argument("--no-plot", action="store_true", help="skip holdout_delta.png")
@@ -109,23 +112,15 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
-def _int_or_none(text: str | None) -> int | None:
-    try:
-        return int(text) if text not in (None, "") else None
-    except ValueError:
-        return None
+def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
+    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted."""
+    import pandas as pd
 
-
-def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
-    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`)."""
     from gepa_lab.tracking.mlflow_links import run_url
 
-    latest: dict[str, Any] = {}
-    for run in runs:
-        key = run.data.tags.get("gepa.experiment_id") or run.info.run_id
-        if key not in latest or run.info.start_time > latest[key].info.start_time:
-            latest[key] = run
-    rows = []
+    latest = {run.data.tags.get("gepa.experiment_id") or run.info.run_id: run
+              for run in sorted(runs, key=lambda r: r.info.start_time)}
+    rows = []  # one per gepa run
     for run in latest.values():
         tags, metrics = run.data.tags, run.data.metrics
         finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
@@ -134,8 +129,8 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
             seed_won = tags.get("rule.candidate_improved_validation") == "failed"
             winner = tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
         rows.append({
-            "experiment": tags.get("experiment", ""), "seed": _int_or_none(tags.get("random_seed")),
-            "job": _int_or_none(tags.get("sweep_job")), "status": run.info.status, "winner": winner,
+            "experiment": tags.get("experiment", ""), "seed": tags.get("random_seed"),
+            "job": tags.get("sweep_job"), "status": run.info.status, "winner": winner,
             "holdout_delta": metrics.get("holdout_delta", math.nan),
             "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
             "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
@@ -147,14 +142,8 @@ def rows_of(runs: Sequence[Any], uri: str = "") -> list[dict[str, Any]]:
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
             "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
             "run_url": run_url(uri, run.info.experiment_id, run.info.run_id) if uri else ""})
-    return rows
-
-
-def frame_of(rows: list[dict[str, Any]]) -> Any:
-    import pandas as pd
-
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame = frame.astype({"seed": "Int64", "job": "Int64"})
+    frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
     return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
 
@@ -182,12 +171,8 @@ def display_table(frame: Any) -> Any:
         "winner": row.winner, "holdout delta": _delta(row),
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
         "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
-        "note": _clipped(row.conclusion) or "-",
+        "note": (row.conclusion[:NOTE_WIDTH - 1] + "…" if len(row.conclusion) > NOTE_WIDTH else row.conclusion) or "-",
     } for row in frame.itertuples(index=False)], columns=TABLE)
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= NOTE_WIDTH else text[:NOTE_WIDTH - 1] + "…"
 
 
 def note_lines(frame: Any) -> list[str]:
@@ -237,12 +222,10 @@ def summary_lines(frame: Any) -> list[str]:
 
 def plot(frame: Any, path: Path, title: str) -> None:
     """Holdout delta per run (x: experiment / seed), its interval as an error bar; filled = eligible."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     done = frame[frame["holdout_delta"].notna()].reset_index(drop=True)
     figure = Figure(figsize=(max(4.0, 0.5 * len(done) + 2.0), 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     colours = {name: f"C{i % 10}" for i, name in enumerate(sorted(set(done["experiment"])))}
     for x, row in enumerate(done.itertuples(index=False)):
@@ -265,20 +248,43 @@ def plot(frame: Any, path: Path, title: str) -> None:
 
 # -- command -------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_command(build_parser(), argv, _command)
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+                command: Callable[[argparse.Namespace], int]) -> int:
+    """Parse, set the offline defaults, run (`report` and `note`)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
         return exc.code if isinstance(exc.code, int) else 2
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name, value in ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    return command(args)
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.confirm:
         return confirm_runs(args.confirm)
-    if args.compare:
-        return compare_sweep(args)
-    return report_runs(args)
+    from gepa_lab.study import StudyError
+    from gepa_lab.tracking.mlflow_tracker import default_uri
+
+    uri = args.tracking_uri or default_uri()
+    try:
+        lines, written = compare_sweep(args) if args.compare else report_runs(args, uri)
+    except UsageError as exc:
+        return fail(PROG, str(exc), 2)
+    except (ReportError, StudyError) as exc:
+        return fail(PROG, str(exc), 1)
+    except OSError as exc:
+        return fail(PROG, f"cannot write the report: {exc}", 1)
+    except Exception as exc:  # an MLflow error: one line, never a traceback
+        return fail(PROG, f"cannot read {masked(uri)}: {describe(exc)}", 1)
+    print(*lines, "written: " + ", ".join(str(p) for p in written), sep="\n")
+    return 0
 
 
-def _selection(args: argparse.Namespace) -> tuple[str, str, str]:
+def selection(args: argparse.Namespace) -> tuple[str, str, str]:
     """(MLflow filter, title, report folder) of `--sweep` / `--experiment`; a bad one is a usage error."""
     if args.sweep is not None:
         if not args.sweep.strip():
@@ -299,95 +305,66 @@ class UsageError(ValueError):
     """A bad argument value found after parsing (exit 2)."""
 
 
-def report_runs(args: argparse.Namespace) -> int:
-    from gepa_lab.tracking.mlflow_tracker import default_uri
-
-    uri = args.tracking_uri or default_uri()
-    try:
-        where, title, slug = _selection(args)
-    except UsageError as exc:
-        return fail(PROG, str(exc), 2)
-    try:
-        runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
-        if not runs:
-            raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
-                              f"(MLflow experiment {args.mlflow_experiment!r})")
-        frame = frame_of(rows_of(runs, uri))
-        table = display_table(frame)
-        links = link_lines(uri, frame, runs[0].info.experiment_id)
-        out = Path(args.out) if args.out else Path("reports") / slug
-        out.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(out / "report.csv", index=False)
-        notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); "
-                 f"{len(frame)} runs.", "", *[f"- {line}" for line in summary_lines(frame)], "",
-                 *[f"{line}  " for line in links]]
-        (out / "report.md").write_text(markdown(table, f"gepa-lab report: {title}", notes)
-                                       + "\n".join(["", *note_lines(frame)]), encoding="utf-8")
-        written = [out / "report.csv", out / "report.md"]
-        if not args.no_plot:
-            plot(frame, out / "holdout_delta.png", f"gepa-lab: {title}")
-            written.append(out / "holdout_delta.png")
-    except ReportError as exc:
-        return fail(PROG, str(exc), 1)
-    except OSError as exc:
-        return fail(PROG, f"cannot write the report: {exc}", 1)
-    except Exception as exc:  # an MLflow error: one line, never a traceback
-        return fail(PROG, f"cannot read {masked(uri)}: {describe(exc)}", 1)
-    print(table.to_string(index=False), "", *summary_lines(frame), *links, sep="\n")
-    print("written: " + ", ".join(str(p) for p in written))
-    return 0
+def _write(args: argparse.Namespace, slug: str, stem: str, frame: Any, markdown_text: str,
+           plot_to: Callable[[Path], None], plot_name: str) -> list[Path]:
+    """The report's files in `--out` (default reports/<slug>): CSV, Markdown and, unless --no-plot, the plot."""
+    out = Path(args.out) if args.out else Path("reports") / slug
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / f"{stem}.csv", out / f"{stem}.md"]
+    frame.to_csv(written[0], index=False)
+    written[1].write_text(markdown_text, encoding="utf-8")
+    if not args.no_plot:
+        plot_to(out / plot_name)
+        written.append(out / plot_name)
+    return written
 
 
-def compare_sweep(args: argparse.Namespace) -> int:
+def report_runs(args: argparse.Namespace, uri: str) -> tuple[list[str], list[Path]]:
+    where, title, slug = selection(args)
+    runs = parent_runs(client_for(uri), args.mlflow_experiment, where)
+    if not runs:
+        raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
+                          f"(MLflow experiment {args.mlflow_experiment!r})")
+    frame = frame_of(runs, uri)
+    table = display_table(frame)
+    links = link_lines(uri, frame, runs[0].info.experiment_id)
+    notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); {len(frame)} runs.", "",
+             *[f"- {line}" for line in summary_lines(frame)], "", *[f"{line}  " for line in links]]
+    text = markdown(table, f"gepa-lab report: {title}", notes) + "\n".join(["", *note_lines(frame)])
+    written = _write(args, slug, "report", frame, text, lambda path: plot(frame, path, f"gepa-lab: {title}"),
+                     "holdout_delta.png")
+    return [table.to_string(index=False), "", *summary_lines(frame), *links], written
+
+
+def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV, Markdown, plot)."""
     import pandas as pd
 
-    from gepa_lab.study import (
-        COMPARE_COLUMNS,
-        StudyError,
-        compare,
-        holdout_reuse,
-        load_study,
-        plot_compare,
-    )
+    from gepa_lab.study import COMPARE_COLUMNS, compare, holdout_reuse, load_study, plot_compare
 
     if not args.sweep or not Path(args.sweep).is_dir():
-        return fail(PROG, "--compare needs --sweep <the sweep directory> (hydra.sweep.dir)", 2)
-    try:
-        runs = load_study(args.sweep)
-        rows = compare(runs, args.compare, args.baseline)
-        frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
-        slug = args.compare.replace("/", ".")
-        out = Path(args.out) if args.out else Path("reports") / f"sweep-{sweep_selector(args.sweep)}"
-        out.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(out / f"compare-{slug}.csv", index=False)
-        reuse = max(holdout_reuse(runs).values(), default=0)
-        notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
-                 "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
-                 f"95% percentile bootstrap of the paired differences ({10_000} resamples).",
-                 f"Holdout reuse: {reuse} decisions were taken on one holdout split; keeping the best of them tunes "
-                 "on it: confirm the chosen configuration with `--confirm` on the sealed confirmation split."]
-        if any(r.result and r.result.get("warnings") for r in runs):
-            notes.append("Some runs carry pre-flight warnings (see their result.json).")
-        if any(r.config.get("evaluator", {}).get("_target_", "").startswith("evaluators.skillcraft") for r in runs):
-            notes.append("SkillCraft-sim runs: these numbers calibrate the harness, not an LM.")
-        table = frame.round(4)
-        (out / f"compare-{slug}.md").write_text(markdown(table, f"{args.compare}: paired comparison", notes),
-                                                encoding="utf-8")
-        written = [out / f"compare-{slug}.csv", out / f"compare-{slug}.md"]
-        if not args.no_plot:
-            plot_compare(runs, args.compare, args.baseline, out / f"compare-{slug}.png")
-            written.append(out / f"compare-{slug}.png")
-        logged = log_compare(args, runs, frame, written)
-    except (StudyError, ReportError) as exc:
-        return fail(PROG, str(exc), 1)
-    except OSError as exc:
-        return fail(PROG, f"cannot write the report: {exc}", 1)
-    print(table.to_string(index=False), "", *notes, sep="\n")
-    print("written: " + ", ".join(str(p) for p in written))
-    if logged:
-        print(f"MLflow, this comparison: {logged}")
-    return 0
+        raise UsageError("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)")
+    runs = load_study(args.sweep)
+    rows = compare(runs, args.compare, args.baseline)
+    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    reuse = max(holdout_reuse(runs).values(), default=0)
+    notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
+             "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
+             f"95% percentile bootstrap of the paired differences ({10_000} resamples).",
+             f"Holdout reuse: {reuse} decisions were taken on one holdout split; keeping the best of them tunes "
+             "on it: confirm the chosen configuration with `--confirm` on the sealed confirmation split."]
+    if any(r.result and r.result.get("warnings") for r in runs):
+        notes.append("Some runs carry pre-flight warnings (see their result.json).")
+    if any(r.config.get("evaluator", {}).get("_target_", "").startswith("evaluators.skillcraft") for r in runs):
+        notes.append("SkillCraft-sim runs: these numbers calibrate the harness, not an LM.")
+    table = frame.round(4)
+    stem = f"compare-{args.compare.replace('/', '.')}"
+    written = _write(args, f"sweep-{sweep_selector(args.sweep)}", stem, frame,
+                     markdown(table, f"{args.compare}: paired comparison", notes),
+                     lambda path: plot_compare(rows, args.compare, path), f"{stem}.png")
+    logged = log_compare(args, runs, frame, written)
+    return [table.to_string(index=False), "", *notes, *([f"MLflow, this comparison: {logged}"] if logged else [])], \
+        written
 
 
 def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files: Sequence[Path]) -> str | None:
@@ -422,35 +399,26 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
     return mlflow_links.run_url(uri, experiment_id, run_id)
 
 
-def confirm_run(run_dir: Path) -> dict[str, Any]:
-    """Rebuild the run's evaluator and dataset from its record, then open the confirmation split."""
-    from omegaconf import OmegaConf
-
-    from gepa_lab.cli import build
+def confirm_runs(run_dirs: Sequence[str]) -> int:
+    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split: the
+    run's evaluator and dataset rebuilt from its record."""
+    from gepa_lab.config import build
+    from gepa_lab.core.errors import GepaLabError
     from gepa_lab.core.settings import EvaluationSettings, from_mapping
     from gepa_lab.data import DatasetSource, load_confirmation
     from gepa_lab.runs.record import load_experiment
     from gepa_lab.search.engine import confirm
 
-    experiment = load_experiment(run_dir)
-    config = experiment.config
-    if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
-        raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line runs "
-                          "do); it cannot be confirmed from here")
-    source = from_mapping(DatasetSource, config["dataset"], "dataset")
-    cases = load_confirmation(source, experiment.dataset)
-    evaluator = build("evaluator", OmegaConf.create(config["evaluator"]))
-    settings = from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation")
-    return confirm(run_dir, evaluator, cases, settings)
-
-
-def confirm_runs(run_dirs: Sequence[str]) -> int:
-    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split."""
-    from gepa_lab.core.errors import GepaLabError
-
     try:
         for run_dir in run_dirs:
-            data = confirm_run(Path(run_dir))
+            experiment = load_experiment(run_dir)
+            config = experiment.config
+            if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
+                raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line "
+                                  "runs do); it cannot be confirmed from here")
+            cases = load_confirmation(from_mapping(DatasetSource, config["dataset"], "dataset"), experiment.dataset)
+            data = confirm(run_dir, build("evaluator", config["evaluator"]), cases,
+                           from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation"))
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
                   f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")

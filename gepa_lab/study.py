@@ -125,13 +125,8 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> list[dict[str, Any]]:
-    """One row per value of `key` other than the baseline (the first job's value unless given)."""
-    base, by_value = _paired(runs, key, baseline)
-    return [{"value": value, "baseline": base, **_row(pairs)} for value, pairs in by_value.items()]
-
-
-def _paired(runs: Sequence[StudyRun], key: str, baseline: str | None) -> tuple[str, dict[str, list[Pair]]]:
-    """The baseline value, and per other value its (baseline run, run) pairs."""
+    """One row per value of `key` other than the baseline (the first job's value unless given),
+    with the paired differences in holdout gain (`diffs`, for the plot)."""
     finished = [r for r in runs if r.gain is not None]
     if not finished:
         raise StudyError("no finished run with a holdout decision in the study")
@@ -142,9 +137,9 @@ def _paired(runs: Sequence[StudyRun], key: str, baseline: str | None) -> tuple[s
     if len(values) < 2:
         raise StudyError(f"the study has only one value of {key} ({base}); sweep it over two or more")
     by_pair = {pair_key(r, key): r for r in finished if value_of(r, key) == base}
-    return base, {value: [(by_pair[pair_key(r, key)], r) for r in finished
-                          if value_of(r, key) == value and pair_key(r, key) in by_pair]
-                  for value in values if value != base}
+    return [{"value": value, "baseline": base, **_row([(by_pair[pair_key(r, key)], r) for r in finished
+                                                      if value_of(r, key) == value and pair_key(r, key) in by_pair])}
+            for value in values if value != base]
 
 
 def _row(pairs: list[Pair]) -> dict[str, Any]:
@@ -156,7 +151,7 @@ def _row(pairs: list[Pair]) -> dict[str, Any]:
         known = [r.false_promotion for r in group if r.false_promotion is not None]
         return f"{sum(known)}/{len(known)} confirmed" if known else "-"
 
-    return {"pairs": len(pairs), "gain": _mean([float(r.gain or 0.0) for r in ours]),
+    return {"diffs": diffs, "pairs": len(pairs), "gain": _mean([float(r.gain or 0.0) for r in ours]),
             "baseline gain": _mean([float(r.gain or 0.0) for r in theirs]), "difference": _mean(diffs),
             "low": low, "high": high, "better": sum(d > TIE for d in diffs), "tied": sum(abs(d) <= TIE for d in diffs),
             "worse": sum(d < -TIE for d in diffs), "promoted": sum(r.promoted for r in ours),
@@ -177,18 +172,15 @@ def holdout_reuse(runs: Sequence[StudyRun]) -> dict[str, int]:
     return counts
 
 
-def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path: Path) -> None:
-    """Per value: each pair's difference in holdout gain (dots), the mean and its interval."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+def plot_compare(rows: Sequence[dict[str, Any]], key: str, path: Path) -> None:
+    """Per value (a row of `compare`): each pair's difference in holdout gain (dots), the mean and its interval."""
     from matplotlib.figure import Figure
 
-    base, paired = _paired(runs, key, baseline)
-    rows = [{"value": value, **_row(pairs)} for value, pairs in paired.items()]
+    base = str(rows[0]["baseline"])[:24]
     figure = Figure(figsize=(max(4.0, 1.6 * len(rows) + 2.0), 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for x, row in enumerate(rows):
-        diffs = [float(r.gain or 0.0) - float(b.gain or 0.0) for b, r in paired[row["value"]]]
+        diffs = row["diffs"]
         offsets = [0.3 * (i / max(1, len(diffs) - 1) - 0.5) for i in range(len(diffs))]
         axes.scatter([x - 0.15 + o for o in offsets], diffs, s=10, alpha=0.5, color=f"C{x % 10}")
         axes.errorbar([x + 0.2], [row["difference"]],
@@ -197,6 +189,6 @@ def plot_compare(runs: Sequence[StudyRun], key: str, baseline: str | None, path:
     axes.axhline(0.0, color="grey", linewidth=0.8)
     axes.set_xticks(range(len(rows)), [str(r["value"])[:24] for r in rows], fontsize=8)
     axes.set_xlim(-0.6, len(rows) - 0.4)
-    axes.set_ylabel(f"holdout gain minus {str(base)[:24]}", fontsize=8)
-    axes.set_title(f"{key} vs {str(base)[:24]}: one dot per pair;\ndiamond: mean difference, 95% CI", fontsize=9)
+    axes.set_ylabel(f"holdout gain minus {base}", fontsize=8)
+    axes.set_title(f"{key} vs {base}: one dot per pair;\ndiamond: mean difference, 95% CI", fontsize=9)
     figure.savefig(path, dpi=110)

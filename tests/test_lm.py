@@ -84,7 +84,7 @@ def test_the_reflection_role_follows_the_task_role_unless_set():
     ({"max_tokens": 0}, "lm.task.max_tokens must be an integer >= 1"),
     ({"api_base": "127.0.0.1:8000"}, "lm.task.api_base must be an http(s) URL"),
     ({"engine": "turbo"}, "lm.task.engine must be one of litellm, auto"),
-    ({"temprature": 0.1}, "unknown LM setting(s) ['temprature'] in lm.task"),
+    ({"temprature": 0.1}, "unknown config key 'lm.task.temprature'; lm.task takes: api_base"),
 ])
 def test_bad_lm_settings_name_the_key(value, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -363,7 +363,7 @@ def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
     assert settings.api_key_env is None and "sk-never" not in json.dumps(settings.public())
     with pytest.raises(ConfigError, match=r"reflection_lm must be a dspy.LM, .*\(got str\)"):
         settings_of("openai/gpt-4o", "reflection_lm")
-    with pytest.raises(ConfigError, match=r"task_lm: api_base must be an http\(s\) URL"):
+    with pytest.raises(ConfigError, match=r"task_lm.api_base must be an http\(s\) URL"):
         settings_of(dspy.LM("openai/stub", api_base="127.0.0.1:9"), "task_lm")
     _, from_mapping = lm_and_settings({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1",
                                        "api_key_env": None}, "lm.task")

@@ -13,14 +13,13 @@ to every split. A case: {"id", "input": question, "expected": answer, "metadata"
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gepa_lab import Case, split_digest
+from gepa_lab import frozen_files
 
 VERSION = "v1"
 SEED = 20261201
@@ -153,8 +152,7 @@ def build_cases() -> dict[str, list[dict[str, Any]]]:
                     continue
                 seen.add(question)
                 made += 1
-                out[split].append({
-                    "id": f"math-{split[0]}{len(out[split]) + 1:03d}",
+                out[split].append({  # its id once the split is shuffled, below
                     "input": question,
                     "expected": str(answer),
                     "metadata": {"solution": "; ".join(steps), "steps": str(len(steps)), "template": template},
@@ -166,27 +164,14 @@ def build_cases() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def seed_texts() -> dict[str, Any]:
-    from evaluators.dspy_math.program import make_program
-    from evaluators.dspy_program.texts import program_texts
-
-    return {"kind": "texts", **program_texts(make_program()).to_dict()}
-
-
 def render_files() -> dict[str, str]:
-    files: dict[str, str] = {}
-    manifest: dict[str, Any] = {"id": "dspy-math", "version": VERSION, "splits": {}}
-    for split, rows in build_cases().items():
-        name = f"{split}.jsonl"
-        files[name] = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-        manifest["splits"][split] = {"file": name, "cases": len(rows),
-                                     "sha256": split_digest([Case.from_dict(row) for row in rows])}
-    manifest["seed_artifact"] = "seed_texts.json"
-    manifest["generator"] = "python -m evaluators.dspy_math.generate"
-    manifest["note"] = "Generated multi-step arithmetic word problems with exact integer answers."
-    files["manifest.json"] = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    files["seed_texts.json"] = json.dumps(seed_texts(), indent=2, ensure_ascii=False) + "\n"
-    return files
+    files = frozen_files(build_cases(), "dspy-math", VERSION, seed_artifact="seed_texts.json",
+                         generator="python -m evaluators.dspy_math.generate",
+                         note="Generated multi-step arithmetic word problems with exact integer answers.")
+    from evaluators.dspy_math.program import make_program
+    from evaluators.dspy_program.texts import seed_json
+
+    return {**files, "seed_texts.json": seed_json(make_program())}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,10 +8,9 @@ From Python, `gepa_lab.dspy.GEPA` (a DSPy teleprompter) builds this evaluator fr
 metric and `dspy.Example` lists. dspy is imported when an evaluator is built, not with this package.
 """
 
-from evaluators.dspy_program.evaluator import DspyProgramEvaluator
+from evaluators.dspy_program.evaluator import DspyProgramEvaluator, ProgramStateTracker
 from evaluators.dspy_program.hf import freeze_hf_dataset
 from evaluators.dspy_program.texts import apply_texts, program_texts, seed_json
-from evaluators.dspy_program.tracking import ProgramStateTracker
 
 __all__ = ["DspyProgramEvaluator", "ProgramStateTracker", "apply_texts", "freeze_hf_dataset", "program_texts",
            "seed_json"]

@@ -29,39 +29,22 @@ from typing import Any
 
 from evaluators.dspy_program.examples import to_example, verdict
 from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
-from evaluators.dspy_program.texts import apply_texts, check_names, program_texts
-from gepa_lab import Artifact, Case, Evaluation, artifact_id, sha256_hex
-from gepa_lab.lm import (
-    LMSettings,
-    Metered,
-    Usage,
-    UsageMeter,
-    case_seed,
-    compose_feedback,
-    lm_and_settings,
-    metered,
-    trace_line,
-    transient_errors,
-)
+from evaluators.dspy_program.texts import apply_texts, program_texts
+from gepa_lab import Artifact, Case, Evaluation, Result, artifact_id, describe, sha256_hex
+from gepa_lab.lm import LMCaller, LMSettings, Metered, compose_feedback, trace_line
 
 log = logging.getLogger("gepa_lab.dspy_program")
 _PROGRAM_CACHE = 32
 
 
-def fields_of(value: Any) -> Any:
-    """A prediction / example / inputs mapping as plain JSON-able data."""
-    if hasattr(value, "toDict"):
-        return value.toDict()
-    if isinstance(value, Mapping):
-        return dict(value)
-    return value
-
-
 def dumps(value: Any) -> str:
-    return json.dumps(fields_of(value), ensure_ascii=False, default=str)
+    """A prediction / example / inputs mapping as JSON text."""
+    if hasattr(value, "toDict"):
+        value = value.toDict()
+    return json.dumps(dict(value) if isinstance(value, Mapping) else value, ensure_ascii=False, default=str)
 
 
-class DspyProgramEvaluator:
+class DspyProgramEvaluator(LMCaller):
     """Evaluator (`gepa_lab.core.contracts.Evaluator`) for a DSPy program and metric.
 
     program: `<module>:<attr>` (a `dspy.Module` instance or a factory returning one), or the module.
@@ -92,17 +75,10 @@ class DspyProgramEvaluator:
         self.inputs, self.label = list(inputs), label
         check_inputs(self.program, self.inputs)
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
-        self.lm, self.settings = lm_and_settings(lm, "lm.task")  # reads the key now: a missing one fails here
-        self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
+        super().__init__(lm, "lm.task")
         self.run_dir = resolve_run_dir(run_dir)
         self._lock = threading.Lock()
         self._programs: OrderedDict[str, Any] = OrderedDict()
-        self._saved: set[str] = set()
-
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
 
     def fingerprint(self) -> str:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
@@ -116,20 +92,17 @@ class DspyProgramEvaluator:
         """The program with the artifact's instructions (built once per artifact)."""
         key = artifact_id(artifact)
         with self._lock:
-            built = self._programs.get(key)
-            if built is not None:
+            if key in self._programs:
                 self._programs.move_to_end(key)
-                return built
+                return self._programs[key]
         built = apply_texts(self.program, artifact)
+        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{key}.json"
+        if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
+            self.save_program(artifact, saved)
         with self._lock:
             self._programs[key] = built
             if len(self._programs) > _PROGRAM_CACHE:
                 self._programs.popitem(last=False)
-            first = self.run_dir is not None and key not in self._saved
-            self._saved.add(key)
-        if first:
-            assert self.run_dir is not None
-            self.save_program(artifact, self.run_dir / "programs" / f"{key}.json")
         return built
 
     def save_program(self, artifact: Artifact, path: str | Path) -> Path:
@@ -143,8 +116,6 @@ class DspyProgramEvaluator:
 
     def run_trackers(self, run_dir: str | Path) -> list[Any]:
         """Trackers to add to a run of this evaluator: the winner's program state at the end."""
-        from evaluators.dspy_program.tracking import ProgramStateTracker
-
         return [ProgramStateTracker(self, run_dir)]
 
     # -- evaluation ----------------------------------------------------------------------------
@@ -154,16 +125,14 @@ class DspyProgramEvaluator:
             to_example(case, self.inputs, self.label)
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        check_names(self.program, artifact)
-        program = self.program_for(artifact)
+        program = self.program_for(artifact)  # checks the artifact's names against the program's
         examples = [to_example(case, self.inputs, self.label) for case in cases]  # bad cases fail first
         return [self._one(program, case, example, seed) for case, example in zip(cases, examples, strict=True)]
 
     def _one(self, program: Any, case: Case, example: Any, seed: int) -> Evaluation:
         own = program.deepcopy()  # nothing a run leaves on a module reaches another case
         inputs = example.inputs().toDict()
-        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: own(**inputs))
-        self.meter.add(run.usage)
+        run = self.metered(seed, case.id, lambda: own(**inputs))
         names = {id(p): name for name, p in own.named_predictors()}
         trace = _trace(names, run)
         if run.parse_error is not None:
@@ -192,6 +161,36 @@ class DspyProgramEvaluator:
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]
                 for name, entry in first.items()}
+
+
+class ProgramStateTracker:
+    """A tracker with only the `finish` hook; put it after the MLflow tracker. The winner as the
+    program's own saved state (as `program.save` writes it, so `program.load` restores it), in the
+    run dir and under `best/` in the run's MLflow run: `program.json` when the winner is
+    promotion-eligible, `program.not_eligible.json` when it is not, so a refused winner is never
+    mistaken for a shippable one."""
+
+    def __init__(self, evaluator: Any, run_dir: str | Path):
+        self.evaluator = evaluator
+        self.run_dir = Path(run_dir)
+        self.path: Path | None = None
+
+    def finish(self, result: Result) -> None:
+        name = "program.json" if result.promotion_eligible else "program.not_eligible.json"
+        path = self.path = self.evaluator.save_program(result.best, self.run_dir / name)
+        log.info("winner's program state%s: %s (dspy: program.load(path))",
+                 "" if result.promotion_eligible else " (NOT ELIGIBLE)", path)
+        run_id, uri = result.links.get("mlflow_run_id"), result.links.get("mlflow_tracking_uri")
+        if run_id and not uri:
+            log.warning("%s not logged to MLflow run %s: its tracking URI holds a password (keep credentials "
+                        "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)", name, run_id)
+        elif run_id:
+            try:
+                from mlflow import MlflowClient
+
+                MlflowClient(tracking_uri=uri).log_artifact(run_id, str(path), "best")
+            except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
+                log.warning("could not log %s to MLflow run %s: %s", name, run_id, describe(exc))
 
 
 def resolve_run_dir(value: str | Path | None) -> Path | None:
@@ -223,7 +222,8 @@ def _source_digest(fn: Any) -> str | None:
 
 
 def _trace(names: dict[int, str], run: Metered) -> str:
-    lines = [run.seed_note()]
+    how = "sent to the provider" if run.seed_sent else "not sent: the provider takes no seed"
+    lines = [f"provider seed {run.provider_seed} ({how})"]
     for entry in run.trace:
         predictor, inputs, outputs = (list(entry) + [None, None, None])[:3]
         name = names.get(id(predictor), type(predictor).__name__)

@@ -30,26 +30,20 @@ def case_inputs(case: Case, inputs: Sequence[str]) -> dict[str, Any]:
     data = _object(case.input)
     if data is not None and all(name in data for name in inputs):
         return {name: data[name] for name in inputs}
-    if len(inputs) == 1 and (data is None or inputs[0] not in data):
+    if len(inputs) == 1:  # a single input missing from a JSON object: the input text itself
         return {inputs[0]: case.input}
     missing = [name for name in inputs if data is None or name not in data]
     raise ValueError(f"case {case.id!r} has no input field(s) {missing}: its input must be a JSON object with "
                      f"the fields {list(inputs)} (evaluator.inputs)")
 
 
-def case_labels(case: Case, label: str) -> dict[str, Any]:
-    if case.expected is None:
-        return {}
-    data = _object(case.expected)
-    return data if data is not None else {label: case.expected}
-
-
 def to_example(case: Case, inputs: Sequence[str], label: str) -> Any:
     import dspy
 
-    fields: dict[str, Any] = {k: v for k, v in case.metadata.items()}
-    fields.update(case_labels(case, label))
-    fields.update(case_inputs(case, inputs))
+    labels = _object(case.expected)  # a JSON object of label fields, else the plain value under `label`
+    if labels is None and case.expected is not None:
+        labels = {label: case.expected}
+    fields = {**case.metadata, **(labels or {}), **case_inputs(case, inputs)}
     return dspy.Example(**fields).with_inputs(*inputs)
 
 

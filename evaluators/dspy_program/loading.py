@@ -3,9 +3,9 @@ teleprompter), checked before anything is spent: the metric's signature, the pro
 
 from __future__ import annotations
 
-import importlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+import pkgutil
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -13,21 +13,13 @@ def load_object(spec: str, what: str) -> Any:
     """`package.module:attr` (or `package.module.attr`) -> the object; ValueError naming the fix."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{what} must be '<module>:<attr>', got {spec!r}")
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
-        module_name, _, attr = spec.rpartition(".")
-    if not module_name or not attr:
-        raise ValueError(f"{what} must be '<module>:<attr>', got {spec!r}")
     try:
-        obj: Any = importlib.import_module(module_name)
+        return pkgutil.resolve_name(spec)
     except ImportError as exc:
-        raise ValueError(f"{what} {spec!r}: cannot import {module_name} ({exc}); run from the directory that "
-                         "holds it, or add that directory to PYTHONPATH") from exc
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"{what} {spec!r}: {module_name} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
+        raise ValueError(f"{what} {spec!r}: cannot import {spec.partition(':')[0]} ({exc}); run from the directory "
+                         "that holds it, or add that directory to PYTHONPATH") from exc
+    except (AttributeError, ValueError) as exc:
+        raise ValueError(f"{what} {spec!r}: {exc}") from None
 
 
 def load_program(spec: Any) -> Any:
@@ -70,17 +62,11 @@ def metric_form(metric: Callable[..., Any], name: str) -> int:
                      "(gold, pred, trace, pred_name, pred_trace)")
 
 
-def _forward_params(program: Any) -> Mapping[str, inspect.Parameter]:
-    # Read from the class: dspy warns whenever `forward` is looked up on an instance.
-    params = dict(inspect.signature(type(program).forward).parameters)
-    params.pop(next(iter(params)), None)  # self
-    return params
-
-
 def program_inputs(program: Any) -> tuple[list[str], list[str]] | None:
     """(the input fields a program's `forward` names, the required ones); a single predictor
     (`forward(**kwargs)`): its signature's input fields, all required; None when it says no more."""
-    params = _forward_params(program).values()
+    # Read from the class (dspy warns whenever `forward` is looked up on an instance), without `self`.
+    params = list(inspect.signature(type(program).forward).parameters.values())[1:]
     named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if any(p.kind is p.VAR_KEYWORD for p in params) and not named:
         signature = getattr(program, "signature", None) or getattr(getattr(program, "predict", None), "signature", None)

@@ -17,7 +17,8 @@ def program_texts(program: Any) -> TextsArtifact:
     return TextsArtifact(pairs)
 
 
-def check_names(program: Any, artifact: Artifact) -> None:
+def apply_texts(program: Any, artifact: Artifact) -> Any:
+    """A deep copy of `program` whose predictors carry the artifact's instructions (names checked)."""
     names = [name for name, _ in program.named_predictors()]
     if not isinstance(artifact, TextsArtifact):
         raise ValueError(f"the dspy_program evaluator needs a texts artifact (one text per predictor), got "
@@ -25,12 +26,6 @@ def check_names(program: Any, artifact: Artifact) -> None:
     if sorted(artifact.COMPONENTS) != sorted(names):
         raise ValueError(f"the artifact names {list(artifact.COMPONENTS)} do not match the program's predictors "
                          f"{names}; regenerate the seed with `python -m evaluators.dspy_program seed <program>`")
-
-
-def apply_texts(program: Any, artifact: Artifact) -> Any:
-    """A deep copy of `program` whose predictors carry the artifact's instructions."""
-    check_names(program, artifact)
-    assert isinstance(artifact, TextsArtifact)
     copy = program.deepcopy()
     texts = artifact.texts
     for name, predictor in copy.named_predictors():

@@ -3,6 +3,7 @@ instructions (SKILL.md for skills)."""
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from typing import Any
 
@@ -18,11 +19,8 @@ def render_instructions(artifact: Artifact) -> str:
     if callable(markdown):
         body = str(markdown())
     else:
-        sections = []
-        for name, value in artifact.to_dict().items():
-            text = "\n".join(value) if isinstance(value, (list, tuple)) else str(value)
-            sections.append(f"## {name}\n\n{text}")
-        body = "\n\n".join(sections)
+        body = "\n\n".join(f"## {name}\n\n" + ("\n".join(value) if isinstance(value, (list, tuple)) else str(value))
+                             for name, value in artifact.to_dict().items())
     return f"{PREAMBLE}\n\n{body.strip()}\n"
 
 
@@ -47,10 +45,6 @@ def make_agent(artifact: Artifact, tools: list[Any], max_iters: int) -> Any:
 
 def trajectory_steps(trajectory: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """(thought, tool name, args) per step of a ReAct trajectory."""
-    steps = []
-    i = 0
-    while f"tool_name_{i}" in trajectory:
-        steps.append((str(trajectory.get(f"thought_{i}", "")), str(trajectory[f"tool_name_{i}"]),
-                      trajectory.get(f"tool_args_{i}")))
-        i += 1
-    return steps
+    steps = itertools.takewhile(lambda i: f"tool_name_{i}" in trajectory, itertools.count())
+    return [(str(trajectory.get(f"thought_{i}", "")), str(trajectory[f"tool_name_{i}"]),
+             trajectory.get(f"tool_args_{i}")) for i in steps]

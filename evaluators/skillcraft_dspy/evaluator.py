@@ -20,23 +20,13 @@ from typing import Any
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
 from gepa_lab import Artifact, Case, Evaluation
-from gepa_lab.lm import (
-    LMSettings,
-    Metered,
-    Usage,
-    UsageMeter,
-    as_settings,
-    build_lm,
-    case_seed,
-    metered,
-    transient_errors,
-)
+from gepa_lab.lm import LMCaller, LMSettings, Metered
 
 DEFAULT_TOKEN_BUDGET = 200_000
 MAX_THOUGHTS = 12  # agent thoughts kept in the trace
 
 
-class SkillCraftDspyEvaluator:
+class SkillCraftDspyEvaluator(LMCaller):
     """Evaluator (`gepa_lab.core.contracts.Evaluator`) running a real LM agent on SkillCraft-sim
     tasks of one family."""
 
@@ -47,10 +37,9 @@ class SkillCraftDspyEvaluator:
         from evaluators.skillcraft.evaluator import default_data_dir
         from evaluators.skillcraft.family import get_family
 
-        if isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1:
-            raise ValueError(f"max_iters must be a positive integer, got {max_iters!r}")
-        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        for name, value in (("max_iters", max_iters), ("token_budget", token_budget)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.family = family
         self.spec = get_family(family)
         if not self.spec.tools:
@@ -59,14 +48,7 @@ class SkillCraftDspyEvaluator:
         self.data_dir = Path(data_dir) if data_dir else default_data_dir(family)
         self.world = self.spec.load_world(self.data_dir)
         self.max_iters, self.token_budget = max_iters, token_budget
-        self.settings = as_settings(lm, "lm.task")
-        self.lm = build_lm(self.settings, "lm.task")  # reads the key now: a missing one fails here
-        self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
-
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
+        super().__init__(lm, "lm.task")
 
     def fingerprint(self) -> str:
         fixtures = hashlib.sha256()
@@ -87,14 +69,15 @@ class SkillCraftDspyEvaluator:
 
         toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
         agent = make_agent(artifact, toolset.functions, self.max_iters)
-        run = metered(self.lm, self.settings, case_seed(seed, case.id), lambda: agent(task=case.input))
-        self.meter.add(run.usage)
+        run = self.metered(seed, case.id, lambda: agent(task=case.input))
         steps = trajectory_steps(getattr(run.value, "trajectory", None) or {})
         written, text, missing = _artifact(toolset, task.output_file)
         error = _agent_error(run, steps, self.max_iters)
+        limited = sum(1 for c in toolset.calls if c.status == "rate_limited")
         episode = Episode(artifact=written, artifact_text=text, calls=toolset.calls, tokens=run.usage.tokens,
                           latency_ms=run.latency_ms, loaded=True, claim_done=toolset.claimed, agent_error=error,
-                          notes=_notes(toolset), missing_hint=missing)
+                          notes=[f"Tool errors: {limited} rate_limited response(s)."] if limited else [],
+                          missing_hint=missing)
         score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
         return Evaluation(
             case_id=case.id, score=score, output=text, feedback=feedback,
@@ -129,11 +112,6 @@ def _agent_error(run: Metered, steps: list[tuple[str, str, Any]], max_iters: int
     if steps and steps[-1][1] != "finish" and len(steps) >= max_iters:
         return f"stopped at the {max_iters}-step limit"
     return ""
-
-
-def _notes(toolset: Toolset) -> list[str]:
-    limited = sum(1 for c in toolset.calls if c.status == "rate_limited")
-    return [f"Tool errors: {limited} rate_limited response(s)."] if limited else []
 
 
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,

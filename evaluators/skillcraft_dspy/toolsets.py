@@ -42,10 +42,7 @@ class Toolset:
 
     def written(self, path: str) -> str | None:
         """The last content written to `path`, if any."""
-        for where, content in reversed(self.writes):
-            if where == path:
-                return content
-        return None
+        return next((content for where, content in reversed(self.writes) if where == path), None)
 
     def write_file(self, path: str, content: str) -> ToolReply:
         self.writes.append((path, content))

@@ -5,12 +5,12 @@ evaluator that calls an LM needs (the public toolkit for plugins, beside `gepa_l
 Importing this package is cheap: dspy and litellm are imported only when an LM is built.
 """
 
-from gepa_lab.lm.client import build_lm, lm_and_settings, transient_errors
-from gepa_lab.lm.config import LMConfig, LMSettings, as_settings
-from gepa_lab.lm.metered import Metered, case_seed, metered
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMConfig, LMSettings
+from gepa_lab.lm.metered import LMCaller, Metered
 from gepa_lab.lm.records import compose_feedback, trace_line
 from gepa_lab.lm.reflector import DspyReflector
-from gepa_lab.lm.usage import Usage, UsageMeter
+from gepa_lab.lm.usage import Usage
 
-__all__ = ["DspyReflector", "LMConfig", "LMSettings", "Metered", "Usage", "UsageMeter", "as_settings", "build_lm",
-           "case_seed", "compose_feedback", "lm_and_settings", "metered", "trace_line", "transient_errors"]
+__all__ = ["DspyReflector", "LMCaller", "LMConfig", "LMSettings", "Metered", "Usage", "build_lm", "compose_feedback",
+           "trace_line", "transient_errors"]

@@ -82,7 +82,8 @@ def transient_errors() -> tuple[type[BaseException], ...]:
 
 
 @lru_cache(maxsize=64)
-def _accepts_seed(model: str) -> bool:
+def accepts_seed(model: str) -> bool:
+    """Whether the provider takes a sampling `seed` (litellm's parameter table for the model)."""
     try:
         import litellm
 
@@ -91,8 +92,3 @@ def _accepts_seed(model: str) -> bool:
     except Exception:  # a model litellm cannot route: do not send what it may refuse
         return False
     return params is not None and "seed" in params
-
-
-def accepts_seed(settings: LMSettings) -> bool:
-    """Whether the provider takes a sampling `seed` (litellm's parameter table for the model)."""
-    return _accepts_seed(settings.model)

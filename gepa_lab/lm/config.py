@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import check_int, check_number
+from gepa_lab.core.settings import check_int, check_number, from_mapping
 
 ENGINES = ("litellm", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -46,9 +46,7 @@ class LMSettings:
     def validate(self, role: str = "lm") -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"{role}.model must name a litellm model, e.g. openai/gpt-4o-mini (got {self.model!r})")
-        if self.api_base is not None and not str(self.api_base).startswith(("http://", "https://")):
-            raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
-                              f"(got {self.api_base!r})")
+        _check_api_base(self.api_base, role)
         if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
             # Never echo the value: a pasted key must not reach the terminal or a log.
             raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
@@ -89,11 +87,7 @@ def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") 
         return value
     if not isinstance(value, Mapping):
         raise ConfigError(f"{role} must be a mapping of LM settings (got {type(value).__name__})")
-    known = {f.name for f in fields(LMSettings)}
-    unknown = sorted(set(map(str, value)) - known)
-    if unknown:
-        raise ConfigError(f"unknown LM setting(s) {unknown} in {role}; known: {', '.join(sorted(known))}")
-    settings = LMSettings(**{str(k): v for k, v in value.items()})
+    settings = from_mapping(LMSettings, value, role)
     settings.validate(role)
     return settings
 
@@ -111,8 +105,11 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
                           num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 120.0)
     if not model.strip():
         raise ConfigError(f"{role} has no model name; build it as dspy.LM('<provider>/<model>')")
-    if settings.api_base is not None and not str(settings.api_base).startswith(("http://", "https://")):
-        raise ConfigError(f"{role}: api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 "
-                          f"(got {settings.api_base!r})")
+    _check_api_base(settings.api_base, role)
     return settings
+
+
+def _check_api_base(api_base: Any, role: str) -> None:
+    if api_base is not None and not str(api_base).startswith(("http://", "https://")):
+        raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {api_base!r})")
 

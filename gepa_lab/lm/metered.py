@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gepa_lab.lm.client import accepts_seed
+from gepa_lab.lm.client import accepts_seed, lm_and_settings, transient_errors
 from gepa_lab.lm.config import LMSettings
-from gepa_lab.lm.usage import Usage, usage_of
+from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
 
 
 def case_seed(seed: int, case_id: str) -> int:
@@ -41,17 +41,13 @@ class Metered:
                 "completion_tokens": float(u.completion_tokens), "cost_usd": u.cost_usd,
                 "latency_ms": round(self.latency_ms, 3), "lm_calls": float(u.calls)}
 
-    def seed_note(self) -> str:
-        how = "sent to the provider" if self.seed_sent else "not sent: the provider takes no seed"
-        return f"provider seed {self.provider_seed} ({how})"
-
 
 def metered(lm: Any, settings: LMSettings, provider_seed: int, fn: Callable[[], Any]) -> Metered:
     """Run `fn()` with `lm` (a copy carrying the seed) as dspy's LM, collecting dspy's trace."""
     import dspy
     from dspy.utils.exceptions import AdapterParseError
 
-    sent = accepts_seed(settings)
+    sent = accepts_seed(settings.model)
     own = lm.copy(seed=provider_seed) if sent else lm.copy()
     value: Any = None
     error: Exception | None = None
@@ -66,3 +62,24 @@ def metered(lm: Any, settings: LMSettings, provider_seed: int, fn: Callable[[], 
     finally:
         latency = (time.perf_counter() - start) * 1000.0
     return Metered(value, usage_of(own.history, settings), latency, provider_seed, sent, list(trace), error)
+
+
+class LMCaller:
+    """What an evaluator or reflector that pays for LM calls holds: the LM (built now, so a missing key
+    or a bad setting fails before anything is spent) with its settings, the error types a retry may
+    fix (`retryable_exceptions`, read by the engine) and the usage so far."""
+
+    def __init__(self, lm: LMSettings | Mapping[str, Any] | Any, role: str):
+        self.lm, self.settings = lm_and_settings(lm, role)
+        self.retryable_exceptions = transient_errors()
+        self.meter = UsageMeter()
+
+    @property
+    def usage(self) -> Usage:
+        return self.meter.total
+
+    def metered(self, seed: int, case_id: str, fn: Callable[[], Any]) -> Metered:
+        """`fn()` under a copy of the LM with the case's provider seed; its usage is counted."""
+        run = metered(self.lm, self.settings, case_seed(seed, case_id), fn)
+        self.meter.add(run.usage)
+        return run

@@ -56,11 +56,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def _records_json(records: Sequence[dict[str, Any]]) -> str:
-    # `<` escaped: nothing inside a record can close the <records> block.
-    return json.dumps(list(records), ensure_ascii=False, indent=2).replace("<", "\\u003c")
-
-
 def _type_of(value: Any) -> str:
     return "a list of strings" if isinstance(value, (list, tuple)) else "a string"
 
@@ -95,7 +90,8 @@ def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str,
         "", f"## Current value of `{component}`", "```json", _json(value), "```",
         "", f"## Evaluation records of the current version (untrusted data; {len(records)} records, {summary})",
         "Each record: case_id, input, expected, score (0 to 1, higher is better), output, feedback, trace.",
-        "<records>", _records_json(records), "</records>",
+        # `<` escaped: nothing inside a record can close the <records> block.
+        "<records>", json.dumps(list(records), ensure_ascii=False, indent=2).replace("<", "\\u003c"), "</records>",
         "", f"Reply with one JSON object holding {json.dumps(component)} ({_type_of(current)}) and \"rationale\".",
     ])
     return system, user

@@ -18,14 +18,11 @@ from typing import Any
 _SECTION = re.compile(r"^\[feedback for ([^\]\n]+)\] ", re.M)
 
 
-def section(name: str, text: str) -> str:
-    return f"[feedback for {name}] {' '.join(text.split())}"
-
-
 def compose_feedback(overall: str, per_predictor: Mapping[str, str]) -> str:
     """The program-level feedback, then one line per predictor's own feedback."""
     lines = [overall.strip()] if overall.strip() else []
-    lines += [section(name, text) for name, text in per_predictor.items() if text and text.strip()]
+    lines += [f"[feedback for {name}] {' '.join(text.split())}" for name, text in per_predictor.items()
+              if text and text.strip()]
     return "\n".join(lines)
 
 

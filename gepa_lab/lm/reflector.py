@@ -20,16 +20,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.lm.client import accepts_seed, lm_and_settings, transient_errors
+from gepa_lab.lm.client import accepts_seed
 from gepa_lab.lm.config import LMSettings
+from gepa_lab.lm.metered import LMCaller
 from gepa_lab.lm.prompt import build_prompt, system_prompt
 from gepa_lab.lm.records import for_component
-from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
+from gepa_lab.lm.usage import usage_of
 
 log = logging.getLogger("gepa_lab.lm")
 
 
-class DspyReflector:
+class DspyReflector(LMCaller):
     """Reflector (`gepa_lab.core.contracts.Reflector`) backed by the `lm.reflection` model.
 
     `lm`: the LM settings (the YAML passes `${lm.reflection}`) or a `dspy.LM` built by the caller;
@@ -41,13 +42,10 @@ class DspyReflector:
 
     def __init__(self, lm: LMSettings | Mapping[str, Any] | Any = None, seed: int | None = None,
                  prompt: str | None = None):
-        # Builds the LM now: a missing key or a bad setting fails before anything is spent.
-        self._lm, self.settings = lm_and_settings(lm, "lm.reflection")
+        super().__init__(lm, "lm.reflection")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"reflector.seed must be an integer or null, got {seed!r}")
         self.seed = None if seed is None else seed % 2**31  # what providers accept
-        self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
         self.system = system_prompt(prompt)
 
     def fingerprint(self) -> str:
@@ -65,16 +63,12 @@ class DspyReflector:
     def total_tokens(self) -> int:
         return self.meter.total.tokens
 
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
-
     # -- one reflection ----------------------------------------------------------------------
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
         system, user = build_prompt(artifact, component, [for_component(r, component) for r in records], self.system)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings) else {}
-        lm = self._lm.copy()  # its own history: this call's usage only
+        extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings.model) else {}
+        lm = self.lm.copy()  # its own history: this call's usage only
         try:
             with warnings.catch_warnings():
                 # dspy 3.4 prefers lm15 Requests, which send `max_completion_tokens`; the messages
