@@ -260,13 +260,15 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, env: dict[str, 
               "to the logging process's pipe; MLflow's import, store opening and every client call run in that "
               "process, on another core. The gepa_lab process's CPU above is what tracking adds to the engine "
               "(payloads, and the four plots it draws at the end while the logger drains).",
-              "- The logging process starts when the tracker is built, so it imports MLflow while the run loads "
-              "its data; with a local store the engine does not wait for it at start (the store was checked "
-              "before: writable file), only in links() (the run's id) and at the end.",
+              "- `python -m gepa_lab` starts the logging process before Hydra composes the config (unless the "
+              "command line says tracking=none), so it imports MLflow while the run loads; with a local store the "
+              "engine does not wait for it at start (the store was checked before: writable file), only in "
+              "links() (the run's id) and at the end.",
               "- A new store adds MLflow's table creation (about 1.5 s) to the logging process's start.",
-              "- The logging process opens a SQLite store in write-ahead-log mode with synchronous=NORMAL: its ~150 "
-              "commits per run do not each wait for the disk (before: about 1 s of disk waits per run on a busy "
-              "disk, measured with cProfile in that process).",
+              "- The SQLite store keeps its default rollback journal: each of the logger's ~150 commits per run "
+              "waits for the disk (about 1 s per run on a busy disk, cProfile in that process). Write-ahead-log "
+              "mode would save most of it but is persistent in the file and unsafe when jobs on several hosts "
+              "share one mlflow.db on a network filesystem (a SLURM sweep), so it is not set.",
               "- Over REST the engine waits at start until the server has created the parent run (so a broken "
               "server fails the run before anything is spent), then only at the end, for what the logger has "
               "not written yet.",
@@ -279,7 +281,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="runs of each SQLite kind (interleaved)")
     parser.add_argument("--rest-repeats", type=int, default=3, help="runs against the local mlflow server")
     parser.add_argument("--no-rest", action="store_true", help="skip the local mlflow server")
-    parser.add_argument("--settle", type=float, default=40.0,
+    parser.add_argument("--settle", type=float, default=90.0,
                         help="seconds after starting the server before the timed runs (its start-up work)")
     sys.path.insert(0, str(ROOT / "experiments"))
     import _bench

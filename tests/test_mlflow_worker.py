@@ -91,3 +91,22 @@ def test_a_candidate_cut_short_ends_failed_and_a_resume_replaces_it(mlflow_uri, 
     resumed.candidate(candidate_message("iteration-0", "c1"))
     assert sorted(c.data.tags["gepa.key"] for c in candidate_runs(mlflow_client, run_id)) == ["iteration-0", "seed"]
     assert resumed.errors == []
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["experiment=recipe"], ["sql"]),  # tracking's default is MLflow
+    (["experiment=recipe", "tracking=mlflow", "tracking.uri=http://127.0.0.1:5000"], ["rest"]),
+    (["experiment=recipe", "tracking=none"], []),
+    (["-m", "experiment=recipe", "search.random_seed=1,2"], []),  # a sweep's jobs start their own
+    (["--cfg", "job"], []),
+])
+def test_the_logging_process_starts_before_composition_only_when_a_run_will_use_it(argv, expected,
+                                                                                    monkeypatch) -> None:
+    from gepa_lab.__main__ import start_logger_early
+    from gepa_lab.tracking.mlflow_process import POOL
+
+    started: list[str] = []
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setattr(POOL, "prespawn", started.append)
+    start_logger_early(argv)
+    assert started == expected

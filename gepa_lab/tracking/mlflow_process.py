@@ -54,8 +54,9 @@ class LoggerProcess:
 
 
 class Pool:
-    """Idle logging processes of this Python process: one is started when a tracker is built (it
-    imports MLflow while the run gets ready) and serves run after run (tests, sequential sweeps)."""
+    """Idle logging processes of this Python process: one is started as early as the command line
+    allows (`gepa_lab.__main__`), else when a tracker is built, so it imports MLflow while the run
+    gets ready; it serves run after run (tests, sequential sweeps)."""
 
     def __init__(self) -> None:
         self.idle: list[LoggerProcess] = []

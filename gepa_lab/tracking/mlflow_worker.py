@@ -588,21 +588,6 @@ def warm_up(store: str) -> None:
 
     if store == "sql":
         import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
-        from sqlalchemy import event
-        from sqlalchemy.engine import Engine
-
-        event.listen(Engine, "connect", _sqlite_wal)
-
-
-def _sqlite_wal(connection: Any, _record: Any) -> None:
-    """A SQLite store's commits without an fsync each (a run's logging makes ~150 of them, a
-    second of disk waits on a busy machine): write-ahead log, synced at checkpoints. A crash of
-    this process loses nothing committed; a power cut may lose the last commits, never the file."""
-    import sqlite3
-
-    if isinstance(connection, sqlite3.Connection):
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
 
 
 def main() -> None:
