@@ -236,10 +236,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, env: dict[str, 
               "call, the rest for the run's MLflow calls (parent run, a run per pool member, metrics and tables, "
               f"the decision); the engine's process spends "
               f"{engine_extra:.2f} s more CPU than with tracking=none (mostly drawing the plots). The whole "
-              f"tracking=none run takes {none:.2f} s: the logging process, started about 0.9 s in, cannot finish "
-              "its imports and writes within 1.5x of that on a core of its own, and on a loaded machine it has "
-              "no core of its own. The engine's wait is that difference; a run whose search takes longer "
-              "(a real LM: seconds per call) hides it completely.", ""]
+              f"tracking=none run takes {none:.2f} s: the logging process (started about 0.3 s in, before Hydra "
+              "composes the config) imports and writes on the other core meanwhile, and on a loaded machine it "
+              "shares a core with the search. What it has not done when the search ends is the engine's wait; "
+              "a run whose search takes longer (a real LM: seconds per call) hides it completely.", ""]
     if any(r["kind"] == "rest" for r in rows):
         search, total = med(rows, "rest", "search_wait_ms_per_proposal"), med(rows, "rest", "total_wait_ms_per_proposal")
         lines += ["## Engine-thread wait on logging: REST to a local `mlflow server`", "",
