@@ -24,13 +24,12 @@ import argparse
 import math
 import os
 import re
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import describe, fail, one_line_parser
-from gepa_lab.tracking.mlflow_links import masked
+from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
@@ -89,17 +88,14 @@ def client_for(uri: str) -> Any:
     `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
 
-    if uri.startswith(("http://", "https://")):
-        try:
-            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=10) as reply:
-                reply.read()
-        except OSError as exc:
-            raise ReportError(f"MLflow tracking server {masked(uri)} is not reachable: {exc}") from None
-    elif uri.startswith("sqlite:///"):
-        raw = uri[len("sqlite:///"):].split("?", 1)[0]
-        if not Path(raw).is_file():
-            raise ReportError(f"no MLflow store at {raw}; run from the directory that holds mlflow.db or pass "
-                              "--tracking-uri")
+    from gepa_lab.tracking.mlflow_worker import sqlite_path
+
+    why, db = unreachable(uri), sqlite_path(uri)
+    if why is not None:
+        raise ReportError(why)
+    if db is not None and not db.is_file():
+        raise ReportError(f"no MLflow store at {db}; run from the directory that holds mlflow.db or pass "
+                          "--tracking-uri")
     return MlflowClient(tracking_uri=uri)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 
 LOCAL_UI = "http://127.0.0.1:5000"  # where `mlflow ui` listens by default
@@ -32,6 +33,19 @@ def masked(uri: str) -> str:
 
 def is_server(tracking_uri: str) -> bool:
     return tracking_uri.startswith(("http://", "https://"))
+
+
+def unreachable(tracking_uri: str) -> str | None:
+    """Why a tracking server does not answer its /health endpoint (None: it does, or the store is
+    not a server): checked before anything is spent, as MLflow's client would retry for minutes."""
+    if not is_server(tracking_uri):
+        return None
+    try:
+        with urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=10) as reply:
+            reply.read()
+    except OSError as exc:
+        return f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}"
+    return None
 
 
 def ui_base(tracking_uri: str) -> str:

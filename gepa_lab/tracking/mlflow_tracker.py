@@ -40,7 +40,6 @@ import pickle
 import time
 import traceback
 import urllib.parse
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -252,13 +251,9 @@ class MlflowTracker:
     def _preflight(self, db: Path | None) -> None:
         """What would otherwise fail late: an HTTP store is retried with backoff for minutes; a
         SQLite store needs a writable file (MLflow creates the file but not its folder)."""
-        if mlflow_links.is_server(self.uri):
-            try:
-                with urllib.request.urlopen(self.uri.rstrip("/") + "/health", timeout=10) as reply:
-                    reply.read()
-            except OSError as exc:
-                raise TrackingError(f"MLflow tracking server {mlflow_links.masked(self.uri)} is not reachable: "
-                                    f"{exc}") from exc
+        why = mlflow_links.unreachable(self.uri)
+        if why is not None:
+            raise TrackingError(why)
         if db is not None:
             try:
                 db.parent.mkdir(parents=True, exist_ok=True)
