@@ -398,9 +398,8 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
 def confirm_runs(run_dirs: Sequence[str]) -> int:
     """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split: the
     run's evaluator and dataset rebuilt from its record."""
-    from gepa_lab.config import build
     from gepa_lab.core.errors import GepaLabError
-    from gepa_lab.core.settings import EvaluationSettings, from_mapping
+    from gepa_lab.core.settings import from_mapping
     from gepa_lab.data import DatasetSource, load_confirmation
     from gepa_lab.runs.record import load_experiment
     from gepa_lab.search.engine import confirm
@@ -413,8 +412,8 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
                 raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line "
                                   "runs do); it cannot be confirmed from here")
             cases = load_confirmation(from_mapping(DatasetSource, config["dataset"], "dataset"), experiment.dataset)
-            data = confirm(run_dir, build("evaluator", config["evaluator"]), cases,
-                           from_mapping(EvaluationSettings, config.get("evaluation") or {}, "evaluation"))
+            evaluator, settings = experiment.evaluator()
+            data = confirm(run_dir, evaluator, cases, settings)
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
                   f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")

@@ -168,3 +168,21 @@ def test_the_confirmation_split_is_sealed_unseen_and_digested(tmp_path):
     write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": dataset.feedback[0].input}])
     with pytest.raises(ValueError, match="confirmation case 'c-1' repeats case .* must be unseen data"):
         load_confirmation(source, dataset)
+
+
+def test_report_confirm_rebuilds_the_runs_evaluator_and_opens_the_sealed_split_once(tmp_path, capsys):
+    from helpers import ImprovingReflector, ToyEvaluator, seed_spec
+
+    from gepa_lab import SearchConfig, optimize, report
+
+    (tmp_path / "data").mkdir()
+    data, run_dir = make_dir(tmp_path / "data"), tmp_path / "run"
+    write_jsonl(data / "confirmation.jsonl", [{"id": f"c-{i}", "input": f"unseen task {i}"} for i in range(3)])
+    # What a command-line run records: the evaluator's `_target_` and the dataset's source.
+    run_config = {"evaluator": {"_target_": "helpers.ToyEvaluator"}, "dataset": {"path": str(data)}}
+    optimize(seed_spec(), load_dataset_dir(data, id="d", version="1"), ToyEvaluator(), ImprovingReflector(),
+             SearchConfig(max_metric_calls=40), run_dir=run_dir, run_config=run_config)
+    assert report.main(["--confirm", str(run_dir)]) == 0
+    assert "confirmation delta" in capsys.readouterr().out and (run_dir / "confirmation.json").is_file()
+    assert report.main(["--confirm", str(run_dir)]) == 1
+    assert "was already confirmed" in capsys.readouterr().err

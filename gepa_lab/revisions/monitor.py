@@ -10,10 +10,9 @@ import math
 from pathlib import Path
 
 from gepa_lab.core.artifacts import artifact_from_dict
-from gepa_lab.core.contracts import SPLITS, Evaluator
+from gepa_lab.core.contracts import SPLITS
 from gepa_lab.core.errors import describe
 from gepa_lab.core.fingerprint import fingerprint
-from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
 from gepa_lab.revisions.store import (
     MonitoringRow,
@@ -21,35 +20,10 @@ from gepa_lab.revisions.store import (
     RevisionStore,
     utcnow,
 )
-from gepa_lab.runs.record import RecordedExperiment, load_experiment
+from gepa_lab.runs.record import load_experiment
 from gepa_lab.search.evaluation import CaseRunner
 
 MONITOR_ACTOR = "monitor"
-
-
-def build_evaluator(experiment: RecordedExperiment) -> Evaluator:
-    """The run's evaluator, rebuilt from its recorded `_target_` config."""
-    from hydra.utils import instantiate
-
-    node = experiment.config.get("evaluator")
-    if not isinstance(node, dict) or "_target_" not in node:
-        raise InvalidRequest(f"experiment {experiment.id} recorded no evaluator `_target_` (only CLI runs do); "
-                             "monitor needs a run started with python -m gepa_lab")
-    try:
-        evaluator: Evaluator = instantiate(node, _convert_="all")
-    except Exception as exc:
-        raise InvalidRequest(f"cannot rebuild the evaluator {node['_target_']}: {describe(exc.__cause__ or exc)}"
-                             ) from exc
-    return evaluator
-
-
-def _settings(experiment: RecordedExperiment) -> EvaluationSettings:
-    recorded = experiment.config.get("evaluation")
-    try:
-        return EvaluationSettings(**recorded) if isinstance(recorded, dict) else EvaluationSettings()
-    except (TypeError, ValueError) as exc:
-        raise InvalidRequest(f"experiment {experiment.id} recorded unusable evaluation settings: {describe(exc)}"
-                             ) from exc
 
 
 def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, split: str = "holdout",
@@ -75,8 +49,11 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     if not cases:
         raise InvalidRequest(f"run {run_dir} has no {split} cases")
     parent = store.get(active.parent_revision_id) if active.parent_revision_id else None
-    evaluator = build_evaluator(experiment)
-    runner = CaseRunner(evaluator, _settings(experiment), None)
+    try:
+        evaluator, settings = experiment.evaluator()
+    except ValueError as exc:
+        raise InvalidRequest(f"{exc}; monitor needs a run it can score again") from exc
+    runner = CaseRunner(evaluator, settings, None)
 
     def mean(revision: RevisionRow) -> float:
         scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
