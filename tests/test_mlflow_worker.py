@@ -110,3 +110,13 @@ def test_the_logging_process_starts_before_composition_only_when_a_run_will_use_
     monkeypatch.setattr(POOL, "prespawn", started.append)
     start_logger_early(argv)
     assert started == expected
+
+
+def test_an_idle_logger_is_stopped_at_exit_not_left_importing_mlflow() -> None:
+    from gepa_lab.tracking.mlflow_process import Pool
+
+    pool = Pool()
+    pool.prespawn("sql")  # e.g. started early for a run whose config then fails
+    [worker] = pool.idle
+    pool.close()  # what atexit runs
+    assert worker.proc.wait(timeout=5) == -9 and pool.idle == []

@@ -81,9 +81,13 @@ class Pool:
                 self.idle.append(worker)
 
     def close(self) -> None:
+        """At exit. An idle logger has written everything it was given (or was never used, e.g. a
+        config error after the early start): stopped now, it does not finish importing MLflow for
+        nothing."""
         with self.lock:
             for worker in self.idle:
-                worker.close()
+                if worker.alive():
+                    worker.proc.kill()
             self.idle = []
 
 
