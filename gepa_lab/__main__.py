@@ -55,8 +55,8 @@ def with_recorded_overrides(argv: list[str]) -> list[str]:
 def start_logger_early(argv: list[str]) -> None:
     """The MLflow logging process spends ~2.5 s of CPU importing MLflow before it can open the run;
     started here, before Hydra composes the config (~1 s), it is ready by the time the run needs it.
-    Only for a single run whose command line leaves tracking at its default (MLflow); a config that
-    turns tracking off after all leaves it idle, and it exits with this process."""
+    Only for a single run whose command line leaves tracking at its default (MLflow); unused (the
+    config turns tracking off after all, or fails its check), it is stopped when this process exits."""
     if any(a.startswith("-") or (a.startswith("tracking=") and a != "tracking=mlflow") for a in argv):
         return
     from gepa_lab.tracking.mlflow_links import is_server

@@ -200,7 +200,7 @@ class RunRecord:
         return self._events is not None
 
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
-        if self._events is None:
+        if not self.persistent:
             return
         # A reply that failed transiently was never cached: it is kept inline.
         cases = [key if self._cache.get(key) is ev else ev.to_dict() for key, ev in zip(keys, batch.evaluations,
@@ -209,7 +209,7 @@ class RunRecord:
                              "seed": batch.seed, "cases": cases})
 
     def proposal(self, p: Proposal, metric_calls: int) -> None:
-        if self._events is None:
+        if not self.persistent:
             return
         batches = [b.index for b in (p.parent_batch, p.child_batch, p.validation_batch) if b is not None]
         self.event(p.event_kind, {
