@@ -201,9 +201,12 @@ KINDS: dict[str, type] = {cls.kind: cls for cls in (SkillSpec, PromptArtifact, T
                                                     TextsArtifact)}
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
     """One byte-exact JSON form per value: the basis of every digest and identity hash."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def sha256_hex(text: str) -> str:

@@ -112,7 +112,7 @@ class Recorded:
 class RunRecord:
     """Writes (and, on resume, reads back) one run directory's record. Thread-safe: a round's
     concurrent proposals store evaluations through it. Without a directory (`RunRecord(None)`)
-    it keeps the evaluation cache in memory and writes nothing."""
+    it keeps and writes nothing."""
 
     def __init__(self, run_dir: Path | str | None):
         self.dir = Path(run_dir) if run_dir is not None else None
@@ -177,12 +177,13 @@ class RunRecord:
         return self._cache.get(key)
 
     def store(self, items: Iterable[tuple[str, Evaluation]]) -> None:
-        """Paid evaluator replies, each on disk as soon as it exists."""
+        """Paid evaluator replies, each on disk as soon as it exists (in memory: not kept)."""
+        if self._evaluations is None:
+            return
         with self._lock:
             for key, ev in items:
                 self._cache[key] = ev
-                if self._evaluations is not None:
-                    self._evaluations.append({"key": key, **ev.to_dict()})
+                self._evaluations.append({"key": key, **ev.to_dict()})
 
     # -- history ----------------------------------------------------------------------------
     def event(self, kind: str, data: dict[str, Any]) -> None:
@@ -200,8 +201,6 @@ class RunRecord:
         return self._events is not None
 
     def batch(self, batch: ScoredBatch, keys: Sequence[str]) -> None:
-        if not self.persistent:
-            return
         # A reply that failed transiently was never cached: it is kept inline.
         cases = [key if self._cache.get(key) is ev else ev.to_dict() for key, ev in zip(keys, batch.evaluations,
                                                                                       strict=True)]

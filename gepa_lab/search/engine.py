@@ -157,8 +157,9 @@ class Run:
         self.ledger.add_task_cost(evaluations)
         batch = ScoredBatch(self.batches, phase, candidate_id, seed, evaluations)
         self.batches += 1
-        keys = [(runner or self.runner).key(candidate_id, ev.case_id, seed) for ev in evaluations]
-        self.record.batch(batch, keys)
+        if self.record.persistent:
+            self.record.batch(batch, (runner or self.runner).keys(candidate_id, (ev.case_id for ev in evaluations),
+                                                                  seed))
         self.trackers.evaluation(batch)
         return batch
 

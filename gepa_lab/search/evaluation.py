@@ -16,11 +16,10 @@ import json
 import math
 import re
 import threading
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
@@ -32,12 +31,6 @@ from gepa_lab.runs.record import RunRecord
 from gepa_lab.search.retry import RetryPolicy
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-@lru_cache(maxsize=4096)  # looked up, then stored: computed once per case
-def cache_key(artifact_id: str, case_id: str, seed: int, evaluator: str) -> str:
-    raw = json.dumps([artifact_id, case_id, int(seed), evaluator], separators=(",", ":"))
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evaluation:
@@ -54,14 +47,15 @@ def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evalua
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise EvaluatorContractError(f"case {case_id!r} objective {name!r} must be finite, got {value!r}")
     texts = (ev.output, ev.feedback, ev.trace)
-    for text_field, text in zip(("output", "feedback", "trace"), texts, strict=True):
-        if not isinstance(text, str):
-            raise EvaluatorContractError(f"case {case_id!r} {text_field} must be a string")
-    # Lone surrogates cannot be encoded (JSON file, model request): they become U+FFFD.
-    cleaned = tuple(t if t.isascii() else _SURROGATE.sub("\ufffd", t) for t in texts)
-    if cleaned != texts or type(score) is not float:
-        ev = replace(ev, score=float(score), output=cleaned[0], feedback=cleaned[1], trace=cleaned[2])
-    return ev
+    try:
+        ascii_only = "".join(texts).isascii()
+    except TypeError:
+        text_field = ("output", "feedback", "trace")[[isinstance(t, str) for t in texts].index(False)]
+        raise EvaluatorContractError(f"case {case_id!r} {text_field} must be a string") from None
+    if not ascii_only:  # lone surrogates cannot be encoded (JSON file, model request): they become U+FFFD
+        ev = replace(ev, output=_SURROGATE.sub("\ufffd", ev.output), feedback=_SURROGATE.sub("\ufffd", ev.feedback),
+                     trace=_SURROGATE.sub("\ufffd", ev.trace))
+    return ev if type(score) is float else replace(ev, score=float(score))
 
 
 def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
@@ -70,14 +64,12 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
         raise EvaluatorContractError(f"evaluator must return a list of Evaluation, got {type(results).__name__}")
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
-    wanted = {c.id for c in cases}
+    # As many distinct wanted ids as cases requested: every case is answered, none is missing.
     by_id: dict[str, Evaluation] = {}
+    wanted = {c.id for c in cases}
     for ev in results:
         checked = _checked(ev, wanted, by_id)
         by_id[checked.case_id] = checked
-    missing = [c.id for c in cases if c.id not in by_id]
-    if missing:
-        raise EvaluatorContractError(f"missing evaluation case {missing[0]!r}")
     return [by_id[c.id] for c in cases]
 
 
@@ -104,6 +96,7 @@ class CaseRunner:
         self.store = store if store is not None else RunRecord(None)
         self.name = type(evaluator).__name__
         self.fingerprint = f"{role}:{fingerprint(evaluator)}" if role else fingerprint(evaluator)
+        self._fingerprint_json = json.dumps(self.fingerprint)
         self.batched = getattr(evaluator, "evaluates_batches", False) is True
         self._retry = RetryPolicy(evaluator, self.settings.max_retries, self.settings.retry_backoff_s)
         self.consecutive_failures = 0
@@ -117,8 +110,11 @@ class CaseRunner:
                 pool.shutdown(wait=False, cancel_futures=True)
         self._threads = self._processes = None
 
-    def key(self, artifact_id: str, case_id: str, seed: int) -> str:
-        return cache_key(artifact_id, case_id, seed, self.fingerprint)
+    def keys(self, artifact_id: str, case_ids: Iterable[str], seed: int) -> list[str]:
+        """Cache keys: sha256 of the compact JSON array [artifact_id, case_id, seed, evaluator
+        fingerprint], one per case id."""
+        head, tail = f"[{json.dumps(artifact_id)},", f",{int(seed)},{self._fingerprint_json}]"
+        return [hashlib.sha256(f"{head}{json.dumps(case_id)}{tail}".encode()).hexdigest() for case_id in case_ids]
 
     # -- one evaluator call ---------------------------------------------------------------
     def _call(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
@@ -152,9 +148,9 @@ class CaseRunner:
             raise box["error"]
         return check_batch(cases, box["value"])
 
-    def _evaluate(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case],
+    def _evaluate(self, artifact: Artifact, cases: Sequence[Case], keys: Sequence[str],
                   seed: int) -> list[tuple[Evaluation, str | None]]:
-        """(evaluation, error) per case, stored as soon as the evaluator answers."""
+        """(evaluation, error) per case, stored under its key as soon as the evaluator answers."""
         self.paid += len(cases)
         try:
             evaluations = self._retry(self._call, artifact, list(cases), seed)
@@ -162,7 +158,7 @@ class CaseRunner:
             raise
         except Exception as exc:
             return self._failed(exc, cases)
-        self.store.store((self.key(artifact_id, ev.case_id, seed), ev) for ev in evaluations)
+        self.store.store(zip(keys, evaluations, strict=True))
         return [(ev, None) for ev in evaluations]
 
     def _failed(self, exc: Exception, cases: Sequence[Case]) -> list[tuple[Evaluation, str | None]]:
@@ -178,28 +174,31 @@ class CaseRunner:
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:
-        found: dict[str, tuple[Evaluation, str | None]] = {
-            case.id: (hit, None) for case in cases
-            if (hit := self.store.lookup(self.key(artifact_id, case.id, seed))) is not None}
-        misses = [c for c in cases if c.id not in found]
+        # Only a run record caches (it replays a cut run): within one run no (candidate, case, seed)
+        # comes back (fresh seeds, deduplicated children), so an in-memory run computes no keys.
+        keys = self.keys(artifact_id, (case.id for case in cases), seed) if self.store.persistent else [""] * len(cases)
+        found: dict[int, tuple[Evaluation, str | None]] = {
+            i: (hit, None) for i, key in enumerate(keys) if (hit := self.store.lookup(key)) is not None}
+        misses = [i for i in range(len(cases)) if i not in found]
         if not self.batched and (self.settings.workers == 1 or len(misses) <= 1):
             out = []
-            for case in cases:  # one at a time: the failure guard trips before paying for more
-                evaluation, error = found.get(case.id) or self._evaluate(artifact, artifact_id, [case], seed)[0]
+            for i, case in enumerate(cases):  # one at a time: the failure guard trips before paying for more
+                evaluation, error = found.get(i) or self._evaluate(artifact, [case], [keys[i]], seed)[0]
                 self._guard(error)
                 out.append(evaluation)
             return out
         if self.batched:
-            outcomes = self._evaluate(artifact, artifact_id, misses, seed) if misses else []
+            outcomes = self._evaluate(artifact, [cases[i] for i in misses], [keys[i] for i in misses],
+                                      seed) if misses else []
         else:
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
             outcomes = [got for [got] in self._threads.map(
-                lambda case: self._evaluate(artifact, artifact_id, [case], seed), misses)]
-        found.update((ev.case_id, (ev, error)) for ev, error in outcomes)
-        for case in cases:  # the failure guard counts in case order, whatever the timing
-            self._guard(found[case.id][1])
-        return [found[case.id][0] for case in cases]
+                lambda i: self._evaluate(artifact, [cases[i]], [keys[i]], seed), misses)]
+        found.update(zip(misses, outcomes, strict=True))
+        for i in range(len(cases)):  # the failure guard counts in case order, whatever the timing
+            self._guard(found[i][1])
+        return [found[i][0] for i in range(len(cases))]
 
     def _guard(self, error: str | None) -> None:
         if error is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from gepa_lab.core.contracts import Evaluation
@@ -32,6 +32,9 @@ class _Turns:
         self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER} if k > 1 else {}
 
     def for_plan(self, j: int) -> Callable[[str], AbstractContextManager[None]]:
+        if not self._done:
+            return lambda step: nullcontext()
+
         @contextmanager
         def turn(step: str) -> Iterator[None]:
             if j:
@@ -39,8 +42,7 @@ class _Turns:
             try:
                 yield
             finally:
-                if self._done:
-                    self._done[step][j].set()
+                self._done[step][j].set()
 
         return turn
 
