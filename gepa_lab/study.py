@@ -86,23 +86,23 @@ def _job_number(name: str) -> int:
     return int(head) if head.isdigit() else 1 << 30
 
 
-def _axis(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
+def override_key(override: str) -> str:
+    """The config key a command-line override sets, a group's `/` written `.` (`+search/parent=x`:
+    `search.parent`)."""
+    return override.split("=", 1)[0].lstrip("+~").replace("/", ".")
 
 
-def _matches(axis: str, key: str) -> bool:
-    norm = axis.replace("/", ".")
-    target = key.replace("/", ".")
-    return norm == target or norm.startswith(target + ".")
+def within(key: str, outer: str) -> bool:
+    """`key` is `outer` or a key inside it (both written with `.`)."""
+    return key == outer or key.startswith(outer + ".")
 
 
 def value_of(run: StudyRun, key: str) -> str:
     """The run's value of `key`: its override when the sweep set it, else its config group choice
     (`search/parent`) or its configuration value (`search.minibatch_size`)."""
     for override in run.overrides:
-        if _matches(_axis(override), key):
-            return override.split("=", 1)[1] if _axis(override).replace("/", ".") == key.replace("/", ".") \
-                else override
+        if within(override_key(override), key.replace("/", ".")):
+            return override.split("=", 1)[1] if override_key(override) == key.replace("/", ".") else override
     choices = run.config.get("hydra_choices") or {}
     if key in choices:
         return str(choices[key])
@@ -117,7 +117,7 @@ def value_of(run: StudyRun, key: str) -> str:
 
 def pair_key(run: StudyRun, key: str) -> tuple[str, ...]:
     """Everything the sweep varied except `key`: runs with equal pair keys are compared."""
-    return tuple(sorted(o for o in run.overrides if not _matches(_axis(o), key)))
+    return tuple(sorted(o for o in run.overrides if not within(override_key(o), key.replace("/", "."))))
 
 
 def _mean(values: Sequence[float]) -> float:
