@@ -155,8 +155,7 @@ def display_table(frame: Any) -> Any:
     import pandas as pd
 
     def text(value: Any, fmt: str = "{}") -> str:
-        return "-" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
-            else fmt.format(value)
+        return "-" if pd.isna(value) else fmt.format(value)
 
     return pd.DataFrame([{
         "experiment": row.experiment, "seed": text(row.seed), "job": text(row.job), "status": row.status,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,12 +165,11 @@ def _row(pairs: list[Pair]) -> dict[str, Any]:
 def holdout_reuse(runs: Sequence[StudyRun]) -> dict[str, int]:
     """Decisions per holdout digest: a study that keeps the best of many configurations judged on
     one holdout has tuned on it."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for run in runs:
         if run.result is not None:
-            digest = run.result["dataset"]["digests"].get("holdout", "")
-            counts[digest] = counts.get(digest, 0) + int(run.result.get("decision_number", 1))
-    return counts
+            counts[run.result["dataset"]["digests"].get("holdout", "")] += int(run.result.get("decision_number", 1))
+    return dict(counts)
 
 
 def plot_compare(rows: Sequence[dict[str, Any]], key: str, path: Path) -> None:
