@@ -331,13 +331,13 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV, Markdown, plot)."""
     import pandas as pd
 
-    from gepa_lab.study import COMPARE_COLUMNS, compare, holdout_reuse, load_study, plot_compare
+    from gepa_lab.study import compare, holdout_reuse, load_study, plot_compare
 
     if not args.sweep or not Path(args.sweep).is_dir():
         raise UsageError("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)")
     runs = load_study(args.sweep)
     rows = compare(runs, args.compare, args.baseline)
-    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    frame = pd.DataFrame(rows).drop(columns="diffs")
     reuse = max(holdout_reuse(runs).values(), default=0)
     notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
              "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "

@@ -23,10 +23,6 @@ from gepa_lab.search.promotion import paired_interval
 
 TIE = 1e-9
 RESAMPLES = 10_000
-COMPARE_COLUMNS = ["value", "baseline", "pairs", "gain", "baseline gain", "difference", "low", "high",
-                   "better", "tied", "worse",
-                   "promoted", "baseline promoted", "false promotions", "baseline false promotions",
-                   "metric calls", "cost usd"]
 
 
 class StudyError(GepaLabError):
@@ -126,8 +122,8 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> list[dict[str, Any]]:
-    """One row per value of `key` other than the baseline (the first job's value unless given),
-    with the paired differences in holdout gain (`diffs`, for the plot)."""
+    """One row per value of `key` other than the baseline (the first job's value unless given): its
+    columns, and the paired differences in holdout gain (`diffs`, for the plot)."""
     finished = [r for r in runs if r.gain is not None]
     if not finished:
         raise StudyError("no finished run with a holdout decision in the study")
