@@ -5,6 +5,8 @@
 The names below are the stable library surface; submodules may move.
 """
 
+import types
+
 from gepa_lab.core.artifacts import (
     Artifact,
     PromptArtifact,
@@ -61,48 +63,6 @@ from gepa_lab.search.pareto import select_parent
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "SPLITS",
-    "Artifact",
-    "Case",
-    "ConfigError",
-    "Dataset",
-    "DatasetSource",
-    "Evaluation",
-    "EvaluationSettings",
-    "Evaluator",
-    "EvaluatorContractError",
-    "EvaluatorError",
-    "GepaLabError",
-    "HFSplits",
-    "PromotionPolicy",
-    "PromptArtifact",
-    "ReflectionSettings",
-    "Reflector",
-    "ReflectorError",
-    "Result",
-    "RevisionSubmitter",
-    "RoutingPolicy",
-    "RunAborted",
-    "SearchConfig",
-    "SkillSpec",
-    "Summary",
-    "TextsArtifact",
-    "ToolDescription",
-    "Tracker",
-    "artifact_id",
-    "canonical_json",
-    "describe",
-    "from_mapping",
-    "frozen_files",
-    "hf_rows",
-    "load_artifact",
-    "load_dataset",
-    "load_dataset_dir",
-    "load_hf_saved",
-    "optimize",
-    "resolve_path",
-    "select_parent",
-    "sha256_hex",
-    "split_digest",
-]
+# The stable surface (docs/design.md §2.7): every name imported above, written once.
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and not isinstance(value, types.ModuleType))

@@ -28,10 +28,6 @@ def main(cfg: DictConfig) -> None:
     run(cfg, Path(runtime.output_dir), dict(runtime.choices))
 
 
-def _key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~").replace("/", ".")
-
-
 def with_recorded_overrides(argv: list[str]) -> list[str]:
     """`resume=<run dir>` brings the run's own overrides (recorded in its experiment.json) back, so
     `resume=<dir> promotion=strict` decides that run again; what is given now wins."""
@@ -39,17 +35,18 @@ def with_recorded_overrides(argv: list[str]) -> list[str]:
     if not resume or "-m" in argv or "--multirun" in argv:
         return argv
     from gepa_lab.runs.record import load_experiment
+    from gepa_lab.study import override_key, within
 
     try:
         recorded = [str(o) for o in load_experiment(resume).config.get("overrides") or ()]
     except (OSError, ValueError, KeyError):
         return argv  # not a readable run: the resume itself says why
-    given = {_key(a) for a in argv if "=" in a and not a.startswith("-")}
+    given = {override_key(a) for a in argv if "=" in a and not a.startswith("-")}
 
     def replaced(key: str) -> bool:
-        return key == "resume" or key.startswith("hydra.") or any(key == g or key.startswith(g + ".") for g in given)
+        return key == "resume" or key.startswith("hydra.") or any(within(key, g) for g in given)
 
-    return [o for o in recorded if not replaced(_key(o))] + argv
+    return [o for o in recorded if not replaced(override_key(o))] + argv
 
 
 def start_logger_early(argv: list[str]) -> None:

@@ -37,10 +37,6 @@ NOTES_FILE = "notes.jsonl"
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
-class NoteError(Exception):
-    """The note cannot be stored (exit 1)."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = report.study_parser(PROG, "Keep a researcher's note (conclusion, next hypothesis) with a run: in its "
                                  "run directory and its MLflow run (tags and description; the run's own store "
@@ -60,19 +56,19 @@ def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None,
     if folder.is_dir():
         file = folder / RUN_FILE
         if not (folder / "experiment.json").is_file() and not file.is_file():
-            raise NoteError(f"{run} holds no gepa_lab run (no experiment.json); pass the directory a run printed "
-                            "as `record`, or its MLflow run id")
+            raise report.ReportError(f"{run} holds no gepa_lab run (no experiment.json); pass the directory a run "
+                                     "printed as `record`, or its MLflow run id")
         try:
             stored = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
         except (OSError, ValueError) as exc:
-            raise NoteError(f"cannot read {file}: {exc}") from None
+            raise report.ReportError(f"cannot read {file}: {exc}") from None
         uri = tracking_uri or stored.get("tracking_uri")
         return folder, stored.get("run_id"), str(uri) if uri and stored.get("run_id") else None
     if RUN_ID.fullmatch(run):
         uri = tracking_uri or default_uri()
         run_dir = report.client_for(uri).get_run(run).data.tags.get("run_dir")
         return (Path(run_dir) if run_dir and Path(run_dir).is_dir() else None), run, uri
-    raise NoteError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
+    raise report.ReportError(f"{run!r} is neither a run directory nor an MLflow run id (32 hex digits)")
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -138,7 +134,7 @@ def _command(args: argparse.Namespace) -> int:
         where = add_note(run_dir, run_id, uri, note)
     except report.UsageError as exc:
         return fail(PROG, str(exc), 2)
-    except (NoteError, report.ReportError) as exc:
+    except report.ReportError as exc:
         return fail(PROG, str(exc), 1)
     except OSError as exc:
         return fail(PROG, f"cannot write the note: {exc}", 1)

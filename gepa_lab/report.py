@@ -34,16 +34,11 @@ from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
 PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
-COLUMNS = ["experiment", "seed", "job", "status", "winner", "holdout_delta", "holdout_delta_low",
-           "holdout_delta_high", "eligible", "metric_calls", "cost_usd", "stop_reason", "reason", "run_id",
-           "gepa_experiment_id", "run_dir", "simulated", "conclusion", "next_hypothesis", "run_url"]
-TABLE = ["experiment", "seed", "job", "status", "winner", "holdout delta", "eligible", "metric calls", "cost",
-         "stop reason", "note"]
 NOTE_WIDTH = 60  # the table's note column; report.md lists every note whole
 
 
 class ReportError(Exception):
-    """The report cannot be made (exit 1)."""
+    """The report or note cannot be made or stored (exit 1)."""
 
 
 def study_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -109,7 +104,8 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
 
 
 def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
-    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted."""
+    """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted; `runs` is
+    not empty (its rows' keys are the columns)."""
     import pandas as pd
 
     from gepa_lab.tracking.mlflow_links import run_url
@@ -130,7 +126,7 @@ def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
             "holdout_delta": metrics.get("holdout_delta", math.nan),
             "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
             "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
-            "eligible": {"true": True, "false": False}.get(tags.get("promotion_eligible", "")) if finished else None,
+            "eligible": tags["promotion_eligible"] == "true" if finished else None,
             "metric_calls": metrics.get("total_metric_calls", math.nan),
             "cost_usd": metrics.get("total_cost_usd", math.nan),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
@@ -138,7 +134,7 @@ def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
             "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
             "run_url": run_url(uri, run.info.experiment_id, run.info.run_id) if uri else ""})
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows)
     frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
     return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
@@ -155,12 +151,11 @@ def _delta(row: Any) -> str:
 
 
 def display_table(frame: Any) -> Any:
-    """The human table: one formatted text cell per column of TABLE."""
+    """The human table: one formatted text cell per column."""
     import pandas as pd
 
     def text(value: Any, fmt: str = "{}") -> str:
-        return "-" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
-            else fmt.format(value)
+        return "-" if pd.isna(value) else fmt.format(value)
 
     return pd.DataFrame([{
         "experiment": row.experiment, "seed": text(row.seed), "job": text(row.job), "status": row.status,
@@ -168,7 +163,7 @@ def display_table(frame: Any) -> Any:
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
         "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
         "note": (row.conclusion[:NOTE_WIDTH - 1] + "…" if len(row.conclusion) > NOTE_WIDTH else row.conclusion) or "-",
-    } for row in frame.itertuples(index=False)], columns=TABLE)
+    } for row in frame.itertuples(index=False)])
 
 
 def note_lines(frame: Any) -> list[str]:
@@ -336,13 +331,13 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV, Markdown, plot)."""
     import pandas as pd
 
-    from gepa_lab.study import COMPARE_COLUMNS, compare, holdout_reuse, load_study, plot_compare
+    from gepa_lab.study import compare, holdout_reuse, load_study, plot_compare
 
     if not args.sweep or not Path(args.sweep).is_dir():
         raise UsageError("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)")
     runs = load_study(args.sweep)
     rows = compare(runs, args.compare, args.baseline)
-    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    frame = pd.DataFrame(rows).drop(columns="diffs")
     reuse = max(holdout_reuse(runs).values(), default=0)
     notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
              "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
@@ -407,12 +402,9 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
     try:
         for run_dir in run_dirs:
             experiment = load_experiment(run_dir)
-            config = experiment.config
-            if not isinstance(config.get("evaluator"), dict) or not isinstance(config.get("dataset"), dict):
-                raise ReportError(f"{run_dir} recorded no evaluator or dataset configuration (only command-line "
-                                  "runs do); it cannot be confirmed from here")
-            cases = load_confirmation(from_mapping(DatasetSource, config["dataset"], "dataset"), experiment.dataset)
-            evaluator, settings = experiment.evaluator()
+            evaluator, settings = experiment.evaluator()  # a run that recorded no evaluator: ValueError
+            cases = load_confirmation(from_mapping(DatasetSource, experiment.config["dataset"], "dataset"),
+                                      experiment.dataset)
             data = confirm(run_dir, evaluator, cases, settings)
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +23,6 @@ from gepa_lab.search.promotion import paired_interval
 
 TIE = 1e-9
 RESAMPLES = 10_000
-COMPARE_COLUMNS = ["value", "baseline", "pairs", "gain", "baseline gain", "difference", "low", "high",
-                   "better", "tied", "worse",
-                   "promoted", "baseline promoted", "false promotions", "baseline false promotions",
-                   "metric calls", "cost usd"]
 
 
 class StudyError(GepaLabError):
@@ -86,23 +83,23 @@ def _job_number(name: str) -> int:
     return int(head) if head.isdigit() else 1 << 30
 
 
-def _axis(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
+def override_key(override: str) -> str:
+    """The config key a command-line override sets, a group's `/` written `.` (`+search/parent=x`:
+    `search.parent`)."""
+    return override.split("=", 1)[0].lstrip("+~").replace("/", ".")
 
 
-def _matches(axis: str, key: str) -> bool:
-    norm = axis.replace("/", ".")
-    target = key.replace("/", ".")
-    return norm == target or norm.startswith(target + ".")
+def within(key: str, outer: str) -> bool:
+    """`key` is `outer` or a key inside it (both written with `.`)."""
+    return key == outer or key.startswith(outer + ".")
 
 
 def value_of(run: StudyRun, key: str) -> str:
     """The run's value of `key`: its override when the sweep set it, else its config group choice
     (`search/parent`) or its configuration value (`search.minibatch_size`)."""
     for override in run.overrides:
-        if _matches(_axis(override), key):
-            return override.split("=", 1)[1] if _axis(override).replace("/", ".") == key.replace("/", ".") \
-                else override
+        if within(override_key(override), key.replace("/", ".")):
+            return override.split("=", 1)[1] if override_key(override) == key.replace("/", ".") else override
     choices = run.config.get("hydra_choices") or {}
     if key in choices:
         return str(choices[key])
@@ -117,7 +114,7 @@ def value_of(run: StudyRun, key: str) -> str:
 
 def pair_key(run: StudyRun, key: str) -> tuple[str, ...]:
     """Everything the sweep varied except `key`: runs with equal pair keys are compared."""
-    return tuple(sorted(o for o in run.overrides if not _matches(_axis(o), key)))
+    return tuple(sorted(o for o in run.overrides if not within(override_key(o), key.replace("/", "."))))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -125,8 +122,8 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> list[dict[str, Any]]:
-    """One row per value of `key` other than the baseline (the first job's value unless given),
-    with the paired differences in holdout gain (`diffs`, for the plot)."""
+    """One row per value of `key` other than the baseline (the first job's value unless given): its
+    columns, and the paired differences in holdout gain (`diffs`, for the plot)."""
     finished = [r for r in runs if r.gain is not None]
     if not finished:
         raise StudyError("no finished run with a holdout decision in the study")
@@ -164,12 +161,11 @@ def _row(pairs: list[Pair]) -> dict[str, Any]:
 def holdout_reuse(runs: Sequence[StudyRun]) -> dict[str, int]:
     """Decisions per holdout digest: a study that keeps the best of many configurations judged on
     one holdout has tuned on it."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for run in runs:
         if run.result is not None:
-            digest = run.result["dataset"]["digests"].get("holdout", "")
-            counts[digest] = counts.get(digest, 0) + int(run.result.get("decision_number", 1))
-    return counts
+            counts[run.result["dataset"]["digests"].get("holdout", "")] += int(run.result.get("decision_number", 1))
+    return dict(counts)
 
 
 def plot_compare(rows: Sequence[dict[str, Any]], key: str, path: Path) -> None:
