@@ -70,32 +70,18 @@ DEFAULT_EXPERIMENT = "gepa-lab"
 SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 
 
-def _column(kind: str, name: str) -> str:
-    return f"{kind}.`{name}`"  # MLflow UI's column key
-
-
-# The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
-# columns in this order, with widths that show their values whole.
-DECISIONS_COLUMNS = {_column("metrics", "holdout_delta"): 120, _column("tags", "holdout_delta_ci"): 290,
-                     _column("tags", "promotion_eligible"): 130, _column("tags", "winner"): 120,
-                     _column("metrics", "total_cost_usd"): 120, _column("metrics", "total_metric_calls"): 140,
-                     _column("tags", "conclusion"): 240, _column("tags", "next_hypothesis"): 240,
-                     _column("tags", "promotion_reason"): 260, _column("tags", "experiment"): 110,
-                     _column("tags", "random_seed"): 110}
-CANDIDATE_COLUMNS = {_column("metrics", "validation_mean"): 130, _column("tags", "status"): 100,
-                     _column("tags", "iteration"): 90, _column("tags", "component"): 120,
-                     _column("metrics", "minibatch_child_sum"): 150, _column("tags", "experiment"): 110,
-                     _column("tags", "random_seed"): 110}
-PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
-
-
 def views() -> list[tuple[str, dict[str, Any]]]:
-    def view(search: str, order_by: str, columns: dict[str, int]) -> dict[str, Any]:
-        return {"searchFilter": search, "orderByKey": order_by, "orderByAsc": False, "selectedColumns": list(columns),
-                "columnOrder": list(columns), "columnWidths": columns}
+    """The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
+    the columns of `mlflow_views.json` in order, with widths that show their values whole."""
+    spec = json.loads(Path(__file__).with_name("mlflow_views.json").read_text(encoding="utf-8"))
 
-    return [(mlflow_links.DECISIONS_VIEW, view(PARENT_FILTER, "attributes.start_time", DECISIONS_COLUMNS)),
-            (mlflow_links.CANDIDATES_VIEW, view("", _column("metrics", "validation_mean"), CANDIDATE_COLUMNS))]
+    def view(v: dict[str, Any]) -> dict[str, Any]:
+        columns = list(v["columnWidths"])
+        return {"searchFilter": v["searchFilter"], "orderByKey": v["orderByKey"], "orderByAsc": False,
+                "selectedColumns": columns, "columnOrder": columns, "columnWidths": v["columnWidths"]}
+
+    return [(mlflow_links.DECISIONS_VIEW, view(spec["decisions"])),
+            (mlflow_links.CANDIDATES_VIEW, view(spec["candidates"]))]
 
 
 def _version() -> str:
