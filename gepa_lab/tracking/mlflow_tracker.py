@@ -341,20 +341,20 @@ class MlflowTracker:
 
     def proposal(self, p: Proposal) -> None:
         """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
-        validation = validation_metrics(p.validation_batch).get("validation_mean")
-        self._send("row", {
+        validation = validation_metrics(p.validation_batch)
+        row = {
             "iteration": p.iteration, "kind": p.kind, "status": p.status, "component": p.component,
             "parent_id": p.parent_id, "parents": ",".join(p.parents), "candidate_id": p.candidate_id,
             # Every candidate's text is in MLflow, the rejected ones' too (here, not in runs of their own).
             "candidate": render(p.artifact) if p.artifact is not None else None, "minibatch_parent_sum": p.parent_sum,
-            "minibatch_child_sum": p.child_sum, "validation_mean": validation, "reason": clip(p.reason, 500),
-            "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed, "minibatch": ",".join(p.minibatch)})
+            "minibatch_child_sum": p.child_sum, "validation_mean": validation.get("validation_mean"),
+            "reason": clip(p.reason, 500), "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed,
+            "minibatch": ",".join(p.minibatch)}
+        self._send("row", row)
         if p.status != "accepted" or p.candidate_id is None or p.artifact is None:
             return
-        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
-                   **validation_metrics(p.validation_batch)}
-        if p.child_sum is not None:
-            metrics["minibatch_child_sum"] = p.child_sum
+        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum, **validation,
+                   "minibatch_child_sum": p.child_sum}
         child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
         cases = [ev.case_id for ev in p.parent_batch.evaluations]
         details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
@@ -363,15 +363,13 @@ class MlflowTracker:
                                         "child_score": [child.get(c) for c in cases]})}
         if p.validation_batch is not None:
             details["validation"] = _table(scores_table(p.validation_batch))
-        files = self._files(p.artifact, p.parent, details)
+        tagged = ("candidate_id", "parent_id", "parents", "kind", "component", "iteration", "status", "paired_seed",
+                  "minibatch")
         self._send("candidate", {
             "key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
-            "candidate_id": p.candidate_id,
-            "tags": {"candidate_id": p.candidate_id, "parent_id": p.parent_id, "parents": ",".join(p.parents),
-                     "kind": p.kind, "component": p.component,
-                     "iteration": str(p.iteration), "status": p.status, "reason": clip(p.reason),
-                     "paired_seed": str(p.paired_seed), "minibatch": clip(",".join(p.minibatch))},
-            "metrics": readable(metrics), "files": files})
+            "candidate_id": p.candidate_id, "metrics": readable(metrics),
+            "tags": {**{k: clip(str(row[k])) for k in tagged}, "reason": clip(p.reason)},
+            "files": self._files(p.artifact, p.parent, details)})
 
     def iteration(self, stats: IterationStats) -> None:
         values = {"best_validation_mean": stats.best_validation_mean, "pool_size": stats.pool_size,
