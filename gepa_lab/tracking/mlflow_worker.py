@@ -114,7 +114,6 @@ class RunState:
     run_id: str
     experiment_id: str
     candidates_experiment_id: str
-    run_dir: Path | None
     common: dict[str, str]  # tags every candidate run repeats
     lock: IO[str] | None = None
     logged_keys: set[str] = field(default_factory=set)  # candidate runs in the store (gepa.key)
@@ -196,9 +195,9 @@ class Logger:
                                              p["views"][1])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
         lock = self._lock(run_dir)
-        reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock, run_dir)
+        reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock)
         if not reopened:
-            self._create_parent(p, experiment_id, candidates_id, lock, run_dir)
+            self._create_parent(p, experiment_id, candidates_id, lock)
         assert self.run is not None
         if run_dir is not None:
             tmp = run_dir / f".{RUN_FILE}.tmp"
@@ -236,8 +235,7 @@ class Logger:
             self.run.lock.close()  # releases the lock
             self.run.lock = None
 
-    def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None,
-                       run_dir: Path | None) -> None:
+    def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None) -> None:
         from mlflow.entities import Param
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
@@ -249,7 +247,7 @@ class Logger:
             tags[MLFLOW_GIT_COMMIT] = commit
         run_id = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags,
                                    run_name=p["run_name"]).info.run_id
-        self.run = RunState(run_id, experiment_id, candidates_id, run_dir, p["common"], lock)
+        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], lock)
         # `first_metric` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
@@ -285,7 +283,7 @@ class Logger:
         return inputs
 
     # -- resume -----------------------------------------------------------------------------------
-    def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None, run_dir: Path | None) -> bool:
+    def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None) -> bool:
         """Continue the interrupted run's parent; learn what it already holds so replayed
         iterations are not logged twice. False: no such run in this store."""
         from mlflow.exceptions import MlflowException
@@ -300,7 +298,7 @@ class Logger:
         tags = parent.data.tags
         candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(
             p["candidates_experiment"], p["candidates_artifact_location"], p["views"][1])
-        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, run_dir, p["common"], lock)
+        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"], lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
                                                 "promotion_eligible": "pending"}))
