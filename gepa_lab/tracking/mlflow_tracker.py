@@ -146,24 +146,22 @@ class MlflowTracker:
         except OSError as exc:  # the logger died: the search goes on, the run record has everything
             self._lost(f"{op}: {describe(exc)}")
 
-    def _await(self, kind: str) -> dict[str, Any] | None:
-        """Read the logger's replies up to the next `kind` one (None: the logger is gone)."""
+    def _await(self, kind: str) -> None:
+        """Read the logger's replies up to the next `kind` one (or until the logger is gone)."""
         while self._worker is not None:
             try:
-                reply = self._worker.receive()
+                got, state = self._worker.receive()
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 self._lost(f"waiting for {kind}: {describe(exc)}")
-                return None
-            state = self.logger_state = reply[-1]
+                return
+            self.logger_state = state
             self.errors, self.error_count = list(state["errors"]), int(state["error_count"])
-            if reply[0] == "started":
+            if got == "started":
                 self._started, self._start_error = True, state["start_error"]
                 self.run_id, self.experiment_id = state["run_id"], state["experiment_id"]
-                self.candidates_experiment_id = state["candidates_experiment_id"]
-                self.uri = state["uri"]
-            if reply[0] == kind:
-                return state
-        return None
+                self.candidates_experiment_id, self.uri = state["candidates_experiment_id"], state["uri"]
+            if got == kind:
+                return
 
     def _lost(self, what: str) -> None:
         code = self._worker.proc.poll() if self._worker is not None else None
