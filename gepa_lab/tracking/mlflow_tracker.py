@@ -287,12 +287,12 @@ class MlflowTracker:
                    "rows": [{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
                              "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in ds.split(split)]}
                   for split, digest in run.digests.items()]
-        cand = candidates_experiment(self.experiment)
+        names = (self.experiment, candidates_experiment(self.experiment))
         return {
             "uri": self.uri, "env": {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_")},
-            "experiment": self.experiment, "artifact_location": self._location(db, self.experiment),
-            "candidates_experiment": cand, "candidates_artifact_location": self._location(db, cand),
-            "views": views(), "first_metric": "holdout_delta", "run_dir": run.run_dir,
+            # (name, artifact location, view) of the parents' experiment, then the candidates'.
+            "experiments": [(name, self._location(db, name), view) for name, view in zip(names, views(), strict=True)],
+            "first_metric": "holdout_delta", "run_dir": run.run_dir,
             "reopen": (stored or {}).get("run_id"),
             "resume_iteration": run.resume.iteration if run.resume is not None else None,
             "run_name": f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}",

@@ -190,9 +190,7 @@ class Logger:
             if self.uri not in self.clients:
                 self.clients[self.uri] = MlflowClient(tracking_uri=self.uri)
             self.client = self.clients[self.uri]
-            experiment_id = self._experiment(p["experiment"], p["artifact_location"], p["views"][0])
-            candidates_id = self._experiment(p["candidates_experiment"], p["candidates_artifact_location"],
-                                             p["views"][1])
+            experiment_id, candidates_id = (self._experiment(*experiment) for experiment in p["experiments"])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
         lock = self._lock(run_dir)
         reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock)
@@ -296,8 +294,7 @@ class Logger:
         if parent.info.lifecycle_stage != "active":
             return False
         tags = parent.data.tags
-        candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(
-            p["candidates_experiment"], p["candidates_artifact_location"], p["views"][1])
+        candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(*p["experiments"][1])
         self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"], lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
