@@ -376,6 +376,8 @@ class Logger:
         """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON. With the
         run's `artifact_uri` at hand, straight to its artifact repository (the client would fetch
         the run again to learn it)."""
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in files.items():
                 path = Path(tmp) / name
@@ -389,10 +391,6 @@ class Logger:
             if artifact_uri is None:
                 self.client.log_artifacts(run_id, tmp)
             else:
-                from mlflow.store.artifact.artifact_repository_registry import (
-                    get_artifact_repository,
-                )
-
                 get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
 
     def row(self, p: dict[str, Any]) -> None:
