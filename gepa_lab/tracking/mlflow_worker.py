@@ -478,11 +478,7 @@ class Logger:
             self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
 
     def finish(self, p: dict[str, Any]) -> None:
-        run = self.run
-        if run is not None and not run.ended:
-            if p["files"]:
-                self._safe("log the plots", self._upload, run.run_id, p["files"])
-            self._end("FINISHED", {})
+        self._end("FINISHED", {}, plots=p["files"])
         self.reply(("ended", self.state()))
 
     def _notes(self, run_id: str) -> str:
@@ -491,20 +487,23 @@ class Logger:
         return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
 
     def fail(self, p: dict[str, Any]) -> None:
-        if self.run is not None and not self.run.ended:
-            self._end(p["status"], p["tags"], p)
+        self._end(p["status"], p["tags"], error=p)
         self.reply(("ended", self.state()))
 
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
-        if self.run is not None and not self.run.ended:
-            self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
-                                 "promotion_reason": "run did not finish (its process was killed)"})
+        self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
+                             "promotion_reason": "run did not finish (its process was killed)"})
 
-    def _end(self, status: str, tags: dict[str, str], error: dict[str, Any] | None = None) -> None:
-        """Write what is still pending (and the error, if any), then end the parent run."""
+    def _end(self, status: str, tags: dict[str, str], plots: dict[str, bytes] | None = None,
+             error: dict[str, Any] | None = None) -> None:
+        """End the open parent run, if any, once what is still pending is written (the plots and
+        the error, if any)."""
         run = self.run
-        assert run is not None
+        if run is None or run.ended:
+            return
+        if plots:
+            self._safe("log the plots", self._upload, run.run_id, plots)
         self._drain()
         self._flush()
         if error is not None:  # kept as history: a later resume finishes the run, the file says when it stopped
