@@ -614,7 +614,7 @@ def test_flatten_and_split_params() -> None:
     params, long_values = split_params({"short": "v", "long": "y" * (PARAM_MAX + 1)})
     assert params == {"short": "v", "long": f"<{PARAM_MAX + 1} chars: see artifact config/long_params.json>"}
     assert long_values == {"long": "y" * (PARAM_MAX + 1)}
-    assert mlflow_values.readable({"a": 0.1 + 0.2, "b": 1234567.0, "c": math.nan}) == {"a": 0.3, "b": 1234567.0}
+    assert mlflow_values.readable({"a": 0.1 + 0.2, "b": 1234567.0, "c": math.nan, "d": None}) == {"a": 0.3, "b": 1234567.0}
 
 
 @pytest.mark.parametrize("module", [mlflow_tracker, mlflow_values, mlflow_process, mlflow_worker], ids=lambda m: m.__name__)

@@ -70,32 +70,18 @@ DEFAULT_EXPERIMENT = "gepa-lab"
 SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 
 
-def _column(kind: str, name: str) -> str:
-    return f"{kind}.`{name}`"  # MLflow UI's column key
-
-
-# The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
-# columns in this order, with widths that show their values whole.
-DECISIONS_COLUMNS = {_column("metrics", "holdout_delta"): 120, _column("tags", "holdout_delta_ci"): 290,
-                     _column("tags", "promotion_eligible"): 130, _column("tags", "winner"): 120,
-                     _column("metrics", "total_cost_usd"): 120, _column("metrics", "total_metric_calls"): 140,
-                     _column("tags", "conclusion"): 240, _column("tags", "next_hypothesis"): 240,
-                     _column("tags", "promotion_reason"): 260, _column("tags", "experiment"): 110,
-                     _column("tags", "random_seed"): 110}
-CANDIDATE_COLUMNS = {_column("metrics", "validation_mean"): 130, _column("tags", "status"): 100,
-                     _column("tags", "iteration"): 90, _column("tags", "component"): 120,
-                     _column("metrics", "minibatch_child_sum"): 150, _column("tags", "experiment"): 110,
-                     _column("tags", "random_seed"): 110}
-PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
-
-
 def views() -> list[tuple[str, dict[str, Any]]]:
-    def view(search: str, order_by: str, columns: dict[str, int]) -> dict[str, Any]:
-        return {"searchFilter": search, "orderByKey": order_by, "orderByAsc": False, "selectedColumns": list(columns),
-                "columnOrder": list(columns), "columnWidths": columns}
+    """The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
+    the columns of `mlflow_views.json` in order, with widths that show their values whole."""
+    spec = json.loads(Path(__file__).with_name("mlflow_views.json").read_text(encoding="utf-8"))
 
-    return [(mlflow_links.DECISIONS_VIEW, view(PARENT_FILTER, "attributes.start_time", DECISIONS_COLUMNS)),
-            (mlflow_links.CANDIDATES_VIEW, view("", _column("metrics", "validation_mean"), CANDIDATE_COLUMNS))]
+    def view(v: dict[str, Any]) -> dict[str, Any]:
+        columns = list(v["columnWidths"])
+        return {"searchFilter": v["searchFilter"], "orderByKey": v["orderByKey"], "orderByAsc": False,
+                "selectedColumns": columns, "columnOrder": columns, "columnWidths": v["columnWidths"]}
+
+    return [(mlflow_links.DECISIONS_VIEW, view(spec["decisions"])),
+            (mlflow_links.CANDIDATES_VIEW, view(spec["candidates"]))]
 
 
 def _version() -> str:
@@ -160,24 +146,22 @@ class MlflowTracker:
         except OSError as exc:  # the logger died: the search goes on, the run record has everything
             self._lost(f"{op}: {describe(exc)}")
 
-    def _await(self, kind: str) -> dict[str, Any] | None:
-        """Read the logger's replies up to the next `kind` one (None: the logger is gone)."""
+    def _await(self, kind: str) -> None:
+        """Read the logger's replies up to the next `kind` one (or until the logger is gone)."""
         while self._worker is not None:
             try:
-                reply = self._worker.receive()
+                got, state = self._worker.receive()
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 self._lost(f"waiting for {kind}: {describe(exc)}")
-                return None
-            state = self.logger_state = reply[-1]
+                return
+            self.logger_state = state
             self.errors, self.error_count = list(state["errors"]), int(state["error_count"])
-            if reply[0] == "started":
+            if got == "started":
                 self._started, self._start_error = True, state["start_error"]
                 self.run_id, self.experiment_id = state["run_id"], state["experiment_id"]
-                self.candidates_experiment_id = state["candidates_experiment_id"]
-                self.uri = state["uri"]
-            if reply[0] == kind:
-                return state
-        return None
+                self.candidates_experiment_id, self.uri = state["candidates_experiment_id"], state["uri"]
+            if got == kind:
+                return
 
     def _lost(self, what: str) -> None:
         code = self._worker.proc.poll() if self._worker is not None else None
@@ -303,12 +287,12 @@ class MlflowTracker:
                    "rows": [{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
                              "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in ds.split(split)]}
                   for split, digest in run.digests.items()]
-        cand = candidates_experiment(self.experiment)
+        names = (self.experiment, candidates_experiment(self.experiment))
         return {
             "uri": self.uri, "env": {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_")},
-            "experiment": self.experiment, "artifact_location": self._location(db, self.experiment),
-            "candidates_experiment": cand, "candidates_artifact_location": self._location(db, cand),
-            "views": views(), "first_metric": "holdout_delta", "run_dir": run.run_dir,
+            # (name, artifact location, view) of the parents' experiment, then the candidates'.
+            "experiments": [(name, self._location(db, name), view) for name, view in zip(names, views(), strict=True)],
+            "first_metric": "holdout_delta", "run_dir": run.run_dir,
             "reopen": (stored or {}).get("run_id"),
             "resume_iteration": run.resume.iteration if run.resume is not None else None,
             "run_name": f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}",
@@ -355,20 +339,20 @@ class MlflowTracker:
 
     def proposal(self, p: Proposal) -> None:
         """Every proposal: a row of the proposals table; an accepted one also its candidate run."""
-        validation = validation_metrics(p.validation_batch).get("validation_mean")
-        self._send("row", {
+        validation = validation_metrics(p.validation_batch)
+        row = {
             "iteration": p.iteration, "kind": p.kind, "status": p.status, "component": p.component,
             "parent_id": p.parent_id, "parents": ",".join(p.parents), "candidate_id": p.candidate_id,
             # Every candidate's text is in MLflow, the rejected ones' too (here, not in runs of their own).
             "candidate": render(p.artifact) if p.artifact is not None else None, "minibatch_parent_sum": p.parent_sum,
-            "minibatch_child_sum": p.child_sum, "validation_mean": validation, "reason": clip(p.reason, 500),
-            "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed, "minibatch": ",".join(p.minibatch)})
+            "minibatch_child_sum": p.child_sum, "validation_mean": validation.get("validation_mean"),
+            "reason": clip(p.reason, 500), "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed,
+            "minibatch": ",".join(p.minibatch)}
+        self._send("row", row)
         if p.status != "accepted" or p.candidate_id is None or p.artifact is None:
             return
-        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
-                   **validation_metrics(p.validation_batch)}
-        if p.child_sum is not None:
-            metrics["minibatch_child_sum"] = p.child_sum
+        metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum, **validation,
+                   "minibatch_child_sum": p.child_sum}
         child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
         cases = [ev.case_id for ev in p.parent_batch.evaluations]
         details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
@@ -377,15 +361,13 @@ class MlflowTracker:
                                         "child_score": [child.get(c) for c in cases]})}
         if p.validation_batch is not None:
             details["validation"] = _table(scores_table(p.validation_batch))
-        files = self._files(p.artifact, p.parent, details)
+        tagged = ("candidate_id", "parent_id", "parents", "kind", "component", "iteration", "status", "paired_seed",
+                  "minibatch")
         self._send("candidate", {
             "key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
-            "candidate_id": p.candidate_id,
-            "tags": {"candidate_id": p.candidate_id, "parent_id": p.parent_id, "parents": ",".join(p.parents),
-                     "kind": p.kind, "component": p.component,
-                     "iteration": str(p.iteration), "status": p.status, "reason": clip(p.reason),
-                     "paired_seed": str(p.paired_seed), "minibatch": clip(",".join(p.minibatch))},
-            "metrics": readable(metrics), "files": files})
+            "candidate_id": p.candidate_id, "metrics": readable(metrics),
+            "tags": {**{k: clip(str(row[k])) for k in tagged}, "reason": clip(p.reason)},
+            "files": self._files(p.artifact, p.parent, details)})
 
     def iteration(self, stats: IterationStats) -> None:
         values = {"best_validation_mean": stats.best_validation_mean, "pool_size": stats.pool_size,

@@ -9,6 +9,7 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
@@ -88,11 +89,11 @@ def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
     return table
 
 
-def readable(values: dict[str, float]) -> dict[str, float]:
+def readable(values: Mapping[str, float | None]) -> dict[str, float]:
     """Metric values without binary noise (12 significant digits: 0.6000000000000001 -> 0.6, which
     the UI's columns show; result.json keeps every bit). NaN / inf are legal in MLflow but useless
-    in comparisons: left out."""
-    return {k: float(f"{float(v):.12g}") for k, v in values.items() if math.isfinite(float(v))}
+    in comparisons: left out, as are values not known (None)."""
+    return {k: float(f"{float(v):.12g}") for k, v in values.items() if v is not None and math.isfinite(float(v))}
 
 
 def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "candidate") -> str:

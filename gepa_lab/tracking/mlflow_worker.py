@@ -32,9 +32,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -50,7 +49,6 @@ MAX_PENDING = 256  # messages read ahead of the MLflow calls
 MAX_REPORTED_ERRORS = 20
 UPLOAD_THREADS = 4  # candidate runs logged at once against a server
 FLUSH_EVERY_S = 2.0  # the parent's per-iteration metrics and proposals table: one write per this long
-METRICS_PER_BATCH = 1000  # MLflow's log_batch limit
 
 
 def describe(exc: BaseException) -> str:
@@ -77,17 +75,11 @@ def git_commit(path: str) -> str | None:
     return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
-@contextmanager
-def store_init_lock(uri: str) -> Iterator[None]:
-    """For a SQLite store: one process at a time creates or upgrades its tables (MLflow's own
-    initialisation races when parallel sweep jobs open a new store). Other stores need none."""
-    db = sqlite_path(uri)
-    if db is None:
-        yield
-        return
-    with open(db.with_name(db.name + ".lock"), "a") as handle:  # closing it releases the lock
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+def locked(path: Path) -> IO[str]:
+    """`path` opened and locked, exclusively, until it is closed (waits for another holder)."""
+    handle = open(path, "a")  # noqa: SIM115 (the caller closes it)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def search_all(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
@@ -122,7 +114,6 @@ class RunState:
     run_id: str
     experiment_id: str
     candidates_experiment_id: str
-    run_dir: Path | None
     common: dict[str, str]  # tags every candidate run repeats
     lock: IO[str] | None = None
     logged_keys: set[str] = field(default_factory=set)  # candidate runs in the store (gepa.key)
@@ -149,7 +140,6 @@ class Logger:
         self.start_error: str | None = None
         self.uploads: ThreadPoolExecutor | None = None  # against a server: candidate runs in parallel
         self.in_flight: list[Future[None]] = []
-        self.after_start: list[tuple[Any, ...]] = []  # the new parent's first files and inputs
 
     def _safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -170,45 +160,49 @@ class Logger:
     def start(self, p: dict[str, Any]) -> None:
         self.run, self.errors, self.start_error, self.uri = None, [], None, p["uri"]
         os.environ.update(p["env"])
+        created = False
         try:
-            self._start(p)
+            created = self._start(p)
         except Exception as exc:
-            self.start_error, self.after_start = describe(exc), []
+            self.start_error = describe(exc)
             if self.run is not None:
                 self._safe("mark the parent run FAILED", self.client.set_terminated, self.run.run_id, "FAILED")
                 self._release()
                 self.run = None
         self.reply(("started", self.state()))
-        # The parent exists and the engine knows its id: the rest of the start is logged after the
-        # reply, and a failure in it is counted, not fatal (like every later one).
-        for what, fn, *args in self.after_start:
-            self._safe(what, fn, *args)
-        self.after_start = []
+        # A new parent exists and the engine knows its id: its first files and inputs are logged
+        # after the reply, and a failure in them is counted, not fatal (like every later one).
+        if created and self.run is not None:
+            self._safe("log the config and seed files", self._upload, self.run.run_id, p["files"])
+            self._safe("log the dataset inputs", self._log_inputs, self.run.run_id, p)
 
-    def _start(self, p: dict[str, Any]) -> None:
+    def _start(self, p: dict[str, Any]) -> bool:
+        """Open (or reopen) the parent run; True when it is new."""
         from mlflow import MlflowClient
 
         if self.uri.startswith(("http://", "https://")) and self.uploads is None:
             self.uploads = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="mlflow-upload")
 
-        with store_init_lock(self.uri):  # parallel sweep jobs opening one new SQLite store
+        # A SQLite store's tables are created (or upgraded) by one process at a time: MLflow's own
+        # initialisation races when parallel sweep jobs open a new store. Other stores need no lock.
+        db = sqlite_path(self.uri)
+        with locked(db.with_name(db.name + ".lock")) if db else contextlib.nullcontext():
             if self.uri not in self.clients:
                 self.clients[self.uri] = MlflowClient(tracking_uri=self.uri)
             self.client = self.clients[self.uri]
-            experiment_id = self._experiment(p["experiment"], p["artifact_location"], p["views"][0])
-            candidates_id = self._experiment(p["candidates_experiment"], p["candidates_artifact_location"],
-                                             p["views"][1])
+            experiment_id, candidates_id = (self._experiment(*experiment) for experiment in p["experiments"])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
         lock = self._lock(run_dir)
-        reopened = p["reopen"] and self._reopen(p["reopen"], p, lock, run_dir)
+        reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock)
         if not reopened:
-            self._create_parent(p, experiment_id, candidates_id, lock, run_dir)
+            self._create_parent(p, experiment_id, candidates_id, lock)
         assert self.run is not None
         if run_dir is not None:
             tmp = run_dir / f".{RUN_FILE}.tmp"
             tmp.write_text(json.dumps({"run_id": self.run.run_id, "experiment_id": self.run.experiment_id,
                                        "tracking_uri": self.uri}, indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, run_dir / RUN_FILE)
+        return not reopened
 
     def _experiment(self, name: str, location: str | None, view: tuple[str, dict[str, Any]]) -> str:
         """The experiment's id, created if missing, with the runs-table view it opens with."""
@@ -232,17 +226,14 @@ class Logger:
         if run_dir is None:
             return None
         run_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(run_dir / LOCK_FILE, "a")  # noqa: SIM115 (held until the run ends)
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        return handle
+        return locked(run_dir / LOCK_FILE)  # held until the run ends
 
     def _release(self) -> None:
         if self.run is not None and self.run.lock is not None:
             self.run.lock.close()  # releases the lock
             self.run.lock = None
 
-    def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None,
-                       run_dir: Path | None) -> None:
+    def _create_parent(self, p: dict[str, Any], experiment_id: str, candidates_id: str, lock: IO[str] | None) -> None:
         from mlflow.entities import Param
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
@@ -254,15 +245,13 @@ class Logger:
             tags[MLFLOW_GIT_COMMIT] = commit
         run_id = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags,
                                    run_name=p["run_name"]).info.run_id
-        self.run = RunState(run_id, experiment_id, candidates_id, run_dir, p["common"], lock)
+        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], lock)
         # `first_metric` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
                          metrics=metric_list({p["first_metric"]: math.nan}, step=0),
                          tags=tag_list({DESCRIPTION_TAG: p["description"],
                                         "gepa.candidates_experiment_id": candidates_id}))
-        self.after_start = [("log the config and seed files", self._upload, run_id, p["files"]),
-                            ("log the dataset inputs", self._log_inputs, run_id, p)]
 
     def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
         from tenacity import Retrying, stop_after_attempt, wait_incrementing
@@ -292,7 +281,7 @@ class Logger:
         return inputs
 
     # -- resume -----------------------------------------------------------------------------------
-    def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None, run_dir: Path | None) -> bool:
+    def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None) -> bool:
         """Continue the interrupted run's parent; learn what it already holds so replayed
         iterations are not logged twice. False: no such run in this store."""
         from mlflow.exceptions import MlflowException
@@ -305,9 +294,8 @@ class Logger:
         if parent.info.lifecycle_stage != "active":
             return False
         tags = parent.data.tags
-        candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(
-            p["candidates_experiment"], p["candidates_artifact_location"], p["views"][1])
-        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, run_dir, p["common"], lock)
+        candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(*p["experiments"][1])
+        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"], lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
                                                 "promotion_eligible": "pending"}))
@@ -388,6 +376,8 @@ class Logger:
         """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON. With the
         run's `artifact_uri` at hand, straight to its artifact repository (the client would fetch
         the run again to learn it)."""
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in files.items():
                 path = Path(tmp) / name
@@ -401,10 +391,6 @@ class Logger:
             if artifact_uri is None:
                 self.client.log_artifacts(run_id, tmp)
             else:
-                from mlflow.store.artifact.artifact_repository_registry import (
-                    get_artifact_repository,
-                )
-
                 get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
 
     def row(self, p: dict[str, Any]) -> None:
@@ -442,26 +428,22 @@ class Logger:
         run = self.run
         if run is None or run.ended or self.wait_s() != 0.0:
             return
-        self._flush_series()
-        if run.table_due:
-            self._write_proposals()
+        self._flush(table=run.table_due)
         run.flushed_at = time.monotonic()
 
-    def _flush_series(self) -> None:
-        run = self.run
-        if run is None or not run.pending:
-            return
-        metrics = [m for step, values in sorted(run.pending.items()) for m in metric_list(values, step)]
-        for start in range(0, len(metrics), METRICS_PER_BATCH):
-            self._safe("log the per-iteration metrics", self.client.log_batch, run.run_id,
-                       metrics=metrics[start:start + METRICS_PER_BATCH])
-        run.logged_steps |= set(run.pending)
-        run.pending = {}
-
-    def _write_proposals(self) -> None:
-        """Append the rows not yet in the table (`log_table` appends to an existing table)."""
+    def _flush(self, table: bool = True) -> None:
+        """Log the pending per-iteration metrics (one call: the client splits it into batches of
+        MLflow's limit) and, with `table`, append the rows not yet in the proposals table
+        (`log_table` appends to an existing table)."""
         run = self.run
         assert run is not None
+        if run.pending:
+            metrics = [m for step, values in sorted(run.pending.items()) for m in metric_list(values, step)]
+            self._safe("log the per-iteration metrics", self.client.log_batch, run.run_id, metrics=metrics)
+            run.logged_steps |= set(run.pending)
+            run.pending = {}
+        if not table:
+            return
         run.table_due = False
         if not run.rows:
             return
@@ -483,7 +465,7 @@ class Logger:
         if run is None or run.ended:
             return
         self._drain()
-        self._flush_series()
+        self._flush()
         client = self.client
         notes = self._safe("read the run's notes", self._notes, run.run_id) or ""
         self._safe("log the decision", client.log_batch, run.run_id, metrics=metric_list(p["metrics"], step=0),
@@ -491,17 +473,12 @@ class Logger:
         self._safe("log the decision files", self._upload, run.run_id, p["files"])
         for name, table in p["tables"].items():
             self._safe(f"log {name}", client.log_table, run.run_id, table, name)
-        self._write_proposals()
         best = run.nested.get(p["best_id"])
         if best is not None:
             self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
 
     def finish(self, p: dict[str, Any]) -> None:
-        run = self.run
-        if run is not None and not run.ended:
-            if p["files"]:
-                self._safe("log the plots", self._upload, run.run_id, p["files"])
-            self._end("FINISHED", {})
+        self._end("FINISHED", {}, plots=p["files"])
         self.reply(("ended", self.state()))
 
     def _notes(self, run_id: str) -> str:
@@ -510,23 +487,25 @@ class Logger:
         return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
 
     def fail(self, p: dict[str, Any]) -> None:
-        if self.run is not None and not self.run.ended:
-            self._end(p["status"], p["tags"], p)
+        self._end(p["status"], p["tags"], error=p)
         self.reply(("ended", self.state()))
 
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
-        if self.run is not None and not self.run.ended:
-            self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
-                                 "promotion_reason": "run did not finish (its process was killed)"})
+        self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
+                             "promotion_reason": "run did not finish (its process was killed)"})
 
-    def _end(self, status: str, tags: dict[str, str], error: dict[str, Any] | None = None) -> None:
-        """Write what is still pending (and the error, if any), then end the parent run."""
+    def _end(self, status: str, tags: dict[str, str], plots: dict[str, bytes] | None = None,
+             error: dict[str, Any] | None = None) -> None:
+        """End the open parent run, if any, once what is still pending is written (the plots and
+        the error, if any)."""
         run = self.run
-        assert run is not None
+        if run is None or run.ended:
+            return
+        if plots:
+            self._safe("log the plots", self._upload, run.run_id, plots)
         self._drain()
-        self._flush_series()
-        self._write_proposals()
+        self._flush()
         if error is not None:  # kept as history: a later resume finishes the run, the file says when it stopped
             self._safe("log the error", self.client.log_text, run.run_id, error["traceback"], error["file"])
         tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}

@@ -77,9 +77,7 @@ def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = Non
                    edgecolors="tab:red", linewidths=1.5, zorder=3, label=f"winner {_short(best_id)}")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax.margins(x=0.08, y=0.12)
-    ax.set_xlabel("iteration (seed = -1)")
-    ax.set_ylabel("validation mean")
-    ax.set_title(title)
+    ax.set(xlabel="iteration (seed = -1)", ylabel="validation mean", title=title)
     ax.grid(alpha=0.3)
     order = sorted(nodes, key=lambda n: (n["id"] != best_id, n.get("parent_id") is not None, -n["validation_mean"]))
     _place_labels(fig, ax, [(_short(n["id"]), x_of(n), n["validation_mean"]) for n in order])
@@ -127,9 +125,7 @@ def heatmap_figure(candidates: Sequence[str], cases: Sequence[str],
     if best_id is not None and best_id in candidates:
         row = list(candidates).index(best_id)
         ax.add_patch(Rectangle((-0.5, row - 0.5), cols, 1, fill=False, edgecolor="tab:red", linewidth=2))
-    ax.set_xlabel("validation case")
-    ax.set_ylabel("candidate (pool order)")
-    ax.set_title(title)
+    ax.set(xlabel="validation case", ylabel="candidate (pool order)", title=title)
     return fig
 
 
@@ -142,9 +138,7 @@ def trajectory_figure(series: Mapping[str, Sequence[tuple[float, float]]],
         if pts:
             ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", marker="o", markersize=3,
                     label=label)
-    ax.set_xlabel("metric calls")
-    ax.set_ylabel("best validation mean")
-    ax.set_title(title)
+    ax.set(xlabel="metric calls", ylabel="best validation mean", title=title)
     ax.grid(alpha=0.3)
     if 1 < len(series) <= 20:
         ax.legend(fontsize=7)
@@ -185,8 +179,7 @@ def holdout_delta_figure(cases: Sequence[Mapping[str, Any]], interval: Sequence[
         for label, case in zip(ax.get_xticklabels(), cases, strict=True):
             if case.get("critical"):  # a zero-height bar shows no hatch
                 label.set_fontweight("bold")
-    ax.set_xlabel("holdout case (hatched, bold = critical)")
-    ax.set_ylabel("delta")
+    ax.set(xlabel="holdout case (hatched, bold = critical)", ylabel="delta")
     ax.set_title(title, pad=20)
     ax.grid(alpha=0.3, axis="y")
     return fig
