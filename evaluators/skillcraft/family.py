@@ -179,9 +179,6 @@ class FamilySpec:
     def __reduce__(self) -> tuple[Any, ...]:  # a process worker loads the family itself
         return get_family, (self.name,)
 
-    def behaviour(self, name: str) -> Behaviour:
-        return next(b for b in self.behaviours if b.name == name)
-
     @property
     def seed_skill(self) -> dict[str, Any]:
         from evaluators.skillcraft.evaluator import default_data_dir
@@ -207,8 +204,7 @@ class FamilySpec:
     def grade(self, task: Any, artifact: dict[str, Any] | None) -> list[Check]:
         if artifact is None:
             return [Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
-        checks: list[Check] = self.hooks.grade(task, artifact)
-        return checks
+        return self.hooks.grade(task, artifact)
 
 
 def family_names() -> tuple[str, ...]:

@@ -35,8 +35,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     hint: int | None = None
     page, pages_read = 1, 0
     while True:
-        p = page
-        res = run.ask(tools, f"{key}:{p}", "search_recipes", by=by, value=value, page=p)
+        res = run.ask(tools, f"{key}:{page}", "search_recipes", by=by, value=value, page=page)
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1
@@ -44,7 +43,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
             hint = res["total_hint"]
         if not res["items"]:
             if not run.right("stop_on_empty_page", key):
-                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=p)
+                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=page)
             break
         ids.extend(item["id"] for item in res["items"])
         if res["next_page"] is None or not paginate:

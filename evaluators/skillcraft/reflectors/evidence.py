@@ -110,18 +110,17 @@ def _args(call: dict[str, Any]) -> dict[str, Any]:
 def trace_findings(trace: str, failed: bool) -> list[Finding]:
     calls = _calls(trace)
     out: list[Finding] = []
-    seen = Counter(json.dumps([c.get("tool"), _args(c)], sort_keys=True) for c in calls)
-    for key, n in seen.most_common():
+    keys = [json.dumps([c.get("tool"), _args(c)], sort_keys=True) for c in calls]
+    for key, n in Counter(keys).most_common(1):  # one loop finding per record
         if n < REPEAT:
             break
-        tool, _ = json.loads(key)
-        statuses = {c.get("status") for c in calls if json.dumps([c.get("tool"), _args(c)], sort_keys=True) == key}
+        tool = json.loads(key)[0]
+        statuses = {c.get("status") for c, k in zip(calls, keys, strict=True) if k == key}
         how = "an empty result" if "empty" in statuses else "the same result"
         text = f"identical {tool} calls were repeated {n} times in a loop after {how}"
         fix = (f"if a {tool} call returns {how}, do not send the identical call again: change the request "
                "or stop and move on")
         out.append(Finding(text, content(text), 3.0 * (1.5 if failed else 1.0), fix))
-        break  # one loop finding per record
     for i, c in enumerate(calls):
         status = str(c.get("status", ""))
         if status in OK_STATUSES or status == "not_found":

@@ -47,12 +47,8 @@ TEXT_BUDGET = 320  # characters for when_to_use or description
 
 
 def _chars(fields: dict[str, Any], skip: str) -> int:
-    total = 0
-    for k, v in fields.items():
-        if k in (skip, "name", "kind", "rationale"):
-            continue
-        total += sum(len(x) for x in v) if isinstance(v, (list, tuple)) else len(str(v))
-    return total
+    return sum(sum(map(len, v)) if isinstance(v, (list, tuple)) else len(str(v))
+               for k, v in fields.items() if k not in (skip, "name", "kind", "rationale"))
 
 
 def salient_terms(inputs: tuple[str, ...], limit: int = 6) -> list[str]:

@@ -61,13 +61,9 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
         cid = world.find(name, admin1, country)
         assert cid is not None
         c = world.cities[cid]
-        rows = []
-        for k, d in enumerate(dates):
-            row: dict[str, Any] = {"date": d}
-            for var in params["variables"]:
-                row[FIELDS[var]] = c["daily"][var][first + k]
-            rows.append(row)
         daily = c["daily"]
+        rows = [{"date": d, **{FIELDS[v]: daily[v][first + k] for v in params["variables"]}}
+                for k, d in enumerate(dates)]
         cities[label(world, name, admin1, country)] = {
             "latitude": c["latitude"], "longitude": c["longitude"],
             "units": {UNIT_KEYS[v]: METRIC[UNIT_KEYS[v]] for v in params["variables"]},

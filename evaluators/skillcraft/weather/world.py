@@ -88,10 +88,8 @@ class WeatherWorld:
 
     def find(self, name: str, admin1: str, country: str) -> int | None:
         """The city a task names (by its display name, region and country)."""
-        for c in self.cities.values():
-            if (c["name"], c["admin1"], c["country"]) == (name, admin1, country):
-                return int(c["id"])
-        return None
+        return next((int(c["id"]) for c in self.cities.values()
+                     if (c["name"], c["admin1"], c["country"]) == (name, admin1, country)), None)
 
 
 class WeatherTools(Api[WeatherWorld]):
