@@ -19,13 +19,14 @@ from functools import cache
 from importlib import import_module
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import yaml
 
 from evaluators.skillcraft.concepts import Concept, words
 from gepa_lab import Case
 
+T = TypeVar("T")
 FAMILY_NAMES = ("catfacts", "pokemon", "recipe", "weather", "worldbank")
 HERE = Path(__file__).resolve().parent
 # Difficulty scales and the split layout every family follows (docs/skillcraft_sim.md §3).
@@ -73,6 +74,13 @@ def best(values: dict[str, Any]) -> str | None:
 def number(x: Any) -> bool:
     """An int or a float (a bool is neither, in an artifact)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def part(data: Any, key: str, kind: type[T]) -> T:
+    """`data[key]` when `data` is a dict holding a `kind` (list, dict) there, else an empty one: how a
+    rubric reads a part of an artifact of any shape."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, kind) else kind()
 
 
 def first(items: list[Any], n: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, reading_task
+from evaluators.skillcraft.family import Check, Task, common, part, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -135,8 +135,7 @@ _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
-    raw = artifact.get("facts") if isinstance(artifact.get("facts"), list) else []
-    assert isinstance(raw, list)
+    raw = part(artifact, "facts", list)
     facts = [x for x in raw if isinstance(x, dict) and isinstance(x.get("fact"), str)]
     texts = [str(x["fact"]) for x in facts]
     f = task.filter

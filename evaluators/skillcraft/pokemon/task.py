@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -100,8 +100,7 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
     world = task.world
-    rows = artifact.get("members") if isinstance(artifact.get("members"), list) else []
-    assert isinstance(rows, list)
+    rows = part(artifact, "members", list)
     got = {str(r.get("species")): r for r in rows if isinstance(r, dict)}
     want = [m["species"] for m in exp["members"]]
     missing = [s for s in want if s not in got]
@@ -126,7 +125,7 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
             msg += "; it is the total of the older past_stats, not of the current stats"
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():
-            reported = (g.get("multipliers") or {}).get(move) if isinstance(g.get("multipliers"), dict) else None
+            reported = part(g, "multipliers", dict).get(move)
             ok = number(reported) and abs(reported - value) < 1e-9
             msg = "" if ok else (f"{where}: a {move} move does {reported}× in the artifact, expected {value}× "
                                  f"({'/'.join(m['types'])})")

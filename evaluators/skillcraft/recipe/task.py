@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, first, reading_task, same
+from evaluators.skillcraft.family import Check, Task, common, first, part, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -123,7 +123,7 @@ def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check
                 Check(f"{where}.units", False, True, ""), Check(f"{where}.values", False, False, "")]
     checks = [Check(f"{where}.present", True, True)]
     absent = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
-    lines: list[Any] = got["ingredients"] if isinstance(got.get("ingredients"), list) else []
+    lines = part(got, "ingredients", list)
     short = len(exp["ingredients"]) - len(lines)
     problems = []
     if absent:

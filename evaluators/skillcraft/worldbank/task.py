@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
 from evaluators.skillcraft.worldbank.world import WorldBankWorld
 from gepa_lab import Case
 
@@ -220,14 +220,11 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
 def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
-    got_inds = artifact.get("indicators") if isinstance(artifact.get("indicators"), dict) else {}
-    assert isinstance(got_inds, dict)
+    got_inds = part(artifact, "indicators", dict)
     checks: list[Check] = []
     for indicator, block in exp["indicators"].items():
-        got = got_inds.get(indicator) if isinstance(got_inds.get(indicator), dict) else {}
-        assert isinstance(got, dict)
-        got_countries = got.get("countries") if isinstance(got.get("countries"), dict) else {}
-        assert isinstance(got_countries, dict)
+        got = part(got_inds, indicator, dict)
+        got_countries = part(got, "countries", dict)
         for name, entry in block["countries"].items():
             checks += _grade_country(indicator, name, entry, got_countries.get(name), task.world)
         checks.append(same(f'indicators["{indicator}"].unit', got.get("unit"), block["unit"]))
@@ -241,8 +238,7 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
 
 def _grade_top(exp: dict[str, Any], got: Any, aggregate_codes: frozenset[str]) -> list[Check]:
     want = [c["iso3"] for c in exp["countries"]]
-    rows = got.get("countries") if isinstance(got, dict) and isinstance(got.get("countries"), list) else []
-    assert isinstance(rows, list)
+    rows = part(got, "countries", list)
     codes = [r.get("iso3") for r in rows if isinstance(r, dict)]
     ok = codes == want
     msg = ""
