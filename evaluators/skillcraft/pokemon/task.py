@@ -89,13 +89,6 @@ def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
     return ""
 
 
-def _past_total(world: PokemonWorld, name: str) -> int | None:
-    p = world.pokemon.get(name)
-    if not p or not p.get("past_stats"):
-        return None
-    return sum(int(s["base_stat"]) for s in p["past_stats"][0]["stats"])
-
-
 def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
@@ -121,7 +114,8 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         total = g.get("base_stat_total")
         ok = total == m["base_stat_total"]
         msg = "" if ok else f"{where}: base_stat_total is {total}, expected {m['base_stat_total']}"
-        if not ok and total == _past_total(world, m["pokemon"]):
+        past = (world.pokemon.get(m["pokemon"]) or {}).get("past_stats")
+        if not ok and total == (sum(int(s["base_stat"]) for s in past[0]["stats"]) if past else None):
             msg += "; it is the total of the older past_stats, not of the current stats"
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():

@@ -163,12 +163,6 @@ def _loaded_flag(rec: dict[str, Any]) -> bool | None:
     return None
 
 
-def _token_share(feedback: str) -> float:
-    """A "N% of the … budget" phrase, if the feedback has one."""
-    m = re.search(r"(\d+)%\s+of\s+(?:the\s+)?[\w,\s-]{0,30}budget", feedback)
-    return int(m.group(1)) / 100 if m else 0.0
-
-
 def gather(records: list[dict[str, Any]]) -> Evidence:
     """All findings of a minibatch, clustered into problems, heaviest first."""
     problems: list[Problem] = []
@@ -180,7 +174,8 @@ def gather(records: list[dict[str, Any]]) -> Evidence:
             failed = True
         if failed and _loaded_flag(rec) is False:
             not_loaded += 1
-        if not failed and _token_share(str(rec.get("feedback", ""))) >= 0.3:
+        share = re.search(r"(\d+)%\s+of\s+(?:the\s+)?[\w,\s-]{0,30}budget", str(rec.get("feedback", "")))
+        if not failed and share and int(share.group(1)) >= 30:  # a "N% of the … budget" phrase
             heavy += 1
         findings = feedback_findings(str(rec.get("feedback", "")), failed)
         findings += trace_findings(str(rec.get("trace", "")), failed)
