@@ -215,6 +215,12 @@ class FamilySpec:
         return self.hooks.grade(task, artifact)
 
 
+@cache
+def tables(name: str) -> dict[str, Any]:
+    """The tables of a family's own code (`tables` in its family.yaml), read when its modules load."""
+    return dict(_yaml(HERE / name / "family.yaml")["tables"])
+
+
 def family_names() -> tuple[str, ...]:
     return FAMILY_NAMES
 

@@ -16,14 +16,13 @@ from typing import Any
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.worldbank.task import (
-    UNITS,
     WorldBankTask,
     change,
     percent_changes,
     scaled,
     top_entries,
 )
-from evaluators.skillcraft.worldbank.world import WorldBankTools, WorldBankWorld
+from evaluators.skillcraft.worldbank.world import UNITS, WorldBankTools, WorldBankWorld
 
 
 def guess_code(name: str) -> str:

@@ -21,17 +21,8 @@ from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
 from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
-from evaluators.skillcraft.worldbank.world import WorldBankWorld
+from evaluators.skillcraft.worldbank.world import UNITS, WorldBankWorld
 from gepa_lab import Case
-
-# indicator -> (unit the task asks for, divisor of the raw value, decimals, task words); the raw unit is the
-# fixtures' (world.indicators)
-UNITS: dict[str, tuple[str, float, int, str]] = {
-    "SP.POP.TOTL": ("millions", 1e6, 3, "population"),
-    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "gdp"),
-    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "gdp capita"),
-    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy"),
-}
 
 
 @dataclass(frozen=True)

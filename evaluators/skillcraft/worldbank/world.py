@@ -22,9 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
+from evaluators.skillcraft.family import tables
 from evaluators.skillcraft.tools import Api, ToolReply
 
 ROW_TOKENS = 20
+# indicator -> (unit a task asks for, divisor of the raw value, decimals, task words), from family.yaml; the
+# raw unit is the fixtures' (WorldBankWorld.indicators)
+UNITS: dict[str, tuple[str, float, int, str]] = {k: tuple(v) for k, v in tables("worldbank")["units"].items()}
 
 
 def _invalid(parameter: str, value: str) -> ToolReply:
