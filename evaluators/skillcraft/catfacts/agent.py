@@ -21,9 +21,7 @@ from evaluators.skillcraft.catfacts.world import CatFactsTools
 WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
 
 
-@lru_cache(maxsize=8192)
-def _plain(text: str) -> str:
-    return html.unescape(text)
+_plain = lru_cache(maxsize=8192)(html.unescape)  # facts repeat across pages and runs
 
 
 def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:

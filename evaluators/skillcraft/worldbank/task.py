@@ -35,7 +35,6 @@ class Top:
 @dataclass(frozen=True)
 class WorldBankTask(Task):
     countries: tuple[str, ...]  # World Bank names, as the task writes them
-    codes: tuple[str, ...]  # their iso3 codes (ground truth; the agent must find them)
     indicators: tuple[str, ...]
     start_year: int
     end_year: int
@@ -124,8 +123,7 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     wanted = "indicator change country " + " ".join(UNITS[i][3] for i in indicators)
     return WorldBankTask(
         **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
-        countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
-        indicators=indicators, start_year=start, end_year=end, top=top,
+        countries=countries, indicators=indicators, start_year=start, end_year=end, top=top,
         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
         world=world,
     )
