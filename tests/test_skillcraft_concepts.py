@@ -15,6 +15,7 @@ from evaluators.skillcraft.reflectors.vocabulary import load_vocabulary
 from evaluators.skillcraft.skill import read_item
 
 RECIPE = get_family("recipe")
+BEHAVIOURS = {b.name: b for b in RECIPE.behaviours}
 WEATHER = get_family("weather")
 
 
@@ -110,12 +111,12 @@ def polarity(concept: Concept, text: str) -> int:
     ("Keep the output short.", 0),
 ])
 def test_only_imperative_negation_contradicts(text, expected):
-    retry = RECIPE.behaviour("retry_transient_errors").concept
+    retry = BEHAVIOURS["retry_transient_errors"].concept
     assert polarity(retry, text) == expected
 
 
 def test_restricted_prohibitions_are_not_contradictions():
-    details = RECIPE.behaviour("fetch_required_details").concept
+    details = BEHAVIOURS["fetch_required_details"].concept
     assert contradicts(details, "Never call get_recipe.")
     assert not contradicts(details, "Do not fetch details for every dish.")
     assert not contradicts(details, "Avoid get_recipe calls that fetch recipes the task did not ask for.")

@@ -130,15 +130,6 @@ class Concept:
         return 2 * len(self.key & stems) + len(self.support & stems) >= threshold(n_words)
 
 
-def _clauses(text: str) -> list[list[str]]:
-    out = []
-    for part in _CLAUSE.split(text.lower()):
-        toks = tokens(part)
-        if toks:
-            out.append(toks)
-    return out
-
-
 def _prohibited(clause: list[str]) -> list[tuple[str, int]]:
     """(stem of each word the clause prohibits, its position)."""
     found = []
@@ -156,7 +147,7 @@ def _prohibited(clause: list[str]) -> list[tuple[str, int]]:
 
 def contradicts(concept: Concept, text: str) -> bool:
     """Does some clause of `text` prohibit the concept's act or command its lapse?"""
-    for clause in _clauses(text):
+    for clause in filter(None, map(tokens, _CLAUSE.split(text.lower()))):
         for word, pos in _prohibited(clause):
             if word in concept.acts and not any(t in RESTRICTORS for t in clause[pos + 1:]):
                 return True

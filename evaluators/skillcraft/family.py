@@ -19,13 +19,14 @@ from functools import cache
 from importlib import import_module
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import yaml
 
 from evaluators.skillcraft.concepts import Concept, words
 from gepa_lab import Case
 
+T = TypeVar("T")
 FAMILY_NAMES = ("catfacts", "pokemon", "recipe", "weather", "worldbank")
 HERE = Path(__file__).resolve().parent
 # Difficulty scales and the split layout every family follows (docs/skillcraft_sim.md §3).
@@ -73,6 +74,13 @@ def best(values: dict[str, Any]) -> str | None:
 def number(x: Any) -> bool:
     """An int or a float (a bool is neither, in an artifact)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def part(data: Any, key: str, kind: type[T]) -> T:
+    """`data[key]` when `data` is a dict holding a `kind` (list, dict) there, else an empty one: how a
+    rubric reads a part of an artifact of any shape."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, kind) else kind()
 
 
 def first(items: list[Any], n: int) -> str:
@@ -179,9 +187,6 @@ class FamilySpec:
     def __reduce__(self) -> tuple[Any, ...]:  # a process worker loads the family itself
         return get_family, (self.name,)
 
-    def behaviour(self, name: str) -> Behaviour:
-        return next(b for b in self.behaviours if b.name == name)
-
     @property
     def seed_skill(self) -> dict[str, Any]:
         from evaluators.skillcraft.evaluator import default_data_dir
@@ -207,8 +212,13 @@ class FamilySpec:
     def grade(self, task: Any, artifact: dict[str, Any] | None) -> list[Check]:
         if artifact is None:
             return [Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
-        checks: list[Check] = self.hooks.grade(task, artifact)
-        return checks
+        return self.hooks.grade(task, artifact)
+
+
+@cache
+def tables(name: str) -> dict[str, Any]:
+    """The tables of a family's own code (`tables` in its family.yaml), read when its modules load."""
+    return dict(_yaml(HERE / name / "family.yaml")["tables"])
 
 
 def family_names() -> tuple[str, ...]:

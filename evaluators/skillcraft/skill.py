@@ -124,12 +124,8 @@ def analyse(
     when = str(skill.get("when_to_use") or "")
     items = tuple(read_item(text, behaviours, entities, cap_nouns) for text in steps + pitfalls)
     chars = len(description) + len(when) + sum(map(len, steps)) + sum(map(len, pitfalls))
-    adherence = 1.0
-    if chars > ADHERENCE_FREE_CHARS:
-        adherence = max(ADHERENCE_FLOOR, 1.0 - (chars - ADHERENCE_FREE_CHARS) / ADHERENCE_SPAN_CHARS)
-    extra_items = len(items) - ADHERENCE_FREE_ITEMS
-    if extra_items > 0:
-        adherence *= max(0.6, 1.0 - 0.03 * extra_items)
+    by_length = max(ADHERENCE_FLOOR, 1.0 - max(0, chars - ADHERENCE_FREE_CHARS) / ADHERENCE_SPAN_CHARS)
+    adherence = by_length * max(0.6, 1.0 - 0.03 * max(0, len(items) - ADHERENCE_FREE_ITEMS))
     return SkillProfile(
         name=str(skill.get("name") or ""),
         chars=chars,

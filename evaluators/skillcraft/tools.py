@@ -38,6 +38,10 @@ class Api(Generic[W]):
         self.attempts[signature] = attempt + 1
         return self.fault_rate > 0 and self.draws.below(f"fault:{signature}:{attempt}", self.fault_rate)
 
+    def serve(self, signature: str, reply: Callable[[], ToolReply]) -> ToolReply:
+        """`reply()`, unless this attempt of the call named `signature` fails transiently."""
+        return rate_limited() if self.fault(signature) else reply()
+
 
 def rate_limited() -> ToolReply:
     return {"error": "rate_limited", "retry_after_ms": RETRY_AFTER_MS}, "rate_limited", 30

@@ -21,9 +21,7 @@ from evaluators.skillcraft.catfacts.world import CatFactsTools
 WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
 
 
-@lru_cache(maxsize=8192)
-def _plain(text: str) -> str:
-    return html.unescape(text)
+_plain = lru_cache(maxsize=8192)(html.unescape)  # facts repeat across pages and runs
 
 
 def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:
@@ -39,8 +37,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
     seen: set[str] = set()
     page = 1
     while len(out) < task.n:
-        p = page
-        res = run.ask(tools, f"page:{p}", "get_facts", page=p)
+        res = run.ask(tools, f"page:{page}", "get_facts", page=page)
         if res is None:
             break  # a skipped error loses the page, and with it the cursor
         for item in res["data"]:
@@ -63,7 +60,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
                 out.append({"fact": shown, "length": length})
         if len(out) >= task.n:
             if not run.right("skip_unneeded_calls"):
-                for extra in range(p + 1, p + 1 + WASTED_PAGES):
+                for extra in range(page + 1, page + 1 + WASTED_PAGES):
                     run.ask(tools, f"page:{extra}", "get_facts", page=extra)
                     run.bump("wasted")
             break

@@ -20,7 +20,7 @@ from typing import Any
 
 from evaluators.skillcraft.catfacts.world import CatFactsWorld
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, reading_task
+from evaluators.skillcraft.family import Check, Task, common, part, reading_task
 from gepa_lab import Case
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -135,8 +135,7 @@ _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
-    raw = artifact.get("facts") if isinstance(artifact.get("facts"), list) else []
-    assert isinstance(raw, list)
+    raw = part(artifact, "facts", list)
     facts = [x for x in raw if isinstance(x, dict) and isinstance(x.get("fact"), str)]
     texts = [str(x["fact"]) for x in facts]
     f = task.filter
@@ -154,25 +153,18 @@ def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     checks.append(Check("unique", dupes == 0, True, "" if not dupes else (
         f"the list has {dupes} duplicate fact(s) (the same text up to case, spacing or punctuation)")))
 
-    too_long = too_short = no_word = 0
-    for t in texts:
-        plain = html.unescape(t)
-        if f.max_length is not None and len(plain) > f.max_length:
-            too_long += 1
-        if f.min_length is not None and len(plain) < f.min_length:
-            too_short += 1
-        if f.keyword and not mentions(plain, f.keyword):
-            no_word += 1
-    bad = []
-    if too_long:
-        bad.append(f"{too_long} longer than {f.max_length} characters in length")
-    if too_short:
-        bad.append(f"{too_short} shorter than {f.min_length} characters in length")
-    if no_word:
-        bad.append(f"{no_word} do not contain the keyword \"{f.keyword}\" as a whole word")
-    n_bad = too_long + too_short + no_word
+    plain = [html.unescape(t) for t in texts]
+    failing = {  # what fails the filter -> how many listed facts
+        f"longer than {f.max_length} characters in length": sum(
+            f.max_length is not None and len(t) > f.max_length for t in plain),
+        f"shorter than {f.min_length} characters in length": sum(
+            f.min_length is not None and len(t) < f.min_length for t in plain),
+        f"do not contain the keyword \"{f.keyword}\" as a whole word": sum(
+            bool(f.keyword and not mentions(t, f.keyword)) for t in plain),
+    }
+    bad = [f"{n} {what}" for what, n in failing.items() if n]
     checks.append(Check("filter", not bad, True, "" if not bad else (
-        f"{n_bad} listed fact(s) do not pass the filter: " + ", ".join(bad))))
+        f"{sum(failing.values())} listed fact(s) do not pass the filter: " + ", ".join(bad))))
 
     escaped = [t for t in texts if _ENTITY.search(t)]
     cut = [t for t in texts if t.endswith("…")]

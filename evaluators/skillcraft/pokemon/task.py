@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
 from evaluators.skillcraft.pokemon.world import (
     PokemonWorld,
     base_stat_total,
@@ -89,19 +89,11 @@ def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
     return ""
 
 
-def _past_total(world: PokemonWorld, name: str) -> int | None:
-    p = world.pokemon.get(name)
-    if not p or not p.get("past_stats"):
-        return None
-    return sum(int(s["base_stat"]) for s in p["past_stats"][0]["stats"])
-
-
 def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
     world = task.world
-    rows = artifact.get("members") if isinstance(artifact.get("members"), list) else []
-    assert isinstance(rows, list)
+    rows = part(artifact, "members", list)
     got = {str(r.get("species")): r for r in rows if isinstance(r, dict)}
     want = [m["species"] for m in exp["members"]]
     missing = [s for s in want if s not in got]
@@ -122,11 +114,12 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         total = g.get("base_stat_total")
         ok = total == m["base_stat_total"]
         msg = "" if ok else f"{where}: base_stat_total is {total}, expected {m['base_stat_total']}"
-        if not ok and total == _past_total(world, m["pokemon"]):
+        past = (world.pokemon.get(m["pokemon"]) or {}).get("past_stats")
+        if not ok and total == (sum(int(s["base_stat"]) for s in past[0]["stats"]) if past else None):
             msg += "; it is the total of the older past_stats, not of the current stats"
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():
-            reported = (g.get("multipliers") or {}).get(move) if isinstance(g.get("multipliers"), dict) else None
+            reported = part(g, "multipliers", dict).get(move)
             ok = number(reported) and abs(reported - value) < 1e-9
             msg = "" if ok else (f"{where}: a {move} move does {reported}× in the artifact, expected {value}× "
                                  f"({'/'.join(m['types'])})")

@@ -88,19 +88,15 @@ class PokemonTools(Api[PokemonWorld]):
         return found, "ok", 150 + 20 * len(found.get("past_stats", ()))
 
     def get_species(self, name: str) -> ToolReply:
-        if self.fault(f"species:{name}"):
-            return rate_limited()
-        return or_not_found(self.world.species.get(str(name).lower()), lambda s: 60 + 12 * len(s["varieties"]))
+        return self.serve(f"species:{name}", lambda: or_not_found(
+            self.world.species.get(str(name).lower()), lambda s: 60 + 12 * len(s["varieties"])))
 
     def get_evolution_chain(self, id: int) -> ToolReply:  # noqa: A002 (the tool's parameter name)
-        if self.fault(f"chain:{id}"):
-            return rate_limited()
-        return or_not_found(self.world.chains.get(int(id)), lambda c: 40 + 15 * len(members(c["chain"])))
+        return self.serve(f"chain:{id}", lambda: or_not_found(
+            self.world.chains.get(int(id)), lambda c: 40 + 15 * len(members(c["chain"]))))
 
     def get_type(self, name: str) -> ToolReply:
-        if self.fault(f"type:{name}"):
-            return rate_limited()
-        return or_not_found(self.world.types.get(str(name).lower()), lambda _: 160)
+        return self.serve(f"type:{name}", lambda: or_not_found(self.world.types.get(str(name).lower()), lambda _: 160))
 
 
 World, Tools = PokemonWorld, PokemonTools  # the family's hooks (family.HOOKS)

@@ -16,14 +16,14 @@ from evaluators.skillcraft.recipe.world import RecipeTools
 from evaluators.skillcraft.skill import Cap
 
 WASTED_DETAIL_LIMIT = 10
+Listing = tuple[list[str], int | None, int | None]  # (raw ids, total_hint seen, copied item limit)
 
 
 def _unique(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
-             caps: list[Cap]) -> tuple[list[str], int | None, int | None]:
+def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str, caps: list[Cap]) -> Listing:
     """Walk one listing. Returns (raw ids, total_hint seen, copied item limit)."""
     key = f"{by}:{value}"
     exact = min((c.n for c in caps if c.unit == "items" and c.mode == "exactly"), default=None)
@@ -35,8 +35,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
     hint: int | None = None
     page, pages_read = 1, 0
     while True:
-        p = page
-        res = run.ask(tools, f"{key}:{p}", "search_recipes", by=by, value=value, page=p)
+        res = run.ask(tools, f"{key}:{page}", "search_recipes", by=by, value=value, page=page)
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1
@@ -44,7 +43,7 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
             hint = res["total_hint"]
         if not res["items"]:
             if not run.right("stop_on_empty_page", key):
-                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=p)
+                run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=page)
             break
         ids.extend(item["id"] for item in res["items"])
         if res["next_page"] is None or not paginate:
@@ -61,15 +60,13 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str,
 
 
 def solve(run: AgentRun, tools: RecipeTools, task: RecipeTask) -> dict[str, Any]:
-    collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]] = {}
-    for by, value in task.lists:
-        caps = run.profile.caps_for(value) if run.loaded else []
-        collected[(by, value)] = _collect(run, tools, by, value, caps)
+    collected = {(by, value): _collect(run, tools, by, value, run.profile.caps_for(value) if run.loaded else [])
+                 for by, value in task.lists}
     return _assemble(run, task, collected, _details(run, tools, task, collected))
 
 
 def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
-             collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]]) -> list[dict[str, Any]]:
+             collected: dict[tuple[str, str], Listing]) -> list[dict[str, Any]]:
     needed: set[str] = set()
     for cat, cui in task.details:
         # The intersection is computed from what the agent collected: incomplete lists miss recipes.
@@ -92,8 +89,7 @@ def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
     return out
 
 
-def _assemble(run: AgentRun, task: RecipeTask,
-              collected: dict[tuple[str, str], tuple[list[str], int | None, int | None]],
+def _assemble(run: AgentRun, task: RecipeTask, collected: dict[tuple[str, str], Listing],
               recipes: list[dict[str, Any]]) -> dict[str, Any]:
     dedupe = run.right("dedupe_by_id")
     count_ok = run.right("count_per_category")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, first, reading_task, same
+from evaluators.skillcraft.family import Check, Task, common, first, part, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -74,15 +74,8 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
     for by, value in lists:
         if by not in SECTIONS or world.listing_key(by, value) is None:
             raise ValueError(f"case {case.id!r}: unknown recipe listing {by}:{value}")
-    wanted = []
-    if any(b == "category" for b, _ in lists):
-        wanted.append("category")
-    if any(b == "cuisine" for b, _ in lists):
-        wanted.append("cuisine")
-    if details or any(b == "ingredient" for b, _ in lists):
-        wanted.append("ingredient")
-    if details:
-        wanted.append("metric")
+    kinds = {b for b, _ in lists} | ({"ingredient", "metric"} if details else set())
+    wanted = [w for w in ("category", "cuisine", "ingredient", "metric") if w in kinds]
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
     return RecipeTask(
         **common(case, params, "cookbook.json", lambda: ground_truth(world, params)),
@@ -105,16 +98,11 @@ def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list
     missing = [i for i in exp["dish_ids"] if i not in unique]
     extra = sorted(unique - set(exp["dish_ids"]))
     count = got.get("count")
-    checks = []
-    if count == exp["count"]:
-        checks.append(Check(f"{where}.count", True, True))
-    elif missing:
-        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
-                            f"{exp['count']}; {len(missing)} expected dish ids are missing from the list"))
-    else:
-        checks.append(Check(f"{where}.count", False, True, f"{where}.count is {count}, expected "
-                            f"{exp['count']}; the dish id list is complete, so the count was not "
-                            "computed from the collected ids"))
+    why = (f"{len(missing)} expected dish ids are missing from the list" if missing
+           else "the dish id list is complete, so the count was not computed from the collected ids")
+    counted = count == exp["count"]
+    checks = [Check(f"{where}.count", counted, True,
+                    "" if counted else f"{where}.count is {count}, expected {exp['count']}; {why}")]
     ok = not missing and not extra
     msg = "" if ok else (f"{where}: {len(missing)} of {exp['count']} expected dish ids missing"
                          + (f" (e.g. {first(missing, 4)})" if missing else "")
@@ -135,7 +123,7 @@ def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check
                 Check(f"{where}.units", False, True, ""), Check(f"{where}.values", False, False, "")]
     checks = [Check(f"{where}.present", True, True)]
     absent = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
-    lines: list[Any] = got["ingredients"] if isinstance(got.get("ingredients"), list) else []
+    lines = part(got, "ingredients", list)
     short = len(exp["ingredients"]) - len(lines)
     problems = []
     if absent:

@@ -91,9 +91,8 @@ class RecipeTools(Api[RecipeWorld]):
         return result, status, 25 + 14 * len(result["items"])
 
     def get_recipe(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
-        if self.fault(f"get:{id}"):
-            return rate_limited()
-        return or_not_found(self.world.recipes.get(id), lambda r: 40 + 16 * len(r["ingredients"]))
+        return self.serve(f"get:{id}", lambda: or_not_found(self.world.recipes.get(id),
+                                                            lambda r: 40 + 16 * len(r["ingredients"])))
 
 
 World, Tools = RecipeWorld, RecipeTools  # the family's hooks (family.HOOKS)

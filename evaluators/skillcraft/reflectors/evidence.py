@@ -110,18 +110,17 @@ def _args(call: dict[str, Any]) -> dict[str, Any]:
 def trace_findings(trace: str, failed: bool) -> list[Finding]:
     calls = _calls(trace)
     out: list[Finding] = []
-    seen = Counter(json.dumps([c.get("tool"), _args(c)], sort_keys=True) for c in calls)
-    for key, n in seen.most_common():
+    keys = [json.dumps([c.get("tool"), _args(c)], sort_keys=True) for c in calls]
+    for key, n in Counter(keys).most_common(1):  # one loop finding per record
         if n < REPEAT:
             break
-        tool, _ = json.loads(key)
-        statuses = {c.get("status") for c in calls if json.dumps([c.get("tool"), _args(c)], sort_keys=True) == key}
+        tool = json.loads(key)[0]
+        statuses = {c.get("status") for c, k in zip(calls, keys, strict=True) if k == key}
         how = "an empty result" if "empty" in statuses else "the same result"
         text = f"identical {tool} calls were repeated {n} times in a loop after {how}"
         fix = (f"if a {tool} call returns {how}, do not send the identical call again: change the request "
                "or stop and move on")
         out.append(Finding(text, content(text), 3.0 * (1.5 if failed else 1.0), fix))
-        break  # one loop finding per record
     for i, c in enumerate(calls):
         status = str(c.get("status", ""))
         if status in OK_STATUSES or status == "not_found":
@@ -164,12 +163,6 @@ def _loaded_flag(rec: dict[str, Any]) -> bool | None:
     return None
 
 
-def _token_share(feedback: str) -> float:
-    """A "N% of the … budget" phrase, if the feedback has one."""
-    m = re.search(r"(\d+)%\s+of\s+(?:the\s+)?[\w,\s-]{0,30}budget", feedback)
-    return int(m.group(1)) / 100 if m else 0.0
-
-
 def gather(records: list[dict[str, Any]]) -> Evidence:
     """All findings of a minibatch, clustered into problems, heaviest first."""
     problems: list[Problem] = []
@@ -181,7 +174,8 @@ def gather(records: list[dict[str, Any]]) -> Evidence:
             failed = True
         if failed and _loaded_flag(rec) is False:
             not_loaded += 1
-        if not failed and _token_share(str(rec.get("feedback", ""))) >= 0.3:
+        share = re.search(r"(\d+)%\s+of\s+(?:the\s+)?[\w,\s-]{0,30}budget", str(rec.get("feedback", "")))
+        if not failed and share and int(share.group(1)) >= 30:  # a "N% of the … budget" phrase
             heavy += 1
         findings = feedback_findings(str(rec.get("feedback", "")), failed)
         findings += trace_findings(str(rec.get("trace", "")), failed)

@@ -46,15 +46,6 @@ INSTRUCTION_WORDS = frozenset(
 TEXT_BUDGET = 320  # characters for when_to_use or description
 
 
-def _chars(fields: dict[str, Any], skip: str) -> int:
-    total = 0
-    for k, v in fields.items():
-        if k in (skip, "name", "kind", "rationale"):
-            continue
-        total += sum(len(x) for x in v) if isinstance(v, (list, tuple)) else len(str(v))
-    return total
-
-
 def salient_terms(inputs: tuple[str, ...], limit: int = 6) -> list[str]:
     """The domain words the task inputs keep using (document frequency first, then frequency)."""
     tf: Counter[str] = Counter()
@@ -109,7 +100,8 @@ class FeedbackReflector:
     # -- steps / pitfalls -----------------------------------------------------------------------
     def _edit_list(self, rng: random.Random, component: str, items: list[str], evidence: Evidence,
                    fields: dict[str, Any]) -> tuple[list[str], str]:
-        others = _chars(fields, component)
+        others = sum(sum(map(len, v)) if isinstance(v, (list, tuple)) else len(str(v))  # characters elsewhere
+                     for k, v in fields.items() if k not in (component, "name", "kind", "rationale"))
         if not evidence.problems:
             if evidence.token_heavy:
                 text = "Make only the tool calls the task needs; skip extra calls it did not ask for."

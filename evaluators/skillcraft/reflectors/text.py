@@ -48,12 +48,7 @@ def words(text: str) -> list[str]:
 
 def content(text: str) -> frozenset[str]:
     """Stems of the content words (underscored names split into their words)."""
-    out = set()
-    for w in words(text):
-        for part in w.split("_"):
-            if part and part not in STOP and len(part) > 1:
-                out.add(stem(part))
-    return frozenset(out)
+    return frozenset(stem(part) for w in words(text) for part in w.split("_") if len(part) > 1 and part not in STOP)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -1,7 +1,7 @@
 """The tuned reflector's vocabularies: per family, diagnoses keyed to its grader's messages and
 remedies worded for its behaviours' concepts (vocabularies/<family>.yaml, with what they share in
 vocabularies/shared.yaml), and the over-specific edits that copy counts, numbers or names out of
-a record's `expected` (code: each reads its family's expected output).
+a record's `expected` (wordings in the family's file; code reads its family's expected output).
 
 Co-designed with the simulator on purpose (docs/skillcraft_sim.md §8.2): results with it measure
 an upper reference, not reflective search. Some remedies are vague and do nothing (the last
@@ -105,7 +105,7 @@ def _vocabulary(family: str, data: dict[str, Any], shared: dict[str, Any]) -> Tu
         when_templates=tuple(map(str, data["when_templates"])),
         description_templates=tuple(map(str, data["description_templates"])),
         default_phrase=str(data["default_phrase"]),
-        over_specific=OVER_SPECIFIC[family],
+        over_specific=_chooser(*OVER_SPECIFIC[family], tuple(map(str, data["over_specific"]))),
         names_in_inputs=_names(**data["names"]),
         names_template=str(data["names_template"]),
     )
@@ -145,12 +145,16 @@ def expected_items(records: Records, items: Callable[[Any], Iterable[T]]) -> lis
 _COUNT_IN_EXPECTED = re.compile(r'"([A-Za-z][A-Za-z ]+)":\{"count":(\d+)')
 
 
-def _chooser(find: Callable[[Records], list[T]], wordings: Callable[[T, list[T]], tuple[str, ...]]) -> OverSpecific:
-    """An over-specific edit: one of the items `find` reads out of the records, in one of its
-    `wordings` (of that item and of all found); None when the records hold none."""
+def _chooser(find: Callable[[Records], list[T]], values: Callable[[T, list[T]], dict[str, Any]],
+             wordings: tuple[str, ...]) -> OverSpecific:
+    """An over-specific edit: one of the items `find` reads out of the records, in one of the
+    `wordings` filled with its `values` (of that item and of all found); None when the records hold none."""
     def edit(rng: random.Random, records: Records) -> str | None:
         found = find(records)
-        return rng.choice(wordings(rng.choice(found), found)) if found else None
+        if not found:
+            return None
+        filled = values(rng.choice(found), found)
+        return rng.choice(wordings).format(**filled)
     return edit
 
 
@@ -168,60 +172,39 @@ def _recipe_counts(records: Records) -> list[tuple[str, int]]:
     return found
 
 
-def _recipe(item: tuple[str, int], _: list[Any]) -> tuple[str, ...]:
-    name, count = item
-    return (
-        f"Collect exactly {count} dishes for {name}, following next_page until you have them all.",
-        f"Collect exactly {count} dishes per list.",
-        f"The {name} listing has {count} dishes; stop after {max(1, -(-count // 10))} pages.",
-        f"For {name}, follow next_page through every page.",
-    )
+# What each family's over-specific wordings (`over_specific` in its vocabulary) are filled with.
+def _recipe(item: tuple[str, int], _: list[Any]) -> dict[str, Any]:
+    return {"name": item[0], "count": item[1], "pages": max(1, -(-item[1] // 10))}
 
 
-def _weather(item: tuple[str, dict[str, Any]], _: list[Any]) -> tuple[str, ...]:
-    name, entry = item[0].split(",")[0], item[1]
-    summary = entry.get("summary") or {}
-    return (
-        f"For {name}, the mean maximum temperature is {summary.get('mean_temperature_max')}; report exactly that.",
-        f"Report exactly {len(entry.get('daily') or [])} days per place.",
-        f"For {name}, use latitude {entry.get('latitude')} and longitude {entry.get('longitude')}.",
-        f"For {name}, convert units to celsius and mm.",
-    )
+def _weather(item: tuple[str, dict[str, Any]], _: list[Any]) -> dict[str, Any]:
+    entry = item[1]
+    return {"name": item[0].split(",")[0], "mean": (entry.get("summary") or {}).get("mean_temperature_max"),
+            "days": len(entry.get("daily") or []), "latitude": entry.get("latitude"),
+            "longitude": entry.get("longitude")}
 
 
-def _worldbank(item: tuple[str, dict[str, Any]], _: list[Any]) -> tuple[str, ...]:
-    name, entry = item
-    return (
-        f"For {name}, the change is exactly {entry.get('change')}; report exactly that.",
-        f"For {name}, use {entry.get('start_year')} as the start year.",
-        f"For {name}, use the ISO3 code {entry.get('iso3')}.",
-    )
+def _worldbank(item: tuple[str, dict[str, Any]], _: list[Any]) -> dict[str, Any]:
+    return {"name": item[0], **{k: item[1].get(k) for k in ("change", "start_year", "iso3")}}
 
 
-def _catfacts(exp: dict[str, Any], _: list[Any]) -> tuple[str, ...]:
-    return (
-        f"Return exactly {exp.get('count')} facts.",
-        f"The first fact is \"{exp['facts'][0]['fact']}\".",
-        f"The average length is {exp.get('average_length')}.",
-    )
+def _catfacts(exp: dict[str, Any], _: list[Any]) -> dict[str, Any]:
+    return {"count": exp.get("count"), "first": exp["facts"][0]["fact"], "average": exp.get("average_length")}
 
 
-def _pokemon(m: dict[str, Any], found: list[Any]) -> tuple[str, ...]:
-    return (
-        f"For {m.get('species')}, the base stat total is {m.get('base_stat_total')}.",
-        f"Report exactly {len(found)} members.",
-        f"For {m.get('species')}, use the Pokémon {m.get('pokemon')}.",
-    )
+def _pokemon(m: dict[str, Any], found: list[Any]) -> dict[str, Any]:
+    return {"species": m.get("species"), "total": m.get("base_stat_total"), "members": len(found),
+            "pokemon": m.get("pokemon")}
 
 
-OVER_SPECIFIC: dict[str, OverSpecific] = {
-    "recipe": _chooser(_recipe_counts, _recipe),
-    "weather": _chooser(lambda r: expected_items(r, lambda e: (e.get("cities") or {}).items()), _weather),
-    "worldbank": _chooser(lambda r: expected_items(r, lambda e: (
+OVER_SPECIFIC: dict[str, tuple[Callable[[Records], list[Any]], Callable[[Any, list[Any]], dict[str, Any]]]] = {
+    "recipe": (_recipe_counts, _recipe),
+    "weather": (lambda r: expected_items(r, lambda e: (e.get("cities") or {}).items()), _weather),
+    "worldbank": (lambda r: expected_items(r, lambda e: (
         item for block in (e.get("indicators") or {}).values() for item in (block.get("countries") or {}).items())),
         _worldbank),
-    "catfacts": _chooser(lambda r: expected_items(r, lambda e: [e] if isinstance(e, dict) and e.get("facts") else []),
-                         _catfacts),
-    "pokemon": _chooser(lambda r: expected_items(r, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)]),
-                        _pokemon),
+    "catfacts": (lambda r: expected_items(r, lambda e: [e] if isinstance(e, dict) and e.get("facts") else []),
+                 _catfacts),
+    "pokemon": (lambda r: expected_items(r, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)]),
+                _pokemon),
 }

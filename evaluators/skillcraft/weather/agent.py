@@ -46,18 +46,17 @@ def _forecast(run: AgentRun, tools: WeatherTools, spot: dict[str, Any], task: We
               key: str) -> list[dict[str, Any]]:
     """The forecast windows the agent fetches for one place (each a raw response)."""
     lat, lon = spot["latitude"], spot["longitude"]
-    start, end = task.dates[0], task.dates[-1]
+    start: str | None = task.dates[0]
+    end = task.dates[-1]
     windows = []
     every = run.right("request_every_window", key)
-    while True:
-        s = start
-        res = run.ask(tools, f"fc:{key}:{s}", "get_forecast", latitude=lat, longitude=lon, start_date=s, end_date=end)
+    while start:
+        res = run.ask(tools, f"fc:{key}:{start}", "get_forecast", latitude=lat, longitude=lon, start_date=start,
+                      end_date=end)
         if res is None:
             break  # a skipped error loses this window and the cursor with it
         windows.append(res)
-        if not res.get("next_start_date") or not every:
-            break
-        start = res["next_start_date"]
+        start = res.get("next_start_date") if every else None
     return windows
 
 
@@ -70,10 +69,8 @@ def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list
     for w in windows:
         daily = w["daily"]
         for i, d in enumerate(daily["time"]):
-            row: dict[str, Any] = {"date": d}
-            for var in task.variables:
-                value = daily[var][i]
-                row[FIELDS[var]] = to_metric(units.get(var, ""), value) if convert else value
+            row = {"date": d, **{FIELDS[v]: to_metric(units.get(v, ""), daily[v][i]) if convert else daily[v][i]
+                                 for v in task.variables}}
             if not keep_nulls and any(row[FIELDS[v]] is None for v in task.variables):
                 continue  # a day with a gap is dropped
             rows.append(row)

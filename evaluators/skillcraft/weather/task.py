@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, first, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, first, part, reading_task, same
 from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -61,13 +61,9 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
         cid = world.find(name, admin1, country)
         assert cid is not None
         c = world.cities[cid]
-        rows = []
-        for k, d in enumerate(dates):
-            row: dict[str, Any] = {"date": d}
-            for var in params["variables"]:
-                row[FIELDS[var]] = c["daily"][var][first + k]
-            rows.append(row)
         daily = c["daily"]
+        rows = [{"date": d, **{FIELDS[v]: daily[v][first + k] for v in params["variables"]}}
+                for k, d in enumerate(dates)]
         cities[label(world, name, admin1, country)] = {
             "latitude": c["latitude"], "longitude": c["longitude"],
             "units": {UNIT_KEYS[v]: METRIC[UNIT_KEYS[v]] for v in params["variables"]},
@@ -152,7 +148,7 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
     elif extra:
         msg = f"{where}: days outside the requested range ({first(extra, 3)})"
     checks.append(Check(f"{where}.days", ok, True, msg))
-    units: dict[str, Any] = got["units"] if isinstance(got.get("units"), dict) else {}
+    units = part(got, "units", dict)
     wrong = {k: units.get(k) for k in exp["units"] if units.get(k) != METRIC[k]}
     checks.append(Check(f"{where}.units", not wrong, True, "" if not wrong else (
         f"{where}: " + ", ".join(f"{k} in {UNIT_WORDS.get(str(v), v)}" for k, v in wrong.items())
@@ -165,7 +161,7 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
         differ += sum(not _close(g.get(k), v) for k, v in r.items() if k != "date")
     checks.append(Check(f"{where}.values", differ == 0, False,
                         f"{where}: {differ} daily value(s) differ from the ground truth" if differ else ""))
-    summary: dict[str, Any] = got["summary"] if isinstance(got.get("summary"), dict) else {}
+    summary = part(got, "summary", dict)
     bad = [k for k, v in exp["summary"].items()
            if not (summary.get(k) == v if k == "hottest_day" else _close(summary.get(k), v))]
     checks.append(Check(f"{where}.summary", not bad, True, "" if not bad else (
@@ -177,7 +173,7 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
 def grade(task: WeatherTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
-    got_cities: dict[str, Any] = artifact["cities"] if isinstance(artifact.get("cities"), dict) else {}
+    got_cities = part(artifact, "cities", dict)
     checks: list[Check] = []
     for place in task.places:
         checks += _grade_place(f'cities["{place.label}"]', exp["cities"][place.label], got_cities.get(place.label))

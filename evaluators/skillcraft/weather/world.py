@@ -18,13 +18,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from evaluators.skillcraft.family import tables
 from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
-# variable -> the quantity its unit measures -> the unit, metric or (some stations) imperial
-UNIT_KEYS = {"temperature_2m_max": "temperature", "temperature_2m_min": "temperature",
-             "precipitation_sum": "precipitation", "wind_speed_10m_max": "wind_speed"}
-METRIC = {"temperature": "°C", "precipitation": "mm", "wind_speed": "km/h"}
-IMPERIAL = {"temperature": "°F", "precipitation": "inch", "wind_speed": "mph"}
+# variable -> the quantity its unit measures -> the unit, metric or (some stations) imperial (family.yaml)
+UNIT_KEYS, METRIC, IMPERIAL = (tables("weather")[k] for k in ("unit_keys", "metric", "imperial"))
 
 
 def to_imperial(variable: str, value: float | None) -> float | None:
@@ -88,10 +86,8 @@ class WeatherWorld:
 
     def find(self, name: str, admin1: str, country: str) -> int | None:
         """The city a task names (by its display name, region and country)."""
-        for c in self.cities.values():
-            if (c["name"], c["admin1"], c["country"]) == (name, admin1, country):
-                return int(c["id"])
-        return None
+        return next((int(c["id"]) for c in self.cities.values()
+                     if (c["name"], c["admin1"], c["country"]) == (name, admin1, country)), None)
 
 
 class WeatherTools(Api[WeatherWorld]):

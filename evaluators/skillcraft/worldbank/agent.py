@@ -16,14 +16,13 @@ from typing import Any
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
 from evaluators.skillcraft.worldbank.task import (
-    UNITS,
     WorldBankTask,
     change,
     percent_changes,
     scaled,
     top_entries,
 )
-from evaluators.skillcraft.worldbank.world import WorldBankTools, WorldBankWorld
+from evaluators.skillcraft.worldbank.world import UNITS, WorldBankTools, WorldBankWorld
 
 
 def guess_code(name: str) -> str:
@@ -45,13 +44,12 @@ def _pages(run: AgentRun, tools: WorldBankTools, country: str, indicator: str, d
     rows: list[dict[str, Any]] = []
     page = 1
     while True:
-        p = page
-        res = run.ask(tools, f"ind:{country}:{indicator}:{date}:{p}", "get_indicator", country=country,
-                      indicator=indicator, date=date, page=p)
+        res = run.ask(tools, f"ind:{country}:{indicator}:{date}:{page}", "get_indicator", country=country,
+                      indicator=indicator, date=date, page=page)
         if res is None:
             return rows, run.calls[-1].status == "error"  # invalid, or a skipped rate limit
         rows += res["data"]
-        if p >= res["pages"] or not paginate:
+        if page >= res["pages"] or not paginate:
             return rows, False
         page += 1
 

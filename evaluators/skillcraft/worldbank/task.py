@@ -20,18 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, reading_task, same
-from evaluators.skillcraft.worldbank.world import WorldBankWorld
+from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
+from evaluators.skillcraft.worldbank.world import UNITS, WorldBankWorld
 from gepa_lab import Case
-
-# indicator -> (unit the task asks for, divisor of the raw value, decimals, task words); the raw unit is the
-# fixtures' (world.indicators)
-UNITS: dict[str, tuple[str, float, int, str]] = {
-    "SP.POP.TOTL": ("millions", 1e6, 3, "population"),
-    "NY.GDP.MKTP.CD": ("billions of US$", 1e9, 3, "gdp"),
-    "NY.GDP.PCAP.CD": ("US$", 1.0, 2, "gdp capita"),
-    "SP.DYN.LE00.IN": ("years", 1.0, 3, "life expectancy"),
-}
 
 
 @dataclass(frozen=True)
@@ -44,7 +35,6 @@ class Top:
 @dataclass(frozen=True)
 class WorldBankTask(Task):
     countries: tuple[str, ...]  # World Bank names, as the task writes them
-    codes: tuple[str, ...]  # their iso3 codes (ground truth; the agent must find them)
     indicators: tuple[str, ...]
     start_year: int
     end_year: int
@@ -133,8 +123,7 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     wanted = "indicator change country " + " ".join(UNITS[i][3] for i in indicators)
     return WorldBankTask(
         **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
-        countries=countries, codes=tuple(world.by_name[fold(c)] for c in countries),
-        indicators=indicators, start_year=start, end_year=end, top=top,
+        countries=countries, indicators=indicators, start_year=start, end_year=end, top=top,
         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
         world=world,
     )
@@ -220,14 +209,11 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
 def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
     exp = task.expected
-    got_inds = artifact.get("indicators") if isinstance(artifact.get("indicators"), dict) else {}
-    assert isinstance(got_inds, dict)
+    got_inds = part(artifact, "indicators", dict)
     checks: list[Check] = []
     for indicator, block in exp["indicators"].items():
-        got = got_inds.get(indicator) if isinstance(got_inds.get(indicator), dict) else {}
-        assert isinstance(got, dict)
-        got_countries = got.get("countries") if isinstance(got.get("countries"), dict) else {}
-        assert isinstance(got_countries, dict)
+        got = part(got_inds, indicator, dict)
+        got_countries = part(got, "countries", dict)
         for name, entry in block["countries"].items():
             checks += _grade_country(indicator, name, entry, got_countries.get(name), task.world)
         checks.append(same(f'indicators["{indicator}"].unit', got.get("unit"), block["unit"]))
@@ -241,8 +227,7 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
 
 def _grade_top(exp: dict[str, Any], got: Any, aggregate_codes: frozenset[str]) -> list[Check]:
     want = [c["iso3"] for c in exp["countries"]]
-    rows = got.get("countries") if isinstance(got, dict) and isinstance(got.get("countries"), list) else []
-    assert isinstance(rows, list)
+    rows = part(got, "countries", list)
     codes = [r.get("iso3") for r in rows if isinstance(r, dict)]
     ok = codes == want
     msg = ""

@@ -22,9 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
+from evaluators.skillcraft.family import tables
+from evaluators.skillcraft.tools import Api, ToolReply
 
 ROW_TOKENS = 20
+# indicator -> (unit a task asks for, divisor of the raw value, decimals, task words), from family.yaml; the
+# raw unit is the fixtures' (WorldBankWorld.indicators)
+UNITS: dict[str, tuple[str, float, int, str]] = {k: tuple(v) for k, v in tables("worldbank")["units"].items()}
 
 
 def _invalid(parameter: str, value: str) -> ToolReply:
@@ -89,9 +93,8 @@ class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
-        if self.fault(f"countries:{query}:{region}"):
-            return rate_limited()
-        return self._memo(("countries", query, region), lambda: self._countries(query, region))
+        return self.serve(f"countries:{query}:{region}",
+                          lambda: self._memo(("countries", query, region), lambda: self._countries(query, region)))
 
     def _memo(self, key: tuple[Any, ...], make: Callable[[], ToolReply]) -> ToolReply:
         """The world's reply to these arguments (made once: replies are pure and never mutated)."""
@@ -108,10 +111,8 @@ class WorldBankTools(Api[WorldBankWorld]):
         return result, "ok" if found else "empty", 20 + 16 * len(found)
 
     def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
-        if self.fault(f"indicator:{country}:{indicator}:{date}:{page}"):
-            return rate_limited()
-        return self._memo(("indicator", country, indicator, date, page),
-                          lambda: self._indicator(country, indicator, date, page))
+        return self.serve(f"indicator:{country}:{indicator}:{date}:{page}", lambda: self._memo(
+            ("indicator", country, indicator, date, page), lambda: self._indicator(country, indicator, date, page)))
 
     def _indicator(self, country: str, indicator: str, date: str, page: int) -> ToolReply:
         w = self.world
