@@ -36,7 +36,7 @@ class DspyReflector(LMCaller):
     `lm`: the LM settings (the YAML passes `${lm.reflection}`) or a `dspy.LM` built by the caller;
     `seed`: sent to providers that accept one (`null`: none), so a rerun asks the same questions
     the same way; `prompt`: the reflection rules (a .md / .txt file or the text; null: the default
-    of gepa_lab/lm/prompt.py). The model, its sampling settings and the prompt's hash are the
+    in gepa_lab/lm/prompt.yaml). The model, its sampling settings and the prompt's hash are the
     reflector's fingerprint: part of the run's identity.
     """
 
