@@ -22,8 +22,8 @@ import json
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +77,8 @@ class DspyProgramEvaluator(LMCaller):
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
         super().__init__(lm, "lm.task")
         self.run_dir = resolve_run_dir(run_dir)
-        self._lock = threading.Lock()
-        self._programs: OrderedDict[str, Any] = OrderedDict()
+        # One program per artifact, the last few kept (artifacts are immutable, hashable dataclasses).
+        self.program_for = lru_cache(maxsize=_PROGRAM_CACHE)(self._build_program)
 
     def fingerprint(self) -> str:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
@@ -88,21 +88,13 @@ class DspyProgramEvaluator(LMCaller):
                            "predictors": predictors, "lm": self.settings.public()}, sort_keys=True, default=str)
 
     # -- programs per artifact ---------------------------------------------------------------
-    def program_for(self, artifact: Artifact) -> Any:
-        """The program with the artifact's instructions (built once per artifact)."""
-        key = artifact_id(artifact)
-        with self._lock:
-            if key in self._programs:
-                self._programs.move_to_end(key)
-                return self._programs[key]
+    def _build_program(self, artifact: Artifact) -> Any:
+        """The program with the artifact's instructions (names checked against the program's);
+        `program_for` keeps the last few built."""
         built = apply_texts(self.program, artifact)
-        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{key}.json"
+        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{artifact_id(artifact)}.json"
         if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
             self.save_program(artifact, saved)
-        with self._lock:
-            self._programs[key] = built
-            if len(self._programs) > _PROGRAM_CACHE:
-                self._programs.popitem(last=False)
         return built
 
     def save_program(self, artifact: Artifact, path: str | Path) -> Path:
@@ -125,7 +117,7 @@ class DspyProgramEvaluator(LMCaller):
             to_example(case, self.inputs, self.label)
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        program = self.program_for(artifact)  # checks the artifact's names against the program's
+        program = self.program_for(artifact)  # type: ignore[arg-type]  # checks the artifact's names
         examples = [to_example(case, self.inputs, self.label) for case in cases]  # bad cases fail first
         return [self._one(program, case, example, seed) for case, example in zip(cases, examples, strict=True)]
 
