@@ -189,12 +189,9 @@ def resolve_run_dir(value: str | Path | None) -> Path | None:
     """`auto`: the running Hydra job's output dir (the command line's run dir), else None."""
     if value != "auto":
         return Path(value) if value else None
-    try:
-        from hydra.core.hydra_config import HydraConfig
+    from hydra.core.hydra_config import HydraConfig
 
-        return Path(HydraConfig.get().runtime.output_dir)
-    except Exception:  # not inside a Hydra job (library use): nowhere
-        return None
+    return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else None
 
 
 def _name_of(value: Any) -> str:
