@@ -133,11 +133,9 @@ class DspyProgramEvaluator(LMCaller):
                               feedback=("The model's reply did not follow the program's output format, so no "
                                         f"prediction was made: {' '.join(str(run.parse_error).split())[:600]}"),
                               objectives={**run.objectives(), "format_error": 1.0})
-        where = f"metric {self.metric_spec}"
-        if self._metric_form == 2:
-            score, feedback = verdict(self.metric(example, run.value), where)
-        else:
-            score, feedback = verdict(self.metric(example, run.value, None, None, None), where)
+        args = (example, run.value) if self._metric_form == 2 else (example, run.value, None, None, None)
+        score, feedback = verdict(self.metric(*args), f"metric {self.metric_spec}")
+        if self._metric_form == 5:  # dspy.GEPA's form: also asked about each predictor
             feedback = compose_feedback(feedback, self._per_predictor(example, run, names))
         return Evaluation(case.id, score, output=dumps(run.value), feedback=feedback, trace=trace,
                           objectives={**run.objectives(), "format_error": 0.0})
@@ -148,8 +146,8 @@ class DspyProgramEvaluator(LMCaller):
         first: dict[str, Any] = {}
         for entry in run.trace:
             name = names.get(id(entry[0]))
-            if name is not None and name not in first:
-                first[name] = entry
+            if name is not None:
+                first.setdefault(name, entry)
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]
                 for name, entry in first.items()}
