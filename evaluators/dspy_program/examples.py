@@ -51,14 +51,11 @@ def verdict(value: Any, where: str) -> tuple[float, str]:
     """A metric's return value -> (score in [0, 1], feedback). Accepts a number (bool included)
     or an object / mapping with `score` and optional `feedback` (dspy.Prediction as dspy.GEPA's
     feedback metrics return)."""
-    feedback: Any = ""
-    score: Any = value
+    score, feedback = value, ""  # a number (a bool is one: an int)
     if isinstance(value, dict):
         score, feedback = value.get("score"), value.get("feedback", "")
     elif not isinstance(value, (int, float)) and hasattr(value, "score"):
         score, feedback = value.score, getattr(value, "feedback", "") or ""
-    if isinstance(score, bool):
-        score = float(score)
     if not isinstance(score, (int, float)) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
         raise ValueError(f"{where} must return a score in [0, 1] (a number, or an object with .score and "
                          f".feedback), got {value!r}")
