@@ -76,7 +76,11 @@ class DspyProgramEvaluator(LMCaller):
         check_inputs(self.program, self.inputs)
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
         super().__init__(lm, "lm.task")
-        self.run_dir = resolve_run_dir(run_dir)
+        if run_dir == "auto":  # the running Hydra job's output dir (the command line's run dir), else nowhere
+            from hydra.core.hydra_config import HydraConfig
+
+            run_dir = HydraConfig.get().runtime.output_dir if HydraConfig.initialized() else None
+        self.run_dir = Path(run_dir) if run_dir else None
         # One program per artifact, the last few kept (artifacts are immutable, hashable dataclasses).
         self.program_for = lru_cache(maxsize=_PROGRAM_CACHE)(self._build_program)
 
@@ -181,15 +185,6 @@ class ProgramStateTracker:
                 MlflowClient(tracking_uri=uri).log_artifact(run_id, str(path), "best")
             except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
                 log.warning("could not log %s to MLflow run %s: %s", name, run_id, describe(exc))
-
-
-def resolve_run_dir(value: str | Path | None) -> Path | None:
-    """`auto`: the running Hydra job's output dir (the command line's run dir), else None."""
-    if value != "auto":
-        return Path(value) if value else None
-    from hydra.core.hydra_config import HydraConfig
-
-    return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else None
 
 
 def _name_of(value: Any) -> str:

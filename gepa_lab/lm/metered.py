@@ -19,13 +19,6 @@ from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 from gepa_lab.lm.usage import Usage, usage_of
 
 
-def case_seed(seed: int, case_id: str) -> int:
-    """The provider seed of one case under one evaluation seed (31 bits, what providers accept):
-    parent and child scored with the same paired seed send the same provider seed per case."""
-    digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
 @dataclass
 class Metered:
     value: Any
@@ -71,7 +64,10 @@ class LMCaller:
         import dspy
         from dspy.utils.exceptions import AdapterParseError
 
-        provider_seed = case_seed(seed, case_id)
+        # The case's provider seed under this evaluation seed (31 bits, what providers accept): parent
+        # and child scored with the same paired seed send the same provider seed per case.
+        digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
+        provider_seed = int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
         sent = "seed" in self.lm.supported_params  # the provider's parameters, as dspy routes the request
         own = self.lm.copy(seed=provider_seed) if sent else self.lm.copy()
         value: Any = None
