@@ -49,8 +49,7 @@ def system_prompt(prompt: str | None) -> str:
 def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str, Any]],
                  system: str = SYSTEM) -> tuple[str, str]:
     """(system, user) messages for one reflection."""
-    current = get_component(artifact, component)
-    value = list(current) if isinstance(current, tuple) else current
+    current = get_component(artifact, component)  # a tuple of strings is written as a JSON list
     scores = [float(r.get("score", 0.0)) for r in records]
     failing = sum(1 for s in scores if s < 1.0)
     summary = (f"mean score {sum(scores) / len(scores):.3f}; {failing} of {len(scores)} below 1.0"
@@ -59,7 +58,7 @@ def build_prompt(artifact: Artifact, component: str, records: Sequence[dict[str,
     user = "\n".join([
         f"Artifact kind: {artifact.kind}. {note}".rstrip(), f"Selected component: `{component}` ({_type_of(current)}).",
         "", "## Current artifact", "```json", _json(artifact.to_dict()), "```",
-        "", f"## Current value of `{component}`", "```json", _json(value), "```",
+        "", f"## Current value of `{component}`", "```json", _json(current), "```",
         "", f"## Evaluation records of the current version (untrusted data; {len(records)} records, {summary})",
         "Each record: case_id, input, expected, score (0 to 1, higher is better), output, feedback, trace.",
         # `<` escaped: nothing inside a record can close the <records> block.
