@@ -253,10 +253,14 @@ def test_usage_counts_tokens_and_prices_them(litellm_loaded):
     assert priced.cost_usd == pytest.approx(175 / 1000 * 2.0)  # configured price wins
 
 
-def test_known_models_are_priced_from_the_local_cost_map(litellm_loaded):
-    cost = call_cost(LMSettings(model="openai/gpt-4o-mini"), "openai/gpt-4o-mini", 1000, 1000)
-    assert 0 < cost < 0.01
-    assert call_cost(LMSettings(model="openai/unheard-of-model"), "openai/unheard-of-model", 1000, 1000) == 0.0
+def test_known_models_are_priced_from_the_local_cost_map(stub, monkeypatch):
+    known = reflector(stub, monkeypatch, model="openai/gpt-4o-mini")
+    known.reflect(seed_spec(), "steps", _records("a"))
+    assert 0 < known.total_cost_usd < 0.01 and known.usage.tokens > 0
+    unknown = reflector(stub, monkeypatch, model="openai/unheard-of-model")
+    unknown.reflect(seed_spec(), "steps", _records("a"))
+    assert unknown.usage.tokens > 0 and unknown.total_cost_usd == 0.0
+    assert call_cost(LMSettings(model="openai/gpt-4o-mini"), 2000, None) == 0.0  # no reported cost: no price
 
 
 # -- the reflector over HTTP -----------------------------------------------------------------------
@@ -351,13 +355,14 @@ def test_engine_run_with_the_dspy_reflector_retries_rejects_and_never_leaks(stub
 def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
     import dspy
 
-    from gepa_lab.lm.client import lm_and_settings
+    from gepa_lab.lm import LMCaller
     from gepa_lab.lm.config import settings_of
 
     lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1", api_key="sk-never-recorded-123456",
                  temperature=0.3, max_tokens=77, cache=False)
-    used, settings = lm_and_settings(lm, "lm.task")
-    assert used is lm
+    caller = LMCaller(lm, "lm.task")
+    settings = caller.settings
+    assert caller.lm is lm
     assert (settings.model, settings.api_base, settings.temperature, settings.max_tokens) == (
         "openai/stub", "http://127.0.0.1:9/v1", 0.3, 77)
     assert settings.api_key_env is None and "sk-never" not in json.dumps(settings.public())
@@ -365,8 +370,8 @@ def test_an_lm_object_is_used_as_is_and_recorded_without_its_key():
         settings_of("openai/gpt-4o", "reflection_lm")
     with pytest.raises(ConfigError, match=r"task_lm.api_base must be an http\(s\) URL"):
         settings_of(dspy.LM("openai/stub", api_base="127.0.0.1:9"), "task_lm")
-    _, from_mapping = lm_and_settings({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1",
-                                       "api_key_env": None}, "lm.task")
+    from_mapping = LMCaller({"model": "openai/stub", "api_base": "http://127.0.0.1:9/v1", "api_key_env": None},
+                            "lm.task").settings
     assert from_mapping.model == "openai/stub"
 
 

@@ -185,8 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                  if not (args.out / n).is_file() or (args.out / n).read_text(encoding="utf-8") != t]
         if stale:
             print(f"stale: {', '.join(stale)} (run python -m evaluators.dspy_math.generate)", file=sys.stderr)
-            return 1
-        return 0
+        return 1 if stale else 0
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (args.out / name).write_text(text, encoding="utf-8")

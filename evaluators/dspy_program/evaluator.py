@@ -22,8 +22,8 @@ import json
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +76,13 @@ class DspyProgramEvaluator(LMCaller):
         check_inputs(self.program, self.inputs)
         self.seed_artifact = program_texts(self.program)  # what the program does unoptimized
         super().__init__(lm, "lm.task")
-        self.run_dir = resolve_run_dir(run_dir)
-        self._lock = threading.Lock()
-        self._programs: OrderedDict[str, Any] = OrderedDict()
+        if run_dir == "auto":  # the running Hydra job's output dir (the command line's run dir), else nowhere
+            from hydra.core.hydra_config import HydraConfig
+
+            run_dir = HydraConfig.get().runtime.output_dir if HydraConfig.initialized() else None
+        self.run_dir = Path(run_dir) if run_dir else None
+        # One program per artifact, the last few kept (artifacts are immutable, hashable dataclasses).
+        self.program_for = lru_cache(maxsize=_PROGRAM_CACHE)(self._build_program)
 
     def fingerprint(self) -> str:
         """The evaluation cache key's evaluator part: program, metric, inputs and the task LM."""
@@ -88,21 +92,13 @@ class DspyProgramEvaluator(LMCaller):
                            "predictors": predictors, "lm": self.settings.public()}, sort_keys=True, default=str)
 
     # -- programs per artifact ---------------------------------------------------------------
-    def program_for(self, artifact: Artifact) -> Any:
-        """The program with the artifact's instructions (built once per artifact)."""
-        key = artifact_id(artifact)
-        with self._lock:
-            if key in self._programs:
-                self._programs.move_to_end(key)
-                return self._programs[key]
+    def _build_program(self, artifact: Artifact) -> Any:
+        """The program with the artifact's instructions (names checked against the program's);
+        `program_for` keeps the last few built."""
         built = apply_texts(self.program, artifact)
-        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{key}.json"
+        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{artifact_id(artifact)}.json"
         if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
             self.save_program(artifact, saved)
-        with self._lock:
-            self._programs[key] = built
-            if len(self._programs) > _PROGRAM_CACHE:
-                self._programs.popitem(last=False)
         return built
 
     def save_program(self, artifact: Artifact, path: str | Path) -> Path:
@@ -125,7 +121,7 @@ class DspyProgramEvaluator(LMCaller):
             to_example(case, self.inputs, self.label)
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        program = self.program_for(artifact)  # checks the artifact's names against the program's
+        program = self.program_for(artifact)  # type: ignore[arg-type]  # checks the artifact's names
         examples = [to_example(case, self.inputs, self.label) for case in cases]  # bad cases fail first
         return [self._one(program, case, example, seed) for case, example in zip(cases, examples, strict=True)]
 
@@ -141,11 +137,9 @@ class DspyProgramEvaluator(LMCaller):
                               feedback=("The model's reply did not follow the program's output format, so no "
                                         f"prediction was made: {' '.join(str(run.parse_error).split())[:600]}"),
                               objectives={**run.objectives(), "format_error": 1.0})
-        where = f"metric {self.metric_spec}"
-        if self._metric_form == 2:
-            score, feedback = verdict(self.metric(example, run.value), where)
-        else:
-            score, feedback = verdict(self.metric(example, run.value, None, None, None), where)
+        args = (example, run.value) if self._metric_form == 2 else (example, run.value, None, None, None)
+        score, feedback = verdict(self.metric(*args), f"metric {self.metric_spec}")
+        if self._metric_form == 5:  # dspy.GEPA's form: also asked about each predictor
             feedback = compose_feedback(feedback, self._per_predictor(example, run, names))
         return Evaluation(case.id, score, output=dumps(run.value), feedback=feedback, trace=trace,
                           objectives={**run.objectives(), "format_error": 0.0})
@@ -156,8 +150,8 @@ class DspyProgramEvaluator(LMCaller):
         first: dict[str, Any] = {}
         for entry in run.trace:
             name = names.get(id(entry[0]))
-            if name is not None and name not in first:
-                first[name] = entry
+            if name is not None:
+                first.setdefault(name, entry)
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]
                 for name, entry in first.items()}
@@ -191,18 +185,6 @@ class ProgramStateTracker:
                 MlflowClient(tracking_uri=uri).log_artifact(run_id, str(path), "best")
             except Exception as exc:  # like every MLflow failure after start-up: logged, never fatal
                 log.warning("could not log %s to MLflow run %s: %s", name, run_id, describe(exc))
-
-
-def resolve_run_dir(value: str | Path | None) -> Path | None:
-    """`auto`: the running Hydra job's output dir (the command line's run dir), else None."""
-    if value != "auto":
-        return Path(value) if value else None
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        return Path(HydraConfig.get().runtime.output_dir)
-    except Exception:  # not inside a Hydra job (library use): nowhere
-        return None
 
 
 def _name_of(value: Any) -> str:

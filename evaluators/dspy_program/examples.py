@@ -51,14 +51,11 @@ def verdict(value: Any, where: str) -> tuple[float, str]:
     """A metric's return value -> (score in [0, 1], feedback). Accepts a number (bool included)
     or an object / mapping with `score` and optional `feedback` (dspy.Prediction as dspy.GEPA's
     feedback metrics return)."""
-    feedback: Any = ""
-    score: Any = value
+    score, feedback = value, ""  # a number (a bool is one: an int)
     if isinstance(value, dict):
         score, feedback = value.get("score"), value.get("feedback", "")
     elif not isinstance(value, (int, float)) and hasattr(value, "score"):
         score, feedback = value.score, getattr(value, "feedback", "") or ""
-    if isinstance(score, bool):
-        score = float(score)
     if not isinstance(score, (int, float)) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
         raise ValueError(f"{where} must return a score in [0, 1] (a number, or an object with .score and "
                          f".feedback), got {value!r}")
@@ -68,21 +65,20 @@ def verdict(value: Any, where: str) -> tuple[float, str]:
 def example_inputs(examples: Sequence[Any], where: str) -> list[str]:
     """The input field names the examples declare (`dspy.Example(...).with_inputs(...)`): the same
     for every example, or a ValueError naming the first that differs."""
-    inputs: list[str] | None = None
+    if not examples:
+        raise ValueError(f"{where} is empty")
+    inputs: list[str] = []
     for i, example in enumerate(examples):
-        keys = getattr(example, "_input_keys", None)
         if not callable(getattr(example, "inputs", None)):
             raise ValueError(f"{where}[{i}] is {type(example).__name__}, not a dspy.Example")
+        keys = sorted(getattr(example, "_input_keys", None) or ())
         if not keys:
             raise ValueError(f"{where}[{i}] declares no input fields: build it as dspy.Example(...).with_inputs("
                              f"{', '.join(repr(k) for k in list(example.keys())[:2])})")
-        if inputs is None:
-            inputs = sorted(keys)
-        elif sorted(keys) != inputs:
-            raise ValueError(f"{where}[{i}] has inputs {sorted(keys)} but the examples before it have {inputs}: "
+        if inputs and keys != inputs:
+            raise ValueError(f"{where}[{i}] has inputs {keys} but the examples before it have {inputs}: "
                              "every example needs the same with_inputs(...)")
-    if inputs is None:
-        raise ValueError(f"{where} is empty")
+        inputs = keys
     return inputs
 
 

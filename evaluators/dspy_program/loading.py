@@ -62,25 +62,19 @@ def metric_form(metric: Callable[..., Any], name: str) -> int:
                      "(gold, pred, trace, pred_name, pred_trace)")
 
 
-def program_inputs(program: Any) -> tuple[list[str], list[str]] | None:
-    """(the input fields a program's `forward` names, the required ones); a single predictor
-    (`forward(**kwargs)`): its signature's input fields, all required; None when it says no more."""
+def check_inputs(program: Any, inputs: Sequence[str], where: str = "evaluator.inputs") -> None:
+    """The inputs must be what the program's `forward` takes: its required arguments, and no
+    argument it does not know. A single predictor (`forward(**kwargs)`) takes its signature's input
+    fields, all required (without a signature: not checked)."""
     # Read from the class (dspy warns whenever `forward` is looked up on an instance), without `self`.
     params = list(inspect.signature(type(program).forward).parameters.values())[1:]
     named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    takes, required = [p.name for p in named], [p.name for p in named if p.default is p.empty]
     if any(p.kind is p.VAR_KEYWORD for p in params) and not named:
         signature = getattr(program, "signature", None) or getattr(getattr(program, "predict", None), "signature", None)
-        return (list(signature.input_fields),) * 2 if signature is not None else None
-    return [p.name for p in named], [p.name for p in named if p.default is p.empty]
-
-
-def check_inputs(program: Any, inputs: Sequence[str], where: str = "evaluator.inputs") -> None:
-    """The inputs must be what the program's forward takes: its required arguments, and no
-    argument it does not know."""
-    found = program_inputs(program)
-    if found is None:
-        return
-    takes, required = found
+        if signature is None:
+            return
+        takes = required = list(signature.input_fields)
     if [n for n in required if n not in inputs] or [n for n in inputs if n not in takes]:
         fix = ", ".join(n for n in takes if n in inputs or n in required)
         raise ValueError(f"{where} {list(inputs)} do not match {type(program).__name__}.forward({', '.join(takes)}): "

@@ -27,9 +27,8 @@ def apply_texts(program: Any, artifact: Artifact) -> Any:
         raise ValueError(f"the artifact names {list(artifact.COMPONENTS)} do not match the program's predictors "
                          f"{names}; regenerate the seed with `python -m evaluators.dspy_program seed <program>`")
     copy = program.deepcopy()
-    texts = artifact.texts
     for name, predictor in copy.named_predictors():
-        predictor.signature = predictor.signature.with_instructions(texts[name])
+        predictor.signature = predictor.signature.with_instructions(artifact.text(name))
     return copy
 
 

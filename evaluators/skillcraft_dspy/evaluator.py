@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, default_data_dir
+from evaluators.skillcraft.family import Episode, get_family
+from evaluators.skillcraft.grading import grade_episode, render_trace
+from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft_dspy.agent import make_agent, trajectory_steps
 from evaluators.skillcraft_dspy.toolsets import Toolset, build_toolset
 from gepa_lab import Artifact, Case, Evaluation
 from gepa_lab.lm import LMCaller, LMSettings, Metered
 
-DEFAULT_TOKEN_BUDGET = 200_000
 MAX_THOUGHTS = 12  # agent thoughts kept in the trace
 
 
@@ -34,9 +37,6 @@ class SkillCraftDspyEvaluator(LMCaller):
 
     def __init__(self, family: str = "recipe", lm: LMSettings | Mapping[str, Any] | None = None,
                  data_dir: str | None = None, max_iters: int = 40, token_budget: int = DEFAULT_TOKEN_BUDGET):
-        from evaluators.skillcraft.evaluator import default_data_dir
-        from evaluators.skillcraft.family import get_family
-
         for name, value in (("max_iters", max_iters), ("token_budget", token_budget)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -63,10 +63,6 @@ class SkillCraftDspyEvaluator(LMCaller):
         return [self._one(artifact, case, task, seed) for case, task in zip(cases, tasks, strict=True)]
 
     def _one(self, artifact: Artifact, case: Case, task: Any, seed: int) -> Evaluation:
-        from evaluators.skillcraft.family import Episode
-        from evaluators.skillcraft.grading import grade_episode
-        from evaluators.skillcraft.rng import Draws
-
         toolset = build_toolset(self.family, self.world, task, Draws(seed, case.id))
         agent = make_agent(artifact, toolset.functions, self.max_iters)
         run = self.metered(seed, case.id, lambda: agent(task=case.input))
@@ -116,8 +112,6 @@ def _agent_error(run: Metered, steps: list[tuple[str, str, Any]], max_iters: int
 
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
            steps: list[tuple[str, str, Any]]) -> str:
-    from evaluators.skillcraft.grading import render_trace
-
     trace = json.loads(render_trace(episode, str(getattr(artifact, "name", artifact.kind)), output_file))
     trace["provider_seed"] = run.provider_seed
     trace["provider_seed_sent"] = run.seed_sent

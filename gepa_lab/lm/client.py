@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.lm.config import LMSettings, as_settings, settings_of
+from gepa_lab.lm.config import LMSettings
 
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
 
@@ -63,15 +61,6 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
         raise ConfigError(f"{role}: dspy refused the LM settings: {' '.join(str(exc).split())}") from exc
 
 
-def lm_and_settings(value: Any, role: str = "lm") -> tuple[Any, LMSettings]:
-    """A ready LM object (a `dspy.LM` the caller built) as it is, or one built from settings (an
-    `LMSettings`, the `lm.<role>` config mapping, or None for the defaults); with its settings."""
-    if value is None or isinstance(value, (LMSettings, Mapping)) or not hasattr(value, "model"):
-        settings = as_settings(value, role)
-        return build_lm(settings, role), settings
-    return value, settings_of(value, role)
-
-
 def transient_errors() -> tuple[type[BaseException], ...]:
     """dspy's LM error types a retry may fix: rate limits (429), server errors (5xx), timeouts,
     transport failures. dspy wraps litellm's exceptions in these, so the core's status-code check
@@ -80,15 +69,3 @@ def transient_errors() -> tuple[type[BaseException], ...]:
 
     return (e.LMRateLimitError, e.LMServerError, e.LMTimeoutError, e.LMTransportError)
 
-
-@lru_cache(maxsize=64)
-def accepts_seed(model: str) -> bool:
-    """Whether the provider takes a sampling `seed` (litellm's parameter table for the model)."""
-    try:
-        import litellm
-
-        name, provider, _, _ = litellm.get_llm_provider(model)
-        params = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider)
-    except Exception:  # a model litellm cannot route: do not send what it may refuse
-        return False
-    return params is not None and "seed" in params

@@ -79,15 +79,10 @@ class LMConfig:
 
 def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") -> LMSettings:
     """An `LMSettings` from what a `_target_` class receives: the interpolated `lm.<role>` node
-    (a mapping after `instantiate`), settings, or None (the defaults)."""
-    if value is None:
-        return LMSettings()
-    if isinstance(value, LMSettings):
-        value.validate(role)
-        return value
-    if not isinstance(value, Mapping):
+    (a mapping after `instantiate`), settings, or None (the defaults); checked."""
+    if value is not None and not isinstance(value, (LMSettings, Mapping)):
         raise ConfigError(f"{role} must be a mapping of LM settings (got {type(value).__name__})")
-    settings = from_mapping(LMSettings, value, role)
+    settings = value if isinstance(value, LMSettings) else from_mapping(LMSettings, value or {}, role)
     settings.validate(role)
     return settings
 

@@ -8,21 +8,15 @@ exception; transient provider errors propagate so gepa_lab's retry layer sees th
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gepa_lab.lm.client import accepts_seed, lm_and_settings, transient_errors
-from gepa_lab.lm.config import LMSettings
-from gepa_lab.lm.usage import Usage, UsageMeter, usage_of
-
-
-def case_seed(seed: int, case_id: str) -> int:
-    """The provider seed of one case under one evaluation seed (31 bits, what providers accept):
-    parent and child scored with the same paired seed send the same provider seed per case."""
-    digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.config import LMSettings, as_settings, settings_of
+from gepa_lab.lm.usage import Usage, usage_of
 
 
 @dataclass
@@ -42,44 +36,48 @@ class Metered:
                 "latency_ms": round(self.latency_ms, 3), "lm_calls": float(u.calls)}
 
 
-def metered(lm: Any, settings: LMSettings, provider_seed: int, fn: Callable[[], Any]) -> Metered:
-    """Run `fn()` with `lm` (a copy carrying the seed) as dspy's LM, collecting dspy's trace."""
-    import dspy
-    from dspy.utils.exceptions import AdapterParseError
-
-    sent = accepts_seed(settings.model)
-    own = lm.copy(seed=provider_seed) if sent else lm.copy()
-    value: Any = None
-    error: Exception | None = None
-    trace: list[Any] = []
-    start = time.perf_counter()
-    try:
-        with dspy.context(lm=own, trace=trace):
-            try:
-                value = fn()
-            except AdapterParseError as exc:
-                error = exc
-    finally:
-        latency = (time.perf_counter() - start) * 1000.0
-    return Metered(value, usage_of(own.history, settings), latency, provider_seed, sent, list(trace), error)
-
-
 class LMCaller:
     """What an evaluator or reflector that pays for LM calls holds: the LM (built now, so a missing key
     or a bad setting fails before anything is spent) with its settings, the error types a retry may
     fix (`retryable_exceptions`, read by the engine) and the usage so far."""
 
     def __init__(self, lm: LMSettings | Mapping[str, Any] | Any, role: str):
-        self.lm, self.settings = lm_and_settings(lm, role)
+        if lm is None or isinstance(lm, (LMSettings, Mapping)) or not hasattr(lm, "model"):
+            self.settings = as_settings(lm, role)  # settings, the `lm.<role>` mapping, or None: the defaults
+            self.lm = build_lm(self.settings, role)
+        else:  # a ready LM object (a dspy.LM the caller built), used as it is
+            self.lm, self.settings = lm, settings_of(lm, role)
         self.retryable_exceptions = transient_errors()
-        self.meter = UsageMeter()
+        self.usage = Usage()
+        self._usage_lock = threading.Lock()  # evaluation workers count concurrently
 
-    @property
-    def usage(self) -> Usage:
-        return self.meter.total
+    def count(self, lm: Any) -> Usage:
+        """Add the calls in `lm`'s history (a copy used for one unit of work) to `usage`; returns their usage."""
+        used = usage_of(lm.history, self.settings)
+        with self._usage_lock:
+            self.usage = self.usage + used
+        return used
 
     def metered(self, seed: int, case_id: str, fn: Callable[[], Any]) -> Metered:
-        """`fn()` under a copy of the LM with the case's provider seed; its usage is counted."""
-        run = metered(self.lm, self.settings, case_seed(seed, case_id), fn)
-        self.meter.add(run.usage)
-        return run
+        """Run `fn()` with a copy of the LM as dspy's LM (carrying the case's provider seed when the
+        provider takes one), collecting dspy's trace; its usage is counted."""
+        import dspy
+        from dspy.utils.exceptions import AdapterParseError
+
+        # The case's provider seed under this evaluation seed (31 bits, what providers accept): parent
+        # and child scored with the same paired seed send the same provider seed per case.
+        digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
+        provider_seed = int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+        sent = "seed" in self.lm.supported_params  # the provider's parameters, as dspy routes the request
+        own = self.lm.copy(seed=provider_seed) if sent else self.lm.copy()
+        value: Any = None
+        error: Exception | None = None
+        trace: list[Any] = []
+        start = time.perf_counter()
+        with dspy.context(lm=own, trace=trace):
+            try:
+                value = fn()
+            except AdapterParseError as exc:
+                error = exc
+        latency = (time.perf_counter() - start) * 1000.0
+        return Metered(value, self.count(own), latency, provider_seed, sent, list(trace), error)

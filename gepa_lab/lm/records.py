@@ -28,12 +28,10 @@ def compose_feedback(overall: str, per_predictor: Mapping[str, str]) -> str:
 
 def split_feedback(text: str) -> tuple[str, dict[str, str]]:
     """(program-level feedback, {predictor: its feedback}) of a composed feedback text."""
-    marks = list(_SECTION.finditer(text))
-    if not marks:
+    overall, *sections = _SECTION.split(text)  # the text before the first mark, then (name, body) pairs
+    if not sections:
         return text, {}
-    parts = {m.group(1): text[m.end():(marks[i + 1].start() if i + 1 < len(marks) else len(text))].strip()
-             for i, m in enumerate(marks)}
-    return text[:marks[0].start()].strip(), parts
+    return overall.strip(), {name: body.strip() for name, body in zip(sections[::2], sections[1::2], strict=True)}
 
 
 def trace_line(name: str, what: str, value: str) -> str:

@@ -20,12 +20,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.lm.client import accepts_seed
 from gepa_lab.lm.config import LMSettings
 from gepa_lab.lm.metered import LMCaller
 from gepa_lab.lm.prompt import build_prompt, system_prompt
 from gepa_lab.lm.records import for_component
-from gepa_lab.lm.usage import usage_of
 
 log = logging.getLogger("gepa_lab.lm")
 
@@ -36,7 +34,7 @@ class DspyReflector(LMCaller):
     `lm`: the LM settings (the YAML passes `${lm.reflection}`) or a `dspy.LM` built by the caller;
     `seed`: sent to providers that accept one (`null`: none), so a rerun asks the same questions
     the same way; `prompt`: the reflection rules (a .md / .txt file or the text; null: the default
-    of gepa_lab/lm/prompt.py). The model, its sampling settings and the prompt's hash are the
+    in gepa_lab/lm/prompt.yaml). The model, its sampling settings and the prompt's hash are the
     reflector's fingerprint: part of the run's identity.
     """
 
@@ -57,17 +55,17 @@ class DspyReflector(LMCaller):
     # -- what the engine reads -------------------------------------------------------------
     @property
     def total_cost_usd(self) -> float:
-        return self.meter.total.cost_usd
+        return self.usage.cost_usd
 
     @property
     def total_tokens(self) -> int:
-        return self.meter.total.tokens
+        return self.usage.tokens
 
     # -- one reflection ----------------------------------------------------------------------
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
         system, user = build_prompt(artifact, component, [for_component(r, component) for r in records], self.system)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        extra = {"seed": self.seed} if self.seed is not None and accepts_seed(self.settings.model) else {}
+        extra = {"seed": self.seed} if self.seed is not None and "seed" in self.lm.supported_params else {}
         lm = self.lm.copy()  # its own history: this call's usage only
         try:
             with warnings.catch_warnings():
@@ -76,9 +74,7 @@ class DspyReflector(LMCaller):
                 warnings.filterwarnings("ignore", message="Passing OpenAI-style message", category=DeprecationWarning)
                 outputs = lm(messages=messages, **extra)
         finally:
-            usage = usage_of(lm.history, self.settings)
-            self.meter.add(usage)
-            total = self.meter.total
+            usage, total = self.count(lm), self.usage
             log.info("reflection LM %s: %d prompt + %d completion tokens, $%.6f (total %d calls, %d tokens, "
                      "$%.6f)", self.settings.model, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
                      total.calls, total.tokens, total.cost_usd)
