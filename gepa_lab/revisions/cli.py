@@ -16,14 +16,13 @@ import json
 import os
 import re
 import shlex
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import GepaLabError, one_line_parser
+from gepa_lab.core.errors import GepaLabError, fail, one_line_parser
 from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
 from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
 from gepa_lab.revisions.registry import PromptRegistry
@@ -291,11 +290,6 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int | None]] = {
     "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry, "upgrade": _upgrade}
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return code
-
-
 def _run(args: argparse.Namespace) -> int:
     try:
         # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
@@ -311,16 +305,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        # --store and --json go before or after the command (SUPPRESS keeps the other place from resetting them)
+        args = build_parser().parse_args(argv, argparse.Namespace(store=DEFAULT_STORE_URL, json=False))
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
         return exc.code if isinstance(exc.code, int) else 2
-    args.store = getattr(args, "store", DEFAULT_STORE_URL)
-    args.json = getattr(args, "json", False)
     try:
         return _run(args)
     except InvalidRequest as exc:  # a bad argument value found after parsing
-        return _fail(str(exc), 2)
+        return fail(PROG, str(exc), 2)
     except StoreMissing as exc:
-        return _fail(f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
+        return fail(PROG, f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
     except GepaLabError as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)
