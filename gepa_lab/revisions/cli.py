@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gepa_lab.core.contracts import SPLITS
 from gepa_lab.core.errors import GepaLabError, fail, one_line_parser
 from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
 from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="re-evaluate the active revision against its parent (never rolls back)")
     p.add_argument("artifact")
     p.add_argument("--run-dir", required=True, help="a run directory recorded on the same frozen dataset")
-    p.add_argument("--split", default="holdout", choices=("feedback", "validation", "holdout"))
+    p.add_argument("--split", default="holdout", choices=SPLITS)
     p.add_argument("--seed", type=int, default=0, help="evaluation seed (same seed each time: drift shows)")
     p.add_argument("--actor", default="monitor")
     p.add_argument("--fail-on-regression", action="store_true",
