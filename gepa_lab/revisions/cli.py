@@ -200,12 +200,9 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
         decision, error = exc.decision, exc
     r = decision.revision
     lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
-    if decision.published is not None:
-        lines.append(f"published {decision.published}")
-    if decision.registered is not None:
-        lines.append(f"registered {decision.registered} (alias production)")
-    if decision.previous is not None:
-        lines.append(f"archived {decision.previous[:12]}")
+    facts = (("published {}", decision.published), ("registered {} (alias production)", decision.registered),
+             ("archived {}", decision.previous and decision.previous[:12]))
+    lines += [template.format(value) for template, value in facts if value is not None]
     _emit(args, decision.to_dict(), "\n".join(lines))
     if error is not None:
         raise error
