@@ -19,7 +19,6 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.contracts import SPLITS
@@ -210,7 +209,7 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
 
 def _approve(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
-                                               publish_root=Path(args.publish_dir), registry=_registry(args)))
+                                               publish_root=args.publish_dir, registry=_registry(args)))
 
 
 def _reject(store: Any, args: argparse.Namespace) -> None:
@@ -219,7 +218,7 @@ def _reject(store: Any, args: argparse.Namespace) -> None:
 
 def _rollback(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
-                                                    publish_root=Path(args.publish_dir), registry=_registry(args)))
+                                                    publish_root=args.publish_dir, registry=_registry(args)))
 
 
 def _audit(store: Any, args: argparse.Namespace) -> None:
@@ -257,7 +256,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> None:
     if args.approval_timeout is None:
         raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
                              "(e.g. 72h) to auto-approve revisions pending longer than that")
-    outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
+    outcomes = sweep(store, args.approval_timeout, publish_root=args.publish_dir, registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
     _emit(args, [asdict(o) for o in outcomes], text)
