@@ -16,14 +16,13 @@ import json
 import os
 import re
 import shlex
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import GepaLabError, one_line_parser
+from gepa_lab.core.contracts import SPLITS
+from gepa_lab.core.errors import GepaLabError, fail, one_line_parser
 from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
 from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
 from gepa_lab.revisions.registry import PromptRegistry
@@ -96,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="re-evaluate the active revision against its parent (never rolls back)")
     p.add_argument("artifact")
     p.add_argument("--run-dir", required=True, help="a run directory recorded on the same frozen dataset")
-    p.add_argument("--split", default="holdout", choices=("feedback", "validation", "holdout"))
+    p.add_argument("--split", default="holdout", choices=SPLITS)
     p.add_argument("--seed", type=int, default=0, help="evaluation seed (same seed each time: drift shows)")
     p.add_argument("--actor", default="monitor")
     p.add_argument("--fail-on-regression", action="store_true",
@@ -200,12 +199,9 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
         decision, error = exc.decision, exc
     r = decision.revision
     lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
-    if decision.published is not None:
-        lines.append(f"published {decision.published}")
-    if decision.registered is not None:
-        lines.append(f"registered {decision.registered} (alias production)")
-    if decision.previous is not None:
-        lines.append(f"archived {decision.previous[:12]}")
+    facts = (("published {}", decision.published), ("registered {} (alias production)", decision.registered),
+             ("archived {}", decision.previous and decision.previous[:12]))
+    lines += [template.format(value) for template, value in facts if value is not None]
     _emit(args, decision.to_dict(), "\n".join(lines))
     if error is not None:
         raise error
@@ -213,7 +209,7 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
 
 def _approve(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "approved", lambda: approve(store, args.revision, args.actor, args.comment,
-                                               publish_root=Path(args.publish_dir), registry=_registry(args)))
+                                               publish_root=args.publish_dir, registry=_registry(args)))
 
 
 def _reject(store: Any, args: argparse.Namespace) -> None:
@@ -222,7 +218,7 @@ def _reject(store: Any, args: argparse.Namespace) -> None:
 
 def _rollback(store: Any, args: argparse.Namespace) -> None:
     _decided(args, "re-activated", lambda: rollback(store, args.artifact, args.actor, args.comment, to=args.to,
-                                                    publish_root=Path(args.publish_dir), registry=_registry(args)))
+                                                    publish_root=args.publish_dir, registry=_registry(args)))
 
 
 def _audit(store: Any, args: argparse.Namespace) -> None:
@@ -260,7 +256,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> None:
     if args.approval_timeout is None:
         raise InvalidRequest("the approval-timeout sweeper is off by default; pass --approval-timeout DURATION "
                              "(e.g. 72h) to auto-approve revisions pending longer than that")
-    outcomes = sweep(store, args.approval_timeout, publish_root=Path(args.publish_dir), registry=_registry(args))
+    outcomes = sweep(store, args.approval_timeout, publish_root=args.publish_dir, registry=_registry(args))
     rows = [(o.revision_id[:12], o.artifact_name, o.outcome, o.detail) for o in outcomes]
     text = _table(("REVISION", "ARTIFACT", "OUTCOME", "DETAIL"), rows) if rows else "nothing pending past the timeout"
     _emit(args, [asdict(o) for o in outcomes], text)
@@ -291,11 +287,6 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int | None]] = {
     "audit": _audit, "monitor": _monitor, "sweep": _sweep, "sync-registry": _sync_registry, "upgrade": _upgrade}
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return code
-
-
 def _run(args: argparse.Namespace) -> int:
     try:
         # No command creates a store (submissions do): a mistyped --store is an error, not a new file.
@@ -311,16 +302,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        # --store and --json go before or after the command (SUPPRESS keeps the other place from resetting them)
+        args = build_parser().parse_args(argv, argparse.Namespace(store=DEFAULT_STORE_URL, json=False))
     except SystemExit as exc:  # --help (0) or a usage error already printed (2)
         return exc.code if isinstance(exc.code, int) else 2
-    args.store = getattr(args, "store", DEFAULT_STORE_URL)
-    args.json = getattr(args, "json", False)
     try:
         return _run(args)
     except InvalidRequest as exc:  # a bad argument value found after parsing
-        return _fail(str(exc), 2)
+        return fail(PROG, str(exc), 2)
     except StoreMissing as exc:
-        return _fail(f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
+        return fail(PROG, f"{exc}; pass the store's URL with --store (a run with submit=true creates a new one)", 1)
     except GepaLabError as exc:
-        return _fail(str(exc), 1)
+        return fail(PROG, str(exc), 1)

@@ -15,7 +15,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from gepa_lab.core.artifacts import KINDS, MAX_ARTIFACT_CHARS
 from gepa_lab.core.errors import describe
@@ -153,39 +156,10 @@ def spec_gate(artifact: dict[str, Any], name: str, action: str, existing: Sequen
 
 
 # -- SafetyGate ---------------------------------------------------------------------------------
-# (label, pattern, show the match?) Secrets are never echoed into reasons, logs or the audit log.
-_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
-    ("AWS secret access key", re.compile(
-        r"(?i)aws.{0,24}?(?:secret|private).{0,24}?[=:]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])")),
-    ("PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b")),
-    ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    # A value of 12+ key-like characters with a digit, assigned to an api-key / token / secret /
-    # password name. Placeholders (${X}, <x>, os.environ[...]) do not match.
-    ("api key / token assignment", re.compile(
-        r"(?i)\b[\w-]*(?:api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|secret[_-]?key"
-        r"|client[_-]?secret|token|secret|password|passwd)\b[\"']?\s*[:=]\s*[\"']?"
-        r"(?=[A-Za-z0-9_\-./+=]*\d)(?=[A-Za-z0-9_\-./+=]*[A-Za-z])[A-Za-z0-9_\-./+=]{12,}")),
-)
-_HOME = r"(?:~|\$HOME|\$\{HOME\})"
-_SHELL: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rm -rf on / or $HOME", re.compile(
-        r"\brm\s+(?:-{1,2}[\w-]+\s+)*?(?:-[a-zA-Z]*(?:r[a-zA-Z]*f|f[a-zA-Z]*r)[a-zA-Z]*|-[rR]\s+-f|-f\s+-[rR]"
-        r"|--recursive\s+--force|--force\s+--recursive)\s+(?:--no-preserve-root\s+)?[\"']?"
-        rf"(?:/\*?|{_HOME}/?\*?)[\"']?(?=$|[\s;&|)])")),
-    ("dd onto a raw disk", re.compile(
-        r"\bdd\b[^\n;|&]*\bof=/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d)")),
-    ("download piped into a shell", re.compile(
-        r"\b(?:curl|wget)\b[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b"
-        r"|\b(?:ba|z|k|da)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\()\s*(?:curl|wget)\b")),
-    ("fork bomb", re.compile(r"(?P<f>[\w:]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;\s*(?P=f)")),
-)
-_PATHS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("write into ../..", re.compile(r"\.\.[/\\]\.\.(?:[/\\]|\b|$)")),
-    ("/etc/passwd or /etc/shadow", re.compile(r"/etc/(?:passwd|shadow|gshadow|sudoers)\b")),
-    (".ssh private key", re.compile(r"\.ssh[/\\](?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?!\.pub)\b|identity\b)")),
-)
+# group -> [(label, pattern)], in reporting order; a secret's match is never shown (safety.yaml).
+_RULES = {group: [(label, re.compile(pattern)) for label, pattern in rules.items()]
+          for group, rules in yaml.safe_load(Path(__file__).with_name("safety.yaml").read_text("utf-8")).items()}
+SECRET = "suspected secret"
 SAFETY_FIELDS = ("description", "when_to_use", "steps", "pitfalls")
 
 
@@ -213,14 +187,12 @@ def safety_gate(artifact: dict[str, Any]) -> GateResult:
     """Suspected secrets, dangerous shell commands and path traversal, every finding reported."""
     reasons: list[str] = []
     for where, value in _texts(artifact):
-        for label, pattern in _SECRETS:
-            if pattern.search(value):
-                reasons.append(f"{where}: suspected secret ({label})")
-        for group, checks in (("dangerous shell command", _SHELL), ("path traversal", _PATHS)):
-            for label, pattern in checks:
+        for group, rules in _RULES.items():
+            for label, pattern in rules:
                 found = pattern.search(value)
                 if found:
-                    reasons.append(f"{where}: {group} ({label}): {_clip(found.group(0))!r}")
+                    shown = "" if group == SECRET else f": {_clip(found.group(0))!r}"
+                    reasons.append(f"{where}: {group} ({label}){shown}")
     return GateResult("SafetyGate", not reasons, tuple(reasons))
 
 

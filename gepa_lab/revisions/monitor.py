@@ -14,12 +14,7 @@ from gepa_lab.core.contracts import SPLITS
 from gepa_lab.core.errors import describe
 from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.revisions.errors import InvalidRequest, RevisionNotFound
-from gepa_lab.revisions.store import (
-    MonitoringRow,
-    RevisionRow,
-    RevisionStore,
-    utcnow,
-)
+from gepa_lab.revisions.store import MonitoringRow, RevisionRow, RevisionStore, utcnow
 from gepa_lab.runs.record import load_experiment
 from gepa_lab.search.evaluation import CaseRunner
 

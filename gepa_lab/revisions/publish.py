@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
+from gepa_lab.core.artifacts import SkillSpec, TextsArtifact, ToolDescription, artifact_from_dict
 from gepa_lab.revisions.gates import canonical_name
 from gepa_lab.runs.files import write_text_atomic
 
@@ -24,17 +24,14 @@ FILE_NAMES = {"skill": "SKILL.md", "prompt": "PROMPT.md", "tool_description": "T
 def render(body: dict[str, Any]) -> tuple[str, str]:
     """(file name, text) of an artifact as published: SKILL.md with front matter for skills."""
     artifact = artifact_from_dict(body)
+    file_name = FILE_NAMES[artifact.kind]
     if isinstance(artifact, SkillSpec):
-        return FILE_NAMES["skill"], artifact.render_markdown()
-    kind = artifact.kind
-    fields = artifact.to_dict()
-    if kind == "tool_description":
-        one_line = " ".join(str(fields.get("name", "")).split())
-        return FILE_NAMES[kind], f"---\nname: {one_line}\n---\n\n{fields['description'].rstrip()}\n"
-    if kind in ("prompt", "routing_policy"):
-        return FILE_NAMES[kind], str(fields.get("text", fields.get("policy", ""))).rstrip() + "\n"
-    # texts (name -> text, e.g. one instruction per DSPy predictor): JSON.
-    return FILE_NAMES[kind], json.dumps(fields, indent=2, ensure_ascii=False) + "\n"
+        return file_name, artifact.render_markdown()
+    if isinstance(artifact, ToolDescription):
+        return file_name, f"---\nname: {' '.join(artifact.name.split())}\n---\n\n{artifact.description.rstrip()}\n"
+    if isinstance(artifact, TextsArtifact):  # name -> text, e.g. one instruction per DSPy predictor
+        return file_name, json.dumps(artifact.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return file_name, getattr(artifact, artifact.COMPONENTS[0]).rstrip() + "\n"  # prompt, routing policy
 
 
 def artifact_dir(root: Path, name: str) -> Path:

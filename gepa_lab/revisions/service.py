@@ -370,7 +370,6 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
         target = store.find(session, to) if to is not None else _last_archived(session, artifact_name)
         if target is None:
             raise RevisionError(f"{artifact_name!r} has no archived revision to roll back to")
-        session.refresh(target)  # read again under the lock
         _check_belongs(target, artifact_name)
         if target.status != "archived":
             raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "

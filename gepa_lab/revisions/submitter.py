@@ -16,7 +16,7 @@ from typing import Any
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.submission import Lineage, SubmissionRequest
-from gepa_lab.revisions.errors import RevisionStoreError
+from gepa_lab.revisions.errors import RevisionStoreError, StoreMissing
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
 
 log = logging.getLogger("gepa_lab")
@@ -46,7 +46,6 @@ class StoreSubmitter:
     def preflight(self, seed: Artifact) -> None:
         """Before the run pays for anything: the winner will have a name in the store, and the store
         opens (a store that does not exist yet is created at the first submission, not now)."""
-        from gepa_lab.revisions.errors import StoreMissing
         from gepa_lab.revisions.store import RevisionStore
 
         if self._name(seed.to_dict()) is None:
@@ -81,7 +80,6 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
     (`fallback` = the seed file's artifact): the active revision of the seed's own artifact if
     the store has one, else the seed file itself, so one setting serves the first run on an
     empty store and every run after it."""
-    from gepa_lab.revisions.errors import StoreMissing
     from gepa_lab.revisions.store import RevisionStore
 
     name = artifact_name or getattr(fallback, "name", None) or getattr(submitter, "artifact_name", None)

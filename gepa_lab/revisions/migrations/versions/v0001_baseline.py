@@ -15,8 +15,6 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 _STATUSES = "'pending_eval', 'pending_approval', 'active', 'rejected', 'archived'"
 

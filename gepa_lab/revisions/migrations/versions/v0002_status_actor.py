@@ -24,8 +24,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 GATES = "gates"  # the actor of automatic rejections
 STATUS_ACTIONS = ("submitted", "approved", "rejected", "archived", "rolled_back")
