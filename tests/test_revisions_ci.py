@@ -35,6 +35,7 @@ from gepa_lab.revisions.ci import mlflow_link, summary
 from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.errors import StoreMissing
 from gepa_lab.revisions.store import RevisionRow, RevisionStore
+from gepa_lab.tracking.mlflow_links import run_url, ui_command
 
 WORKFLOW = ROOT / ".github" / "workflows" / "optimize.yml"
 STEPS = ("Check the store is configured", "Optimize and submit (never publishes)", "Job summary")
@@ -129,7 +130,8 @@ def test_summary_of_each_outcome(tmp_path):
     assert "refused by the revision store: nothing stored" in refused.splitlines()[0]
     assert "was rejected by bob" in refused and "approve" not in refused
 
-    links = {"mlflow_run_id": "r1", "mlflow_experiment_id": "3", "mlflow_tracking_uri": "http://mlflow.internal:5000"}
+    links = {"mlflow_run_id": "r1", "mlflow_experiment_id": "3", "mlflow_tracking_uri": "http://mlflow.internal:5000",
+             "mlflow_run_url": run_url("http://mlflow.internal:5000", "3", "r1")}
     submitted = summary(record(tmp_path / "c", {
         "eligible": True, "submit": True, "reason": "holdout requirements satisfied",
         "submission_reason": "revision submitted with status pending_approval",
@@ -137,7 +139,8 @@ def test_summary_of_each_outcome(tmp_path):
         {"revision": {"store": "postgresql://gepa@db.internal/revisions", "resubmitted": False}, "links": links,
          "baseline_holdout": {"score": 0.6, "cases": 20}, "candidate_holdout": {"score": 0.8, "cases": 20}}))
     assert "revision 5cb2ff892933 is pending_approval" in submitted.splitlines()[0]
-    assert "- **MLflow run**: [r1](http://mlflow.internal:5000/#/experiments/3/runs/r1)" in submitted
+    assert ("- **MLflow run**: [r1](http://mlflow.internal:5000/#/experiments/3/runs/r1?workflowType=machine_learning)"
+            in submitted)
     assert ("python -m gepa_lab.revisions show 5cb2ff892933 --store postgresql://gepa@db.internal/revisions"
             in submitted.splitlines())
     assert ("python -m gepa_lab.revisions approve 5cb2ff892933 --actor YOUR_NAME --store "
@@ -147,11 +150,15 @@ def test_summary_of_each_outcome(tmp_path):
     assert summary(tmp_path / "never-ran").startswith("## gepa-lab: no decision")
 
 
-def test_mlflow_link_only_for_a_server_without_credentials():
-    run = {"mlflow_run_id": "r", "mlflow_experiment_id": "1"}
-    assert mlflow_link({**run, "mlflow_tracking_uri": "https://m.example/"}) == "https://m.example/#/experiments/1/runs/r"
-    assert mlflow_link({**run, "mlflow_tracking_uri": "sqlite:////w/mlflow.db"}) is None
-    assert mlflow_link({**run, "mlflow_tracking_uri": "https://u:p@m.example"}) is None
+def test_mlflow_link_only_for_a_run_tracked_on_a_server():
+    def links(uri: str) -> dict[str, str]:  # as the MLflow tracker writes them into result.json
+        out = {"mlflow_run_id": "r", "mlflow_experiment_id": "1", "mlflow_run_url": run_url(uri, "1", "r")}
+        command = ui_command(uri)
+        return {**out, "mlflow_ui_command": command} if command else out
+
+    assert mlflow_link(links("https://m.example/")) == "https://m.example/#/experiments/1/runs/r?workflowType=machine_learning"
+    assert mlflow_link(links("https://u:p@m.example")) == "https://m.example/#/experiments/1/runs/r?workflowType=machine_learning"
+    assert mlflow_link(links("sqlite:////w/mlflow.db")) is None
     assert mlflow_link({"mlflow_tracking_uri": "https://m.example"}) is None
 
 

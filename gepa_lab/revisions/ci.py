@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,14 +32,10 @@ def _read(run_dir: Path, name: str) -> dict[str, Any]:
 
 
 def mlflow_link(links: dict[str, Any]) -> str | None:
-    """The run's page on an MLflow server (http/https tracking URI without credentials), else None."""
-    uri, run, experiment = (links.get(k) for k in ("mlflow_tracking_uri", "mlflow_run_id", "mlflow_experiment_id"))
-    if not (isinstance(uri, str) and run and experiment):
-        return None
-    parts = urllib.parse.urlsplit(uri)
-    if parts.scheme not in ("http", "https") or parts.password or parts.username:
-        return None
-    return f"{uri.rstrip('/')}/#/experiments/{experiment}/runs/{run}"
+    """The run's page when the run was tracked on an MLflow server (the tracker's `mlflow_run_url`);
+    None for a local store, whose page exists only on the machine that ran it."""
+    url = links.get("mlflow_run_url")
+    return url if isinstance(url, str) and "mlflow_ui_command" not in links else None
 
 
 def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
