@@ -39,6 +39,14 @@ def default_data_dir(family: str) -> Path:
     return checkout if checkout.is_dir() else resolve_path(Path("datasets", "skillcraft", family))
 
 
+def fixtures_digest(data_dir: Path) -> str:
+    """sha256 of a family's fixture files: part of every fingerprint that reads them."""
+    digest = hashlib.sha256()
+    for path in sorted(data_dir.glob("fixtures*.json")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def skill_fields(artifact: Any) -> dict[str, Any]:
     """SkillSpec fields of an artifact; other kinds are read as one instruction block."""
     data = artifact if isinstance(artifact, dict) else artifact.to_dict()
@@ -95,9 +103,6 @@ class SkillCraftEvaluator:
     def fingerprint(self) -> str:
         """Everything that changes results besides (artifact, case, seed): the evaluation cache
         key includes it, so a changed budget, price or fixture never reuses old scores."""
-        fixtures = hashlib.sha256()
-        for path in sorted(self.data_dir.glob("fixtures*.json")):
-            fixtures.update(path.read_bytes())
         # The behaviour table (probabilities and concepts) changes results as much as the data;
         # canonical JSON (sorted word sets), never repr(): set order varies between processes.
         table = [[b.name, b.base, b.slope, b.top, *(sorted(getattr(b.concept, k)) for k in
@@ -107,7 +112,7 @@ class SkillCraftEvaluator:
         return json.dumps(
             {"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
              "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
-             "fixtures": fixtures.hexdigest(), "behaviours": behaviours},
+             "fixtures": fixtures_digest(self.data_dir), "behaviours": behaviours},
             sort_keys=True,
         )
 

@@ -11,13 +11,12 @@ is recorded in the trace either way.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, default_data_dir
+from evaluators.skillcraft.evaluator import DEFAULT_TOKEN_BUDGET, default_data_dir, fixtures_digest
 from evaluators.skillcraft.family import Episode, get_family
 from evaluators.skillcraft.grading import grade_episode, render_trace
 from evaluators.skillcraft.rng import Draws
@@ -51,11 +50,8 @@ class SkillCraftDspyEvaluator(LMCaller):
         super().__init__(lm, "lm.task")
 
     def fingerprint(self) -> str:
-        fixtures = hashlib.sha256()
-        for path in sorted(self.data_dir.glob("fixtures*.json")):
-            fixtures.update(path.read_bytes())
         return json.dumps({"evaluator": "skillcraft-dspy", "family": self.family, "max_iters": self.max_iters,
-                           "token_budget": self.token_budget, "fixtures": fixtures.hexdigest(),
+                           "token_budget": self.token_budget, "fixtures": fixtures_digest(self.data_dir),
                            "lm": self.settings.public()}, sort_keys=True, default=str)
 
     def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
