@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize, select_parent
 from gepa_lab.core.artifacts import PromptArtifact, artifact_dict, artifact_from_dict, artifact_id
-from gepa_lab.core.redact import TRUNCATION_MARKER, cap_bytes, prepare_field
+from gepa_lab.core.redact import TRUNCATION_MARKER, prepare_field
 from gepa_lab.search.pareto import instance_fronts, prune_dominated, selection_list
 from gepa_lab.search.planning import proposal_calls
 from gepa_lab.search.policies import Pareto
@@ -114,20 +114,6 @@ def test_prepared_fields_are_bounded_and_keep_head_and_tail(text, limit):
     if TRUNCATION_MARKER in out and TRUNCATION_MARKER not in stripped:
         head, tail = out.split(TRUNCATION_MARKER)
         assert len(head) >= len(tail)  # head 3/4, tail 1/4
-
-
-@given(st.text(max_size=6000), st.integers(64, 4096))
-def test_byte_caps_give_valid_utf8_within_the_limit(text, limit):
-    clean = text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogates in stored text
-    out = cap_bytes(clean, limit)
-    data = out.encode("utf-8")
-    assert len(data) <= limit
-    data.decode("utf-8")  # strict
-    if len(clean.encode("utf-8")) <= limit:
-        assert out == clean
-    else:
-        head, tail = out.split(TRUNCATION_MARKER)
-        assert clean.startswith(head) and clean.endswith(tail)
 
 
 LINE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(str.strip)

@@ -56,18 +56,6 @@ def cap_chars(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:
     return text[:head] + marker + (text[-tail:] if tail else "")
 
 
-def cap_bytes(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:
-    """Same as cap_chars but bounded in UTF-8 bytes, cutting on character boundaries."""
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    room = limit - len(marker.encode("utf-8"))
-    head = data[: room * 3 // 4].decode("utf-8", errors="ignore")
-    tail_budget = room - len(head.encode("utf-8"))
-    tail = data[len(data) - tail_budget :].decode("utf-8", errors="ignore") if tail_budget > 0 else ""
-    return head + marker + tail
-
-
 def prepare_field(text: str, limit: int = 4000) -> str:
     """Bound first (cheap regex work), redact, then bound again (redaction may lengthen)."""
     if not text:
