@@ -47,7 +47,7 @@ from evaluators.skillcraft.rng import Draws  # noqa: E402
 from gepa_lab.core.artifacts import artifact_from_dict  # noqa: E402
 from gepa_lab.core.contracts import Case  # noqa: E402
 from gepa_lab.core.errors import ReflectionRejected  # noqa: E402
-from gepa_lab.search.reflection import apply_replies, build_records  # noqa: E402
+from gepa_lab.search.reflection import apply_reply, build_records  # noqa: E402
 
 SPLITS = ("feedback", "validation", "holdout")
 SEEDS = (0, 5, 2**63 - 1)
@@ -146,7 +146,7 @@ def chains(family: str, ev: SkillCraftEvaluator, cases: list[Case]) -> tuple[lis
                 replies.append({"reflector": kind, "seed": rseed, "step": k, "component": component,
                                 "reply": canon(reply)})
                 try:
-                    art, _ = apply_replies(art, {component: reply})
+                    art, _ = apply_reply(art, component, reply)
                 except ReflectionRejected as exc:
                     replies[-1]["rejected"] = str(exc)
                 arts.append(art)

@@ -19,18 +19,13 @@ from helpers import (
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, optimize
 from gepa_lab.core.errors import ReflectionRejected
-from gepa_lab.search.reflection import apply_replies, build_records
+from gepa_lab.search.reflection import apply_reply, build_records
 
 CANARY = "CANARY-7f3a"
 META_CANARY = "META-CANARY-91c2"
 OBJECTIVE_CANARY = "objective_canary_q7"
 MARKER = "\n...[truncated]...\n"
 RECORD_KEYS = {"case_id", "input", "expected", "score", "output", "feedback", "trace"}
-
-
-def apply_reply(parent, component, reply):
-    """One component's reply applied to the parent (the engine applies one reply per chosen component)."""
-    return apply_replies(parent, {component: reply})
 
 
 def _leaky_dataset() -> Dataset:

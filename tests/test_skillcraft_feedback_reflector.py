@@ -20,7 +20,7 @@ from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.artifacts import PromptArtifact, artifact_from_dict
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.data import load_dataset_dir
-from gepa_lab.search.reflection import apply_replies, build_records
+from gepa_lab.search.reflection import apply_reply, build_records
 
 PKG = ROOT / "evaluators" / "skillcraft"
 REFLECTOR_MODULES = ("evaluators.skillcraft.reflectors.feedback",)
@@ -130,7 +130,7 @@ def test_reply_shape_only_the_selected_component_and_determinism():
             assert reply[other] == SEED.to_dict()[other]
         assert reply == FeedbackReflector(seed=1).reflect(SEED, component, records)
         try:
-            apply_replies(SEED, {component: reply})
+            apply_reply(SEED, component, reply)
         except ReflectionRejected as exc:
             assert "did not change" in str(exc)
     with pytest.raises(ValueError, match="max_skill_chars"):
@@ -215,7 +215,7 @@ def test_its_guidance_moves_the_simulated_agent(family):
         if all(r.score >= 0.8 for r in parent):
             continue
         reply = FeedbackReflector(seed=i).reflect(seed, ("steps", "pitfalls")[i % 2], build_records(batch, parent))
-        child, _ = apply_replies(seed, {("steps", "pitfalls")[i % 2]: reply})
+        child, _ = apply_reply(seed, ("steps", "pitfalls")[i % 2], reply)
         gain = sum(r.score for r in ev.evaluate(child, batch, i)) - sum(r.score for r in parent)
         better += gain > 1e-9
         worse += gain < -1e-9

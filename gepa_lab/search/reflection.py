@@ -111,3 +111,6 @@ def apply_replies(parent: Artifact, replies: dict[str, Any]) -> tuple[Artifact, 
         raise ReflectionRejected("reflection did not change the selected component")
     return child, "\n".join(r for r in rationales if r)
 
+
+def apply_reply(parent: Artifact, component: str, reply: str | dict[str, Any] | None) -> tuple[Artifact, str]:
+    return apply_replies(parent, {component: reply})
