@@ -402,9 +402,12 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
     try:
         for run_dir in run_dirs:
             experiment = load_experiment(run_dir)
+            source = experiment.config.get("dataset")
+            if not isinstance(source, dict):
+                raise ReportError(f"{run_dir} recorded no dataset configuration (only command-line runs do); it "
+                                  "cannot be confirmed from here")
             evaluator, settings = experiment.evaluator()  # a run that recorded no evaluator: ValueError
-            cases = load_confirmation(from_mapping(DatasetSource, experiment.config["dataset"], "dataset"),
-                                      experiment.dataset)
+            cases = load_confirmation(from_mapping(DatasetSource, source, "dataset"), experiment.dataset)
             data = confirm(run_dir, evaluator, cases, settings)
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "

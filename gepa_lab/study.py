@@ -97,9 +97,11 @@ def within(key: str, outer: str) -> bool:
 def value_of(run: StudyRun, key: str) -> str:
     """The run's value of `key`: its override when the sweep set it, else its config group choice
     (`search/parent`) or its configuration value (`search.minibatch_size`)."""
+    target = key.replace("/", ".")
     for override in run.overrides:
-        if within(override_key(override), key.replace("/", ".")):
-            return override.split("=", 1)[1] if override_key(override) == key.replace("/", ".") else override
+        name = override_key(override)
+        if within(name, target):
+            return override.split("=", 1)[1] if name == target else override
     choices = run.config.get("hydra_choices") or {}
     if key in choices:
         return str(choices[key])
@@ -114,7 +116,8 @@ def value_of(run: StudyRun, key: str) -> str:
 
 def pair_key(run: StudyRun, key: str) -> tuple[str, ...]:
     """Everything the sweep varied except `key`: runs with equal pair keys are compared."""
-    return tuple(sorted(o for o in run.overrides if not within(override_key(o), key.replace("/", "."))))
+    target = key.replace("/", ".")
+    return tuple(sorted(o for o in run.overrides if not within(override_key(o), target)))
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -186,3 +186,19 @@ def test_report_confirm_rebuilds_the_runs_evaluator_and_opens_the_sealed_split_o
     assert "confirmation delta" in capsys.readouterr().out and (run_dir / "confirmation.json").is_file()
     assert report.main(["--confirm", str(run_dir)]) == 1
     assert "was already confirmed" in capsys.readouterr().err
+
+
+def test_report_confirm_refuses_a_run_that_recorded_no_evaluator_or_no_dataset_in_one_line(tmp_path, capsys):
+    from helpers import ImprovingReflector, ToyEvaluator, seed_spec
+
+    from gepa_lab import SearchConfig, optimize, report
+
+    data = make_dir(tmp_path)
+    for name, run_config, says in (("no-dataset", {"evaluator": {"_target_": "helpers.ToyEvaluator"}},
+                                    "recorded no dataset configuration"),
+                                   ("no-evaluator", {"dataset": {"path": str(data)}}, "recorded no evaluator")):
+        optimize(seed_spec(), load_dataset_dir(data, id="d", version="1"), ToyEvaluator(), ImprovingReflector(),
+                 SearchConfig(max_metric_calls=40), run_dir=tmp_path / name, run_config=run_config)
+        assert report.main(["--confirm", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1

@@ -201,7 +201,8 @@ KINDS: dict[str, type] = {cls.kind: cls for cls in (SkillSpec, PromptArtifact, T
                                                     TextsArtifact)}
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_CANONICAL = json.JSONEncoder(  # built once: json.dumps with options builds one per call
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical_json(value: Any) -> str:

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gepa_lab.lm.client import build_lm, transient_errors
@@ -51,6 +52,12 @@ class LMCaller:
         self.usage = Usage()
         self._usage_lock = threading.Lock()  # evaluation workers count concurrently
 
+    @cached_property
+    def sends_seed(self) -> bool:
+        """Whether the provider takes a sampling seed (its parameters, as dspy routes the request):
+        asked once, as dspy works it out from litellm's tables on every access."""
+        return "seed" in self.lm.supported_params
+
     def count(self, lm: Any) -> Usage:
         """Add the calls in `lm`'s history (a copy used for one unit of work) to `usage`; returns their usage."""
         used = usage_of(lm.history, self.settings)
@@ -68,7 +75,7 @@ class LMCaller:
         # and child scored with the same paired seed send the same provider seed per case.
         digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
         provider_seed = int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-        sent = "seed" in self.lm.supported_params  # the provider's parameters, as dspy routes the request
+        sent = self.sends_seed
         own = self.lm.copy(seed=provider_seed) if sent else self.lm.copy()
         value: Any = None
         error: Exception | None = None

@@ -65,7 +65,7 @@ class DspyReflector(LMCaller):
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> str:
         system, user = build_prompt(artifact, component, [for_component(r, component) for r in records], self.system)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        extra = {"seed": self.seed} if self.seed is not None and "seed" in self.lm.supported_params else {}
+        extra = {"seed": self.seed} if self.seed is not None and self.sends_seed else {}
         lm = self.lm.copy()  # its own history: this call's usage only
         try:
             with warnings.catch_warnings():
