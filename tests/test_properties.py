@@ -131,7 +131,7 @@ def test_artifacts_round_trip_through_json_with_the_same_identity(name, descript
 @given(score_matrices(), st.integers(0, 2**32), st.lists(st.integers(0, 3), max_size=7))
 def test_search_state_snapshots_round_trip_through_json(scores, seed, cursors):
     def build() -> SearchState:
-        state = SearchState(random.Random(seed), 7, [8], Pool())
+        state = SearchState(random.Random(seed), 7, Pool())
         for cid, row in scores.items():
             evals = tuple(Evaluation(f"v{j}", s) for j, s in enumerate(row))
             state.pool.add(Candidate(cid, SkillSpec(cid, "d", "w", [f"step {cid}"]), (), (), None, 0, evals))

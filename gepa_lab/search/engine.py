@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ from gepa_lab.search.outcome import ALGORITHM, build_result, promotion_outcome
 from gepa_lab.search.planning import plan_round, proposal_calls
 from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
-from gepa_lab.search.preflight import announce, check_request, declared_price, holdout_reserve
+from gepa_lab.search.preflight import Request, announce, check_request
 from gepa_lab.search.proposal import Steps
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.scheduler import Scheduler
@@ -75,32 +75,13 @@ from gepa_lab.tracking import Trackers
 log = logging.getLogger("gepa_lab")
 
 
-def holdout_seeds(random_seed: int, repeats: int) -> list[int]:
-    """The run RNG's first draw is the validation seed, the next ones the holdout seeds: a pure
-    function of the random seed, so the seed's holdout scores never depend on the search."""
+def run_rng(random_seed: int, holdout_repeats: int) -> tuple[random.Random, int, list[int]]:
+    """The run's one RNG: its first draw is the validation seed, the next ones the holdout seeds (a
+    pure function of the random seed, so the seed's holdout scores never depend on the search), and
+    the search draws after them. Returns (rng, validation seed, holdout seeds)."""
     rng = random.Random(random_seed)
-    draw_seed(rng)
-    return [draw_seed(rng) for _ in range(repeats)]
-
-
-@dataclass
-class Request:
-    """What the caller asked for (every argument of `optimize`, checked)."""
-
-    seed: Artifact
-    dataset: Dataset
-    evaluator: Evaluator
-    reflector: Reflector
-    config: SearchConfig
-    evaluation: EvaluationSettings
-    reflection: ReflectionSettings
-    promotion: PromotionPolicy
-    submitter: RevisionSubmitter | None
-    submit: bool
-    run_dir: Path | None
-    transfer: Evaluator | None
-    name: str
-    run_config: dict[str, Any]
+    validation_seed = draw_seed(rng)
+    return rng, validation_seed, [draw_seed(rng) for _ in range(holdout_repeats)]
 
 
 class Run:
@@ -110,13 +91,12 @@ class Run:
                  recorded: Recorded | None, experiment_id: str):
         self.request, self.trackers, self.policies = request, trackers, policies
         self.record, self.recorded, self.experiment_id = record, recorded, experiment_id
-        config, dataset = request.config, request.dataset
+        config = request.config
         self.runner = CaseRunner(request.evaluator, request.evaluation, record)
         self.transfer_runner = (CaseRunner(request.transfer, request.evaluation, record, role="transfer")
                                 if request.transfer else None)
-        self.ledger = Ledger(config.max_metric_calls,
-                             holdout_reserve(dataset, request.promotion, request.transfer is not None),
-                             config.max_cost_usd, declared_price(request.evaluator))
+        self.ledger = Ledger(config.max_metric_calls, request.holdout_reserve, config.max_cost_usd,
+                             request.declared_price)
         self.scheduler = Scheduler(config.parallel_proposals)
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
         self.state: SearchState | None = None
@@ -198,10 +178,9 @@ class Run:
 
     def score_seed(self) -> None:
         request = self.request
-        rng = random.Random(request.config.random_seed)
-        validation_seed = draw_seed(rng)  # first draw; then one per holdout repeat (holdout_seeds)
-        repeats = [draw_seed(rng) for _ in range(request.promotion.holdout_repeats)] if request.dataset.holdout else []
-        self.state = SearchState(rng, validation_seed, repeats, Pool(self.policies.frontier))
+        repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
+        rng, validation_seed, _ = run_rng(request.config.random_seed, repeats)
+        self.state = SearchState(rng, validation_seed, Pool(self.policies.frontier))
         seed_id = artifact_id(request.seed)
         batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
         if all(ev.score == 0.0 for ev in batch.evaluations):
@@ -307,7 +286,7 @@ class Run:
         dataset, seed = request.dataset, request.seed
         seed_id, best = artifact_id(seed), state.pool.best()
         paid_before = self.paid()
-        seeds = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats) if dataset.holdout else []
+        _, _, seeds = run_rng(request.config.random_seed, request.promotion.holdout_repeats if dataset.holdout else 0)
         base_repeats, cand_repeats = [], []
         for holdout_seed in seeds:
             base = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations
@@ -324,12 +303,8 @@ class Run:
                 raise GepaLabError(
                     f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
                     "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
-        result = build_result(
-            experiment_id=self.experiment_id, state=state, dataset=dataset, config=request.config,
-            policy=request.promotion, holdout_seeds=seeds, quality_objective=_quality_objective(request.evaluator),
-            base_repeats=base_repeats, cand_repeats=cand_repeats, ledger=self.ledger,
-            transfer_evaluator=self.transfer_runner.name if self.transfer_runner else None,
-            transfer=transfer)  # type: ignore[arg-type]
+        result = build_result(request, self.experiment_id, state, self.ledger, seeds, base_repeats, cand_repeats,
+                              transfer)  # type: ignore[arg-type]
         result.decision_number, result.warnings = number, self.warnings
         result.decision_paid_evaluations = self.paid() - paid_before
         result.links = self.trackers.links()
@@ -360,9 +335,7 @@ class Run:
         if snap is None:
             return
         request, validation = self.request, recorded.batches[0]
-        repeats = holdout_seeds(request.config.random_seed, request.promotion.holdout_repeats)
-        self.state = SearchState(random.Random(), validation.seed, repeats if request.dataset.holdout else [],
-                                 Pool(self.policies.frontier))
+        self.state = SearchState(random.Random(), validation.seed, Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
                                       len(validation.evaluations)))
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
@@ -388,11 +361,6 @@ def _usage(reflector: Reflector) -> tuple[float, int]:
             int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) else 0)
 
 
-def _quality_objective(evaluator: Evaluator) -> str | None:
-    quality = getattr(evaluator, "quality_objective", None)
-    return quality if isinstance(quality, str) else None
-
-
 # -- the entry point -------------------------------------------------------------------------------
 def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector,
              config: SearchConfig | None = None, *, evaluation: EvaluationSettings | None = None,
@@ -414,9 +382,9 @@ def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: 
     for settings in (config, evaluation, reflection, promotion):
         settings.validate()  # dataclasses are mutable: re-check what a caller may have changed
     policies = build_policies(config)
-    check_request(seed, dataset, evaluator, reflector, config, promotion, submitter, submit, transfer)
     request = Request(seed, dataset, evaluator, reflector, config, evaluation, reflection, promotion, submitter,
                       submit, Path(run_dir) if run_dir is not None else None, transfer, name, dict(run_config or {}))
+    check_request(request)
     identity = run_identity(request)
     if resume and request.run_dir is None:
         raise ResumeError("resume needs the run directory of the interrupted run (run_dir=...)")
@@ -479,7 +447,7 @@ def _stages(run: Run) -> Result:
     if recorded is not None:
         run.restore()
         resume_point = ResumePoint(run.state.iteration if run.state else 0, run.batches)
-    run.warnings = announce(request.dataset, request.config, request.promotion, request.transfer is not None)
+    run.warnings = announce(request)
     run.trackers.start(RunInfo(run.experiment_id, request.name, ALGORITHM, now(), request.dataset,
                                request.dataset.digests(), request.seed, artifact_id(request.seed), request.config,
                                _full_config(request), request.submit, str(request.run_dir) if request.run_dir else None,

@@ -6,15 +6,13 @@ finished: the run is then decided again, beside its earlier decisions."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gepa_lab.core.artifacts import artifact_id
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.fingerprint import fingerprint
 from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
-
-if TYPE_CHECKING:
-    from gepa_lab.search.engine import Request
+from gepa_lab.search.preflight import Request
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
 RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})

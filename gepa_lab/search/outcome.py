@@ -7,36 +7,39 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from gepa_lab.core.contracts import Dataset, Evaluation, Summary
+from gepa_lab.core.contracts import Evaluation, Summary
 from gepa_lab.core.result import PoolEntry, Result
-from gepa_lab.core.settings import PromotionPolicy, SearchConfig
 from gepa_lab.search.ledger import Ledger
+from gepa_lab.search.preflight import Request
 from gepa_lab.search.promotion import assess_promotion, case_means, transfer_delta
 from gepa_lab.search.state import SearchState
 
 ALGORITHM = "gepa"
 
 
-def build_result(experiment_id: str, state: SearchState, dataset: Dataset, config: SearchConfig,
-                 policy: PromotionPolicy, holdout_seeds: list[int], quality_objective: str | None,
-                 base_repeats: Sequence[Sequence[Evaluation]],
-                 cand_repeats: Sequence[Sequence[Evaluation]], ledger: Ledger, transfer_evaluator: str | None = None,
-                 transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> Result:
+def build_result(request: Request, experiment_id: str, state: SearchState, ledger: Ledger, holdout_seeds: list[int],
+                 base_repeats: Sequence[Sequence[Evaluation]], cand_repeats: Sequence[Sequence[Evaluation]],
+                 transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None) -> Result:
     """`base_repeats` / `cand_repeats`: the seed's and the winner's holdout evaluations, one tuple
-    per holdout repeat (the same objects when the winner is the seed)."""
+    per holdout repeat (the same objects when the winner is the seed); `transfer`: theirs under the
+    transfer evaluator (None without one, or when the seed won)."""
     assert state.stop_reason is not None
+    dataset, policy = request.dataset, request.promotion
     best, seed = state.pool.best(), state.pool.members[0]
+    quality = getattr(request.evaluator, "quality_objective", None)
+    transfer_evaluator = type(request.transfer).__name__ if request.transfer is not None else None
     decision = assess_promotion(
         best_is_seed=best.id == seed.id, holdout=dataset.holdout, baseline=base_repeats, candidate=cand_repeats,
-        policy=policy, validation=best.validation, quality_objective=quality_objective, transfer=transfer,
-        bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0, transfer_evaluator=transfer_evaluator)
+        policy=policy, validation=best.validation, quality_objective=quality if isinstance(quality, str) else None,
+        transfer=transfer, bootstrap_seed=holdout_seeds[0] if holdout_seeds else 0,
+        transfer_evaluator=transfer_evaluator)
     base_cases, cand_cases = case_means(base_repeats), case_means(cand_repeats)
 
     def summary(means: list[Any]) -> Summary:  # per holdout case (means over repeats), not per evaluation
         return Summary.of([Evaluation(c.id, m.score, objectives=m.objectives)
                            for c, m in zip(dataset.holdout, means, strict=True)])
 
-    seeds: dict[str, Any] = {"random_seed": config.random_seed, "validation_seed": state.validation_seed}
+    seeds: dict[str, Any] = {"random_seed": request.config.random_seed, "validation_seed": state.validation_seed}
     if holdout_seeds:
         seeds["holdout_seed"] = holdout_seeds[0]
     if len(holdout_seeds) > 1:

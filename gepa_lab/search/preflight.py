@@ -1,18 +1,59 @@
-"""Checks before anything is spent: protocols, the request (docs/design.md §2 order), the
-budgets' pre-flight."""
+"""The request (every argument of `optimize`) and the checks made before anything is spent:
+the request (docs/design.md §2 order), the protocols, the budgets' pre-flight."""
 
 from __future__ import annotations
 
 import inspect
 import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import SPLITS, Dataset, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import GepaLabError, ProtocolError, declared_retryable, describe
-from gepa_lab.core.settings import PromotionPolicy, SearchConfig
+from gepa_lab.core.settings import (
+    EvaluationSettings,
+    PromotionPolicy,
+    ReflectionSettings,
+    SearchConfig,
+)
 from gepa_lab.search.planning import proposal_calls
 
 log = logging.getLogger("gepa_lab")
+
+
+@dataclass
+class Request:
+    """What the caller asked for (every argument of `optimize`, checked by `check_request`)."""
+
+    seed: Artifact
+    dataset: Dataset
+    evaluator: Evaluator
+    reflector: Reflector
+    config: SearchConfig
+    evaluation: EvaluationSettings
+    reflection: ReflectionSettings
+    promotion: PromotionPolicy
+    submitter: RevisionSubmitter | None
+    submit: bool
+    run_dir: Path | None
+    transfer: Evaluator | None
+    name: str
+    run_config: dict[str, Any]
+
+    @property
+    def holdout_reserve(self) -> int:
+        """Metric calls kept back for the final comparison: seed and winner, every repeat, and once
+        more under the transfer evaluator when one is configured."""
+        transfer = 1 if self.transfer is not None else 0
+        return 2 * len(self.dataset.holdout) * (self.promotion.holdout_repeats + transfer)
+
+    @property
+    def declared_price(self) -> float | None:
+        """USD per case the evaluator declares (`cost_per_case_usd`), for the cost pre-flight."""
+        value = getattr(self.evaluator, "cost_per_case_usd", None)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
@@ -31,13 +72,12 @@ def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) 
                             f"{exc}") from None
 
 
-def check_request(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: Reflector,
-                  config: SearchConfig, policy: PromotionPolicy, submitter: RevisionSubmitter | None, submit: bool,
-                  transfer: Evaluator | None) -> None:
+def check_request(request: Request) -> None:
     """Everything `optimize` checks before anything is spent: the request (docs/design.md §2
     order), the protocols' method signatures, the cases, the submitter."""
-    validate_request(seed, dataset, config, policy, submit, submitter, declared_price(evaluator),
-                     transfer=transfer is not None)
+    validate_request(request)
+    evaluator, reflector, submitter, transfer = (request.evaluator, request.reflector, request.submitter,
+                                                 request.transfer)
     _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
     if transfer is not None:
         _check_method(transfer, "transfer evaluator", "evaluate", ("artifact", "cases", "seed"))
@@ -47,13 +87,13 @@ def check_request(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflec
         _check_method(submitter, "submitter", "submit", ("request",))
     declared_retryable(evaluator)
     declared_retryable(reflector)
-    check_cases(evaluator, dataset)
+    check_cases(evaluator, request.dataset)
     if transfer is not None:
-        check_cases(transfer, dataset, "transfer evaluator")
-    check = getattr(submitter, "preflight", None) if submit else None
+        check_cases(transfer, request.dataset, "transfer evaluator")
+    check = getattr(submitter, "preflight", None) if request.submit else None
     if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
         try:
-            check(seed)
+            check(request.seed)
         except GepaLabError:
             raise
         except Exception as exc:
@@ -72,9 +112,10 @@ def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator")
                              f"{describe(exc)}") from exc
 
 
-def announce(dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, transfer: bool) -> list[str]:
+def announce(request: Request) -> list[str]:
     """Logged before anything is spent: what would make the run's evidence weaker than it looks
     (returned: the result records it) and how many iterations the metric budget allows."""
+    dataset, config = request.dataset, request.config
     found = []
     if config.minibatch_size > len(dataset.feedback):
         found.append(f"search.minibatch_size {config.minibatch_size} is larger than the feedback split "
@@ -88,39 +129,28 @@ def announce(dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, tr
         found.append("no holdout split: the run can never be promotion-eligible (promotion rule 2)")
     for warning in found:
         log.warning("pre-flight: %s", warning)
-    least, most = iterations_allowed(config, dataset, policy, transfer)
+    least, most = iterations_allowed(request)
     log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     return found
 
 
-def holdout_reserve(dataset: Dataset, policy: PromotionPolicy, transfer: bool = False) -> int:
-    """Metric calls kept back for the final comparison: seed and winner, every repeat, and once
-    more under the transfer evaluator when one is configured."""
-    return 2 * len(dataset.holdout) * (policy.holdout_repeats + (1 if transfer else 0))
-
-
-def declared_price(evaluator: Evaluator) -> float | None:
-    """USD per case an evaluator declares (`cost_per_case_usd`), for the cost pre-flight."""
-    value = getattr(evaluator, "cost_per_case_usd", None)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
-
-
-def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, policy: PromotionPolicy, submit: bool,
-                     submitter: RevisionSubmitter | None, price: float | None = None, transfer: bool = False) -> None:
+def validate_request(request: Request) -> None:
     """docs/design.md §2 order: dataset, seed, submitter, budget. Raises ValueError before any spend."""
-    dataset.validate(submit=submit)
-    if seed is None:
+    dataset, config, transfer = request.dataset, request.config, request.transfer is not None
+    dataset.validate(submit=request.submit)
+    if request.seed is None:
         raise ValueError("seed artifact is required")
     try:
-        seed.validate()
+        request.seed.validate()
     except ValueError as exc:
         raise ValueError(f"invalid seed artifact: {exc}") from exc
-    if submit and submitter is None:
+    if request.submit and request.submitter is None:
         raise ValueError("submission requested without a revision submitter (set submitter=store, or submit=false)")
     if transfer and not dataset.holdout:
         raise ValueError("a transfer evaluator needs a holdout split (set one, or drop transfer/evaluator)")
-    need = len(dataset.validation) + holdout_reserve(dataset, policy, transfer)
+    need = len(dataset.validation) + request.holdout_reserve
+    price = request.declared_price
     if need > config.max_metric_calls:
         raise ValueError(f"metric budget cannot cover validation and holdout: needs at least {need} calls "
                          f"(|validation| + 2 x |holdout| x "
@@ -132,12 +162,12 @@ def validate_request(seed: Artifact, dataset: Dataset, config: SearchConfig, pol
                          f"${need * price:g} (raise search.max_cost_usd)")
 
 
-def iterations_allowed(config: SearchConfig, dataset: Dataset, policy: PromotionPolicy,
-                       transfer: bool = False) -> tuple[int, int]:
+def iterations_allowed(request: Request) -> tuple[int, int]:
     """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
     accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
     child is scored (one minibatch each); the last one must still fit a whole iteration."""
-    room = config.max_metric_calls - len(dataset.validation) - holdout_reserve(dataset, policy, transfer)
+    dataset, config = request.dataset, request.config
+    room = config.max_metric_calls - len(dataset.validation) - request.holdout_reserve
     full = proposal_calls(config.minibatch_size, dataset)
     cheapest = min(config.minibatch_size, len(dataset.feedback))
     least = max(0, room // full)

@@ -118,7 +118,6 @@ class Pool:
 class SearchState:
     rng: random.Random
     validation_seed: int
-    holdout_seeds: list[int]  # drawn right after the validation seed
     pool: Pool
     iteration: int = 0  # the next iteration to run
     proposals: int = 0
