@@ -156,14 +156,10 @@ class ReflectionSettings(_Validated):
         check_number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0)
 
 
+# Growth ceilings (candidate / seed on Holdout) for the efficiency objectives an evaluator may
+# report; an objective nobody reports is recorded as skipped, a null ceiling switches one off
+# (a YAML override can null a key but not remove it).
 CEILING_OBJECTIVES = ("tokens", "agent_tokens", "cost_usd", "latency_ms")
-
-
-def _default_ceilings() -> dict[str, float | None]:
-    # Growth ceilings (candidate / seed on Holdout) for the efficiency objectives an evaluator may
-    # report; an objective nobody reports is recorded as skipped, a null ceiling switches one off
-    # (a YAML override can null a key but not remove it).
-    return dict.fromkeys(CEILING_OBJECTIVES, 1.2)
 
 
 @dataclass
@@ -175,7 +171,8 @@ class GatePolicy(_Validated):
     holdout_pass_rate_floor: float | None = None  # the winner's share of `passed` on Holdout
     no_pass_rate_regression: bool = True  # the winner's Holdout pass rate >= the seed's
     require_safety: bool = True  # every Holdout case's `safety_passed` is 1 where reported
-    ceilings: dict[str, float | None] = field(default_factory=_default_ceilings)  # objective -> max ratio
+    ceilings: dict[str, float | None] = field(  # objective -> max ratio
+        default_factory=lambda: dict.fromkeys(CEILING_OBJECTIVES, 1.2))
 
     def validate(self) -> None:
         for name in ("validation_pass_rate_floor", "holdout_pass_rate_floor"):

@@ -30,10 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict
+from gepa_lab.core.artifacts import artifact_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation, Evaluator
 from gepa_lab.core.errors import ResumeError, describe
-from gepa_lab.core.events import Proposal, ScoredBatch
+from gepa_lab.core.events import EVENT_KINDS, Proposal, ScoredBatch
 from gepa_lab.core.settings import EvaluationSettings, from_mapping
 from gepa_lab.runs.files import JsonLines, read_json, write_text_atomic
 
@@ -45,8 +45,7 @@ RECORD_FILES = (EXPERIMENT_FILE, EVALUATIONS_FILE, EVENTS_FILE)
 EARLIER_FORMAT = ("checkpoint.json", "pool.jsonl", "candidates.jsonl", "cache.sqlite")
 FORMAT = 3
 DURABLE = frozenset({"round_end", "search_end", "decision", "submission", "run_finished", "confirmation"})
-PROPOSAL_KINDS = frozenset({"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected",
-                            "proposal_skipped"})
+PROPOSAL_KINDS = frozenset(EVENT_KINDS.values())
 LIFECYCLE = frozenset({"run_resumed", "run_interrupted", "run_failed"})
 
 
@@ -95,18 +94,6 @@ class Recorded:
             if sub["decision"] == last["number"]:
                 result.update(submission_reason=sub["submission_reason"], revision=sub["revision"])
         return result
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        return dict(self.experiment.get("identity") or {})
-
-    def seed(self) -> Artifact:
-        return artifact_from_dict(self.experiment["seed"]["artifact"])
-
-    def dataset(self) -> Dataset:
-        ds = self.experiment["dataset"]
-        splits = {name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS}
-        return Dataset(ds["id"], ds["version"], splits["feedback"], splits["validation"], splits["holdout"])
 
 
 class RunRecord:
@@ -313,14 +300,14 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     run_dir = Path(run_dir)
     if not (run_dir / EXPERIMENT_FILE).is_file():
         raise FileNotFoundError(f"no {EXPERIMENT_FILE} in {run_dir}: not a gepa-lab run directory")
-    recorded = Recorded(read_experiment(run_dir))
-    dataset = recorded.dataset()
-    digests = dict(recorded.experiment["dataset"]["digests"])
+    data = read_experiment(run_dir)
+    ds = data["dataset"]
+    dataset = Dataset(ds["id"], ds["version"], *([Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS))
+    digests = dict(ds["digests"])
     changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
     if changed:
         raise ValueError(f"{run_dir / EXPERIMENT_FILE} does not match its recorded digests ({', '.join(changed)}); "
                          "the record was edited and cannot be trusted")
-    data = recorded.experiment
     return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
                               dict(data["seed"]), dataset, digests)
 

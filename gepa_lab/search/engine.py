@@ -411,7 +411,7 @@ def _open_record(request: Request, identity: dict[str, Any], resume: bool
         return RunRecord.create(request.run_dir, experiment), None, str(experiment["id"])
     record, recorded = RunRecord.reopen(request.run_dir)
     try:
-        check_same_search(recorded.identity, identity, searched=recorded.search_end is not None)
+        check_same_search(recorded.experiment.get("identity") or {}, identity, searched=recorded.search_end is not None)
     except ResumeError:
         record.close()
         raise
@@ -502,7 +502,8 @@ def confirm(run_dir: str | Path, evaluator: Evaluator, cases: Sequence[Case],
                 raise ResumeError(f"{path} was already confirmed (confirmation delta "
                                   f"{recorded.confirmation['delta']:+.4f}); a sealed split is opened once per run")
             result = recorded.latest_result()
-            seed, best = recorded.seed(), artifact_from_dict(result["best"])
+            seed = artifact_from_dict(recorded.experiment["seed"]["artifact"])
+            best = artifact_from_dict(result["best"])
             seed_value = draw_seed(random.Random(f"confirmation/{result['seeds']['random_seed']}"))
             runner = CaseRunner(evaluator, evaluation, record)
             try:

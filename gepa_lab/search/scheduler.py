@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from gepa_lab.core.contracts import Evaluation
@@ -28,23 +29,16 @@ class _Turns:
     """Per ordered step, one event per proposal: proposal j takes its turn after j - 1's."""
 
     def __init__(self, k: int):
-        # A lone proposal waits for nobody and nobody waits for it: no events.
-        self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER} if k > 1 else {}
+        self._done = {step: [threading.Event() for _ in range(k)] for step in STEPS_IN_ORDER}
 
-    def for_plan(self, j: int) -> Callable[[str], AbstractContextManager[None]]:
-        if not self._done:
-            return lambda step: nullcontext()
-
-        @contextmanager
-        def turn(step: str) -> Iterator[None]:
-            if j:
-                self._done[step][j - 1].wait()
-            try:
-                yield
-            finally:
-                self._done[step][j].set()
-
-        return turn
+    @contextmanager
+    def turn(self, j: int, step: str) -> Iterator[None]:
+        if j:
+            self._done[step][j - 1].wait()
+        try:
+            yield
+        finally:
+            self._done[step][j].set()
 
     def release(self, j: int) -> None:
         """A chain that ended early (a rejection, a failure) lets later proposals pass."""
@@ -75,7 +69,7 @@ class Scheduler:
 
         def chain(j: int) -> None:
             try:
-                (merge if plans[j].is_merge else reflective)(plans[j], steps, turns.for_plan(j))
+                (merge if plans[j].is_merge else reflective)(plans[j], steps, partial(turns.turn, j))
             finally:
                 turns.release(j)
 
