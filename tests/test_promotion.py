@@ -30,8 +30,8 @@ def assess(baseline, candidate, *, best_is_seed=False, critical=(), min_improvem
     return assess_promotion(
         best_is_seed=best_is_seed,
         holdout=holdout,
-        baseline=evals(holdout, baseline, base_objectives),
-        candidate=evals(holdout, candidate, cand_objectives),
+        baseline=[evals(holdout, baseline, base_objectives)],
+        candidate=[evals(holdout, candidate, cand_objectives)],
         policy=policy,
         validation=validation,
         quality_objective="quality",
@@ -50,7 +50,7 @@ def test_best_is_seed():
 
 
 def test_no_holdout_records_the_holdout_rules_as_skipped():
-    d = assess_promotion(best_is_seed=False, holdout=[], baseline=[], candidate=[])
+    d = assess_promotion(best_is_seed=False, holdout=[], baseline=[], candidate=[], policy=PromotionPolicy())
     assert d.eligible is False
     assert d.reason == "no holdout split configured"
     assert status(d) == {"candidate_improved_validation": "passed", "holdout_configured": "failed",

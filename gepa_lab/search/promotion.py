@@ -143,19 +143,15 @@ def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Ev
     return rules
 
 
-def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
-                     baseline: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-                     candidate: Sequence[Sequence[Evaluation]] | Sequence[Evaluation],
-                     policy: PromotionPolicy | None = None, validation: Sequence[Evaluation] = (),
-                     quality_objective: str | None = None, bootstrap_seed: int = 0,
-                     transfer_evaluator: str | None = None,
+def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case], baseline: Sequence[Sequence[Evaluation]],
+                     candidate: Sequence[Sequence[Evaluation]], policy: PromotionPolicy,
+                     validation: Sequence[Evaluation] = (), quality_objective: str | None = None,
+                     bootstrap_seed: int = 0, transfer_evaluator: str | None = None,
                      transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None = None) -> PromotionDecision:
-    """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order (a flat list
-    is one repeat). `validation`: the winner's validation evaluations (pass-rate floor).
+    """`baseline` / `candidate`: per holdout repeat, the evaluations in holdout order.
+    `validation`: the winner's validation evaluations (pass-rate floor).
     `transfer_evaluator`: the transfer check's evaluator, if one is configured; `transfer`: seed's
     and winner's holdout evaluations under it (None when there was no winner to check)."""
-    policy = policy or PromotionPolicy()
-    base_repeats, cand_repeats = _repeats(baseline), _repeats(candidate)
     rules = [_rule("candidate_improved_validation", not best_is_seed,
                    "no accepted candidate improved validation" if best_is_seed else "best candidate is not the seed")]
     if not holdout:
@@ -164,7 +160,7 @@ def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case],
                                                             "critical_non_regression", "gates")]
         return _decide(rules, None, None)
     rules.append(_rule("holdout_configured", True, f"{len(holdout)} holdout cases"))
-    base, cand = case_means(base_repeats), case_means(cand_repeats)
+    base, cand = case_means(baseline), case_means(candidate)
     # One delta per distinct holdout case (duplicates averaged), so copies of one case never count
     # as independent evidence.
     groups: dict[str, list[float]] = {}
@@ -217,12 +213,6 @@ def _transfer(name: str, evidence: tuple[Sequence[Evaluation], Sequence[Evaluati
     ok = delta >= minimum - DELTA_TOLERANCE
     return _rule("transfer_delta", ok, f"transfer holdout delta {fmt(delta)} under {name} is "
                  f"{'at least' if ok else 'below'} required {minimum:.4f}", delta, minimum)
-
-
-def _repeats(batches: Sequence[Sequence[Evaluation]] | Sequence[Evaluation]) -> list[Sequence[Evaluation]]:
-    if batches and isinstance(batches[0], Evaluation):
-        return [batches]  # type: ignore[list-item]
-    return list(batches)  # type: ignore[arg-type]
 
 
 def _decide(rules: list[RuleOutcome], delta: float | None, interval: tuple[float, float] | None) -> PromotionDecision:

@@ -25,17 +25,6 @@ class Instance:
         return [ev.score for ev in validation]
 
 
-def _directions(objectives: Mapping[str, str]) -> dict[str, float]:
-    signs = {}
-    for name, direction in objectives.items():
-        if direction not in ("max", "min"):
-            raise ValueError(f"search.frontier.objectives.{name} must be 'max' or 'min' (got {direction!r})")
-        signs[str(name)] = 1.0 if direction == "max" else -1.0
-    if not signs:
-        raise ValueError("search.frontier.objectives needs at least one objective (e.g. {score: max})")
-    return signs
-
-
 class Objective:
     """One key per objective: its mean over Validation (`score` is the score itself), negated for
     objectives to minimise. A candidate lacking an objective holds no front on it."""
@@ -43,8 +32,12 @@ class Objective:
     draws = "none"
 
     def __init__(self, objectives: Mapping[str, str] | None = None):
-        self.objectives = dict(objectives or {"score": "max", "tokens": "min"})
-        self._signs = _directions(self.objectives)
+        self.objectives = dict(objectives or {"score": "max", "tokens": "min"})  # empty: these defaults
+        self._signs: dict[str, float] = {}
+        for name, direction in self.objectives.items():
+            if direction not in ("max", "min"):
+                raise ValueError(f"search.frontier.objectives.{name} must be 'max' or 'min' (got {direction!r})")
+            self._signs[str(name)] = 1.0 if direction == "max" else -1.0
 
     def values(self, validation: Sequence[Evaluation]) -> list[float]:
         out = []
