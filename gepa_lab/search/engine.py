@@ -342,9 +342,8 @@ class Run:
         for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
             self.state.pool.add(Candidate(
                 row["candidate_id"], artifact_from_dict(row["artifact"]), tuple(row["parents"]),
-                tuple(row["components"]),
-                row["iteration"], 0, recorded.batches[row["batches"][-1]].evaluations, int(row["metric_calls"]),
-                row.get("rationale", ""), joined_after=int(row["iteration"]) + 1))
+                tuple(row["components"]), row["iteration"], 0, recorded.batches[row["batches"][-1]].evaluations,
+                int(row["metric_calls"]), row.get("rationale", ""), joined_after=int(row["iteration"]) + 1))
         self.state.restore(snap["state"])
         self.state.stop_reason = recorded.search_end["stop_reason"] if recorded.search_end else None
         self.ledger.restore(snap["ledger"])

@@ -157,20 +157,17 @@ class CaseRunner:
         except EvaluatorContractError:
             raise
         except Exception as exc:
-            return self._failed(exc, cases)
+            if not self._retry.transient(exc):
+                where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
+                raise EvaluatorError(f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a "
+                                     "task failure (fix the evaluator, then resume the run; declare transient error "
+                                     "types in `retryable_exceptions`)") from exc
+            error = describe(exc)
+            attempts = self.settings.max_retries + 1
+            return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
+                                objectives={"evaluation_failed": 1.0}), error) for case in cases]
         self.store.store(zip(keys, evaluations, strict=True))
         return [(ev, None) for ev in evaluations]
-
-    def _failed(self, exc: Exception, cases: Sequence[Case]) -> list[tuple[Evaluation, str | None]]:
-        if not self._retry.transient(exc):
-            where = f"case {cases[0].id!r}" if len(cases) == 1 else f"{len(cases)} cases from {cases[0].id!r}"
-            raise EvaluatorError(f"evaluator {self.name} raised {describe(exc)} on {where}; this is a bug, not a task "
-                                 "failure (fix the evaluator, then resume the run; declare transient error types in "
-                                 "`retryable_exceptions`)") from exc
-        error = describe(exc)
-        attempts = self.settings.max_retries + 1
-        return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
-                            objectives={"evaluation_failed": 1.0}), error) for case in cases]
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:

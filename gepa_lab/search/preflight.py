@@ -129,7 +129,15 @@ def announce(request: Request) -> list[str]:
         found.append("no holdout split: the run can never be promotion-eligible (promotion rule 2)")
     for warning in found:
         log.warning("pre-flight: %s", warning)
-    least, most = iterations_allowed(request)
+    # The iterations the metric budget allows. At least: every child accepted (minibatch twice plus
+    # a validation each). At most: every proposal rejected before its child is scored (one
+    # minibatch each); the last one must still fit a whole iteration.
+    room = config.max_metric_calls - len(dataset.validation) - request.holdout_reserve
+    full = proposal_calls(config.minibatch_size, dataset)
+    least = max(0, room // full)
+    most = 0 if room < full else (room - full) // min(config.minibatch_size, len(dataset.feedback)) + 1
+    if config.max_iterations is not None:
+        least, most = min(least, config.max_iterations), min(most, config.max_iterations)
     log.info("pre-flight: the metric budget (%d calls) allows %d to %d iterations%s", config.max_metric_calls,
              least, most, "" if config.max_iterations is None else f" (max_iterations {config.max_iterations})")
     return found
@@ -160,18 +168,3 @@ def validate_request(request: Request) -> None:
         raise ValueError(f"cost budget ${config.max_cost_usd:g} cannot cover the seed's validation and the holdout "
                          f"reserve: {need} cases at the evaluator's declared ${price:g} per case need "
                          f"${need * price:g} (raise search.max_cost_usd)")
-
-
-def iterations_allowed(request: Request) -> tuple[int, int]:
-    """Pre-flight: (at least, at most) iterations the metric budget allows. At least: every child
-    accepted (minibatch twice plus a validation each). At most: every proposal rejected before its
-    child is scored (one minibatch each); the last one must still fit a whole iteration."""
-    dataset, config = request.dataset, request.config
-    room = config.max_metric_calls - len(dataset.validation) - request.holdout_reserve
-    full = proposal_calls(config.minibatch_size, dataset)
-    cheapest = min(config.minibatch_size, len(dataset.feedback))
-    least = max(0, room // full)
-    most = 0 if room < full else (room - full) // cheapest + 1
-    if config.max_iterations is not None:
-        least, most = min(least, config.max_iterations), min(most, config.max_iterations)
-    return least, most
