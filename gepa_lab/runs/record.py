@@ -302,7 +302,8 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
         raise FileNotFoundError(f"no {EXPERIMENT_FILE} in {run_dir}: not a gepa-lab run directory")
     data = read_experiment(run_dir)
     ds = data["dataset"]
-    dataset = Dataset(ds["id"], ds["version"], *([Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS))
+    dataset = Dataset(ds["id"], ds["version"],
+                      **{name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS})
     digests = dict(ds["digests"])
     changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
     if changed:
