@@ -8,16 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
 # mkstemp creates files 0600; the run's files should be as readable as any other file the user
 # writes (collaborators on a shared machine read results), so temp files get the umask's mode.
-FILE_MODE = 0o666 & ~_umask()
+# Reading the umask means setting it: it is set straight back.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
 
 
 def write_text_atomic(path: Path, text: str, *, durable: bool = False) -> None:
