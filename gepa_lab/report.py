@@ -33,7 +33,6 @@ from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
-PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
 NOTE_WIDTH = 60  # the table's note column; report.md lists every note whole
 
 
@@ -98,6 +97,7 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     found = client.get_experiment_by_name(mlflow_experiment)
     if found is None:
         raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
+    from gepa_lab.tracking.mlflow_tracker import PARENT_FILTER
     from gepa_lab.tracking.mlflow_worker import search_all
 
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)

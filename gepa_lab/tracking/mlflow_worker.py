@@ -7,7 +7,7 @@ the GIL; in its own process it runs on another core (experiments/reports/mlflow_
 Protocol: the tracker writes pickled `(op, payload)` messages to this process's stdin; one reader
 thread moves them into a bounded queue (when it is full the pipe fills and the engine's write
 waits: back-pressure, bounded memory) and the main loop runs them in order. Replies go back on the
-original stdout (`started` after a start, `ended` after finish / fail); fd 1
+original stdout (`started` after a start, `ended` after an end); fd 1
 itself is pointed at stderr so a stray print cannot corrupt them. Payloads are plain data built
 by the tracker. The process serves one run after another; it exits at end of input. If input
 ends while a run is open (the engine process was killed), it writes everything it received and
@@ -192,7 +192,10 @@ class Logger:
             self.client = self.clients[self.uri]
             experiment_id, candidates_id = (self._experiment(*experiment) for experiment in p["experiments"])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
-        lock = self._lock(run_dir)
+        lock = None
+        if run_dir is not None:  # a resumed run waits here for a logging process still writing its interrupted part
+            run_dir.mkdir(parents=True, exist_ok=True)
+            lock = locked(run_dir / LOCK_FILE)  # held until the run ends
         reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock)
         if not reopened:
             self._create_parent(p, experiment_id, candidates_id, lock)
@@ -220,14 +223,6 @@ class Logger:
             self.client.set_experiment_tag(found.experiment_id, key, state)
         return str(found.experiment_id)
 
-    @staticmethod
-    def _lock(run_dir: Path | None) -> IO[str] | None:
-        """A resumed run waits here for a logging process that still writes its interrupted part."""
-        if run_dir is None:
-            return None
-        run_dir.mkdir(parents=True, exist_ok=True)
-        return locked(run_dir / LOCK_FILE)  # held until the run ends
-
     def _release(self) -> None:
         if self.run is not None and self.run.lock is not None:
             self.run.lock.close()  # releases the lock
@@ -237,7 +232,8 @@ class Logger:
         from mlflow.entities import Param
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
-        client, tags = self.client, dict(p["tags"])
+        client = self.client
+        tags = {**p["tags"], DESCRIPTION_TAG: p["description"], "gepa.candidates_experiment_id": candidates_id}
         # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
         # checkout, else of the working directory; none outside a git checkout.
         commit = next(filter(None, map(git_commit, p["git_paths"])), None)
@@ -249,26 +245,16 @@ class Logger:
         # `first_metric` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
-                         metrics=metric_list({p["first_metric"]: math.nan}, step=0),
-                         tags=tag_list({DESCRIPTION_TAG: p["description"],
-                                        "gepa.candidates_experiment_id": candidates_id}))
+                         metrics=metric_list({p["first_metric"]: math.nan}, step=0))
 
     def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
-        from tenacity import Retrying, stop_after_attempt, wait_incrementing
-
-        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
-        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
-            with attempt:
-                self.client.log_inputs(run_id, datasets=self._dataset_inputs(p))
-
-    @staticmethod
-    def _dataset_inputs(p: dict[str, Any]) -> list[Any]:
         """One input per split (context = split); MLflow's digest is a 36-char prefix of ours."""
         import pandas as pd
         from mlflow.data.code_dataset_source import CodeDatasetSource
         from mlflow.data.pandas_dataset import from_pandas
         from mlflow.entities import Dataset, DatasetInput, InputTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+        from tenacity import Retrying, stop_after_attempt, wait_incrementing
 
         source = CodeDatasetSource({"gepa_lab.run_dir": p["run_dir"] or ""})
         inputs = []
@@ -278,7 +264,10 @@ class Logger:
             inputs.append(DatasetInput(Dataset(**data.to_dict()), [
                 InputTag(MLFLOW_DATASET_CONTEXT, split["split"]), InputTag("sha256", split["digest"]),
                 InputTag("dataset.version", split["version"])]))
-        return inputs
+        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
+        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
+            with attempt:
+                self.client.log_inputs(run_id, datasets=inputs)
 
     # -- resume -----------------------------------------------------------------------------------
     def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None) -> bool:
@@ -459,8 +448,8 @@ class Logger:
 
     # -- the end ----------------------------------------------------------------------------------
     def decision(self, p: dict[str, Any]) -> None:
-        """The run's outcome (metrics, tags, description, files, tables); `finish` follows with
-        the plots, which the engine draws meanwhile."""
+        """The run's outcome (metrics, tags, description, files, tables); `end` follows with the
+        plots, which the engine draws meanwhile."""
         run = self.run
         if run is None or run.ended:
             return
@@ -477,42 +466,38 @@ class Logger:
         if best is not None:
             self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
 
-    def finish(self, p: dict[str, Any]) -> None:
-        self._end("FINISHED", {}, plots=p["files"])
-        self.reply(("ended", self.state()))
-
     def _notes(self, run_id: str) -> str:
         """The researcher's notes already in the description (added while the run ran)."""
         text = self.client.get_run(run_id).data.tags.get(DESCRIPTION_TAG, "")
         return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
 
-    def fail(self, p: dict[str, Any]) -> None:
-        self._end(p["status"], p["tags"], error=p)
+    def end(self, p: dict[str, Any]) -> None:
+        """The engine's finish() (with the plots) or fail() (with the error): the run ends."""
+        self._end(p)
         self.reply(("ended", self.state()))
 
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
-        self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
-                             "promotion_reason": "run did not finish (its process was killed)"})
+        self._end({"status": "KILLED", "tags": {"stop_reason": "killed", "promotion_eligible": "false",
+                                                "promotion_reason": "run did not finish (its process was killed)"}})
 
-    def _end(self, status: str, tags: dict[str, str], plots: dict[str, bytes] | None = None,
-             error: dict[str, Any] | None = None) -> None:
-        """End the open parent run, if any, once what is still pending is written (the plots and
-        the error, if any)."""
+    def _end(self, p: dict[str, Any]) -> None:
+        """End the open parent run, if any, with `status` and `tags`, once what is still pending is
+        written (the `plots` and the `error` (text, file), if any)."""
         run = self.run
         if run is None or run.ended:
             return
-        if plots:
-            self._safe("log the plots", self._upload, run.run_id, plots)
+        if p.get("plots"):
+            self._safe("log the plots", self._upload, run.run_id, p["plots"])
         self._drain()
         self._flush()
-        if error is not None:  # kept as history: a later resume finishes the run, the file says when it stopped
-            self._safe("log the error", self.client.log_text, run.run_id, error["traceback"], error["file"])
-        tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
+        if p.get("error"):  # kept as history: a later resume finishes the run, the file says when it stopped
+            self._safe("log the error", self.client.log_text, run.run_id, *p["error"])
+        tags = {**p["tags"], "mlflow_tracker.errors": str(len(self.errors))}
         if self.errors:
             tags["mlflow_tracker.first_error"] = self.errors[0][:8000]
         self._safe("log the tracker status", self.client.log_batch, run.run_id, tags=tag_list(tags))
-        self._safe("end the parent run", self.client.set_terminated, run.run_id, status)
+        self._safe("end the parent run", self.client.set_terminated, run.run_id, p["status"])
         run.ended = True
         self._release()
 
