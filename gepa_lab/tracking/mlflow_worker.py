@@ -115,6 +115,7 @@ class RunState:
     experiment_id: str
     candidates_experiment_id: str
     common: dict[str, str]  # tags every candidate run repeats
+    artifact_uri: str  # where the parent's files go
     lock: IO[str] | None = None
     logged_keys: set[str] = field(default_factory=set)  # candidate runs in the store (gepa.key)
     logged_steps: set[int] = field(default_factory=set)  # parent metric steps in the store
@@ -173,7 +174,7 @@ class Logger:
         # A new parent exists and the engine knows its id: its first files and inputs are logged
         # after the reply, and a failure in them is counted, not fatal (like every later one).
         if created and self.run is not None:
-            self._safe("log the config and seed files", self._upload, self.run.run_id, p["files"])
+            self._safe("log the config and seed files", self._upload, self.run.artifact_uri, p["files"])
             self._safe("log the dataset inputs", self._log_inputs, self.run.run_id, p)
 
     def _start(self, p: dict[str, Any]) -> bool:
@@ -239,9 +240,9 @@ class Logger:
         commit = next(filter(None, map(git_commit, p["git_paths"])), None)
         if commit:
             tags[MLFLOW_GIT_COMMIT] = commit
-        run_id = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags,
-                                   run_name=p["run_name"]).info.run_id
-        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], lock)
+        info = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags, run_name=p["run_name"]).info
+        run_id = info.run_id
+        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], info.artifact_uri, lock)
         # `first_metric` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
@@ -284,7 +285,8 @@ class Logger:
             return False
         tags = parent.data.tags
         candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(*p["experiments"][1])
-        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"], lock)
+        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"],
+                                  parent.info.artifact_uri, lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
                                                 "promotion_eligible": "pending"}))
@@ -354,17 +356,17 @@ class Logger:
         run_id: str = info.run_id
         try:
             client.log_batch(run_id, metrics=metric_list(p["metrics"], step=0))
-            self._upload(run_id, p["files"], info.artifact_uri)
+            self._upload(info.artifact_uri, p["files"])
         except BaseException:
             self._safe("end an unfinished candidate run", client.set_terminated, run_id, "FAILED")
             raise
         client.set_terminated(run_id, "FINISHED")
         return run_id
 
-    def _upload(self, run_id: str, files: dict[str, Any], artifact_uri: str | None = None) -> None:
-        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON. With the
-        run's `artifact_uri` at hand, straight to its artifact repository (the client would fetch
-        the run again to learn it)."""
+    def _upload(self, artifact_uri: str, files: dict[str, Any]) -> None:
+        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON, straight to
+        the run's artifact repository (the client's `log_artifacts` would fetch the run again to
+        learn its `artifact_uri`)."""
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
         with tempfile.TemporaryDirectory() as tmp:
@@ -377,10 +379,7 @@ class Logger:
                     path.write_text(content, encoding="utf-8")
                 else:
                     path.write_text(json.dumps(content, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-            if artifact_uri is None:
-                self.client.log_artifacts(run_id, tmp)
-            else:
-                get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
+            get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
 
     def row(self, p: dict[str, Any]) -> None:
         if self.run is not None and int(p["iteration"]) not in self.run.rows_written:
@@ -459,7 +458,7 @@ class Logger:
         notes = self._safe("read the run's notes", self._notes, run.run_id) or ""
         self._safe("log the decision", client.log_batch, run.run_id, metrics=metric_list(p["metrics"], step=0),
                    tags=tag_list({**p["tags"], DESCRIPTION_TAG: p["description"] + notes}))
-        self._safe("log the decision files", self._upload, run.run_id, p["files"])
+        self._safe("log the decision files", self._upload, run.artifact_uri, p["files"])
         for name, table in p["tables"].items():
             self._safe(f"log {name}", client.log_table, run.run_id, table, name)
         best = run.nested.get(p["best_id"])
@@ -488,7 +487,7 @@ class Logger:
         if run is None or run.ended:
             return
         if p.get("plots"):
-            self._safe("log the plots", self._upload, run.run_id, p["plots"])
+            self._safe("log the plots", self._upload, run.artifact_uri, p["plots"])
         self._drain()
         self._flush()
         if p.get("error"):  # kept as history: a later resume finishes the run, the file says when it stopped
