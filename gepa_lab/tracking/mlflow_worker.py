@@ -133,7 +133,6 @@ class Logger:
 
     def __init__(self, reply: Callable[[tuple[Any, ...]], None]):
         self.reply = reply
-        self.clients: dict[str, Any] = {}  # per tracking URI: the store is opened once per process
         self.client: Any = None
         self.uri = ""
         self.run: RunState | None = None
@@ -187,10 +186,9 @@ class Logger:
         # A SQLite store's tables are created (or upgraded) by one process at a time: MLflow's own
         # initialisation races when parallel sweep jobs open a new store. Other stores need no lock.
         db = sqlite_path(self.uri)
+        # (A client is cheap: MLflow opens the store once per process and URI, and caches it.)
         with locked(db.with_name(db.name + ".lock")) if db else contextlib.nullcontext():
-            if self.uri not in self.clients:
-                self.clients[self.uri] = MlflowClient(tracking_uri=self.uri)
-            self.client = self.clients[self.uri]
+            self.client = MlflowClient(tracking_uri=self.uri)
             experiment_id, candidates_id = (self._experiment(*experiment) for experiment in p["experiments"])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
         lock = None
