@@ -183,13 +183,13 @@ class MlflowTracker:
                 log.warning("MLflow logging failed at start (%s); the run record in the run dir has everything",
                             self._start_error)
 
-    def _close(self, kind: str) -> None:
-        """Wait until the logger has written everything (it replies `kind`), then free it."""
+    def _close(self) -> None:
+        """Wait until the logger has written everything (it replies `ended`), then free it."""
         worker = self._worker
         if worker is None:
             return
         try:
-            self._await(kind)
+            self._await("ended")
         except BaseException:  # a second Ctrl-C: the logger finishes in the background
             worker.close()
             self._worker = None
@@ -407,7 +407,7 @@ class MlflowTracker:
                        "promotion_rules.json": {c: [rule.get(c) for rule in result.promotion_rules] for c in fields}}})
         # Drawn while the logger writes the decision; the run ends once they are uploaded too.
         self._send("end", {"status": "FINISHED", "tags": {}, "plots": self._plots(result) if self.plots else {}})
-        self._close("ended")
+        self._close()
 
     def fail(self, error: BaseException) -> None:
         """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error; never raises
@@ -423,7 +423,7 @@ class MlflowTracker:
             "tags": {"error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
                      "promotion_eligible": "false",
                      "promotion_reason": f"run did not finish ({type(error).__name__})"}})
-        self._close("ended")
+        self._close()
 
     @staticmethod
     def _decision_metrics(result: Result) -> dict[str, float]:
