@@ -94,8 +94,9 @@ def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: di
     client.log_batch(run_id, tags=[RunTag("conclusion", clip(note["conclusion"])),
                                    RunTag("next_hypothesis", clip(note["next"])),
                                    RunTag(DESCRIPTION_TAG, description)])
-    url = mlflow_links.run_url(uri, run.info.experiment_id, run_id)
-    return [*where, "MLflow run " + " ".join(mlflow_links.link_lines(uri, url))]
+    command = mlflow_links.ui_command(uri)  # a local store: the command that serves the link
+    serve = f" (serve it first: {command})" if command else ""
+    return [*where, f"MLflow run {mlflow_links.run_url(uri, run.info.experiment_id, run_id)}{serve}"]
 
 
 # -- listing -----------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
-PARENT_FILTER = "tags.`gepa.run_kind` = 'parent'"
 NOTE_WIDTH = 60  # the table's note column; report.md lists every note whole
 
 
@@ -98,12 +97,13 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     found = client.get_experiment_by_name(mlflow_experiment)
     if found is None:
         raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
+    from gepa_lab.tracking.mlflow_tracker import PARENT_FILTER
     from gepa_lab.tracking.mlflow_worker import search_all
 
     return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
-def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
+def frame_of(runs: Sequence[Any], uri: str) -> Any:
     """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted; `runs` is
     not empty (its rows' keys are the columns)."""
     import pandas as pd
@@ -133,7 +133,7 @@ def frame_of(runs: Sequence[Any], uri: str = "") -> Any:
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
             "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
-            "run_url": run_url(uri, run.info.experiment_id, run.info.run_id) if uri else ""})
+            "run_url": run_url(uri, run.info.experiment_id, run.info.run_id)})
     frame = pd.DataFrame(rows)
     frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
@@ -318,13 +318,13 @@ def report_runs(args: argparse.Namespace, uri: str) -> tuple[list[str], list[Pat
                           f"(MLflow experiment {args.mlflow_experiment!r})")
     frame = frame_of(runs, uri)
     table = display_table(frame)
-    links = link_lines(uri, frame, runs[0].info.experiment_id)
+    links, summary = link_lines(uri, frame, runs[0].info.experiment_id), summary_lines(frame)
     notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); {len(frame)} runs.", "",
-             *[f"- {line}" for line in summary_lines(frame)], "", *[f"{line}  " for line in links]]
+             *[f"- {line}" for line in summary], "", *[f"{line}  " for line in links]]
     text = markdown(table, f"gepa-lab report: {title}", notes) + "\n".join(["", *note_lines(frame)])
     written = _write(args, slug, "report", frame, text, lambda path: plot(frame, path, f"gepa-lab: {title}"),
                      "holdout_delta.png")
-    return [table.to_string(index=False), "", *summary_lines(frame), *links], written
+    return [table.to_string(index=False), "", *summary, *links], written
 
 
 def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:

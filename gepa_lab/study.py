@@ -55,9 +55,6 @@ class StudyRun:
         return self.promoted and self.confirmation["delta"] <= TIE
 
 
-Pair = tuple[StudyRun, StudyRun]  # (baseline run, run) with equal pair keys
-
-
 def load_study(sweep_dir: str | Path) -> list[StudyRun]:
     """Every run of a sweep directory, in job order (a job without a record is left out)."""
     root = Path(sweep_dir)
@@ -106,7 +103,7 @@ def value_of(run: StudyRun, key: str) -> str:
     if key in choices:
         return str(choices[key])
     node: Any = run.config
-    for part in key.replace("/", ".").split("."):
+    for part in target.split("."):
         if not isinstance(node, dict) or part not in node:
             raise StudyError(f"--compare {key}: the runs have no such configuration key (try a config group such "
                              "as search/parent, or a key such as search.minibatch_size)")
@@ -142,7 +139,8 @@ def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None) -> 
             for value in values if value != base]
 
 
-def _row(pairs: list[Pair]) -> dict[str, Any]:
+def _row(pairs: list[tuple[StudyRun, StudyRun]]) -> dict[str, Any]:
+    """A row of `compare` from its (baseline run, run) pairs, runs with equal pair keys."""
     diffs = [float(run.gain or 0.0) - float(base.gain or 0.0) for base, run in pairs]
     low, high = paired_interval(diffs, 0.95, RESAMPLES, 0) if diffs else (math.nan, math.nan)
     ours, theirs = [run for _, run in pairs], [base for base, _ in pairs]

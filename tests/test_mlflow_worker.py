@@ -79,8 +79,8 @@ def test_a_candidate_cut_short_ends_failed_and_a_resume_replaces_it(mlflow_uri, 
     assert logger.errors == ["log candidate iteration-0: OSError: disk full"]
     assert {c.data.tags["gepa.key"]: c.info.status for c in candidate_runs(mlflow_client, run_id)} == {
         "seed": "FINISHED", "iteration-0": "FAILED"}
-    logger.fail({"status": "KILLED", "traceback": "KeyboardInterrupt", "file": "interruptions/x.txt",
-                 "tags": {"stop_reason": "interrupted"}})
+    logger.end({"status": "KILLED", "error": ("KeyboardInterrupt", "interruptions/x.txt"),
+                "tags": {"stop_reason": "interrupted"}})
     assert mlflow_client.get_run(run_id).info.status == "KILLED"
 
     resumed = Logger(lambda reply: None)  # as a resume's logging process finds the run

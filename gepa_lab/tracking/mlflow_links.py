@@ -80,8 +80,3 @@ def compare_url(tracking_uri: str, experiment_ids: Sequence[str], run_ids: Seque
     experiments = urllib.parse.quote(json.dumps(sorted(set(experiment_ids)), separators=(",", ":")))
     return f"{ui_base(tracking_uri)}/#/compare-runs?runs={runs}&experiments={experiments}&{CLASSIC_VIEW}"
 
-
-def link_lines(tracking_uri: str, url: str) -> list[str]:
-    """The URL, and for a local store the command to run first."""
-    command = ui_command(tracking_uri)
-    return [url] if command is None else [url, f"(serve it first: {command})"]

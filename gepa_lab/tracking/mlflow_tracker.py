@@ -62,7 +62,7 @@ from gepa_lab.tracking.mlflow_values import (
     split_params,
     validation_metrics,
 )
-from gepa_lab.tracking.mlflow_worker import RUN_FILE, sqlite_path
+from gepa_lab.tracking.mlflow_worker import LINK_TAG, RUN_FILE, sqlite_path
 
 log = logging.getLogger("gepa_lab.mlflow")
 
@@ -70,18 +70,22 @@ DEFAULT_EXPERIMENT = "gepa-lab"
 SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 
 
+# The runs tables the experiments open with (filter, order, columns and their widths).
+VIEWS = json.loads(Path(__file__).with_name("mlflow_views.json").read_text(encoding="utf-8"))
+PARENT_FILTER = VIEWS["decisions"]["searchFilter"]  # selects parent runs (`python -m gepa_lab.report`, `note`)
+
+
 def views() -> list[tuple[str, dict[str, Any]]]:
     """The runs table each experiment opens with (MLflow's shared view state, an experiment tag):
     the columns of `mlflow_views.json` in order, with widths that show their values whole."""
-    spec = json.loads(Path(__file__).with_name("mlflow_views.json").read_text(encoding="utf-8"))
 
     def view(v: dict[str, Any]) -> dict[str, Any]:
         columns = list(v["columnWidths"])
         return {"searchFilter": v["searchFilter"], "orderByKey": v["orderByKey"], "orderByAsc": False,
                 "selectedColumns": columns, "columnOrder": columns, "columnWidths": v["columnWidths"]}
 
-    return [(mlflow_links.DECISIONS_VIEW, view(spec["decisions"])),
-            (mlflow_links.CANDIDATES_VIEW, view(spec["candidates"]))]
+    return [(mlflow_links.DECISIONS_VIEW, view(VIEWS["decisions"])),
+            (mlflow_links.CANDIDATES_VIEW, view(VIEWS["candidates"]))]
 
 
 def _version() -> str:
@@ -179,13 +183,13 @@ class MlflowTracker:
                 log.warning("MLflow logging failed at start (%s); the run record in the run dir has everything",
                             self._start_error)
 
-    def _close(self, kind: str) -> None:
-        """Wait until the logger has written everything (it replies `kind`), then free it."""
+    def _close(self) -> None:
+        """Wait until the logger has written everything (it replies `ended`), then free it."""
         worker = self._worker
         if worker is None:
             return
         try:
-            self._await(kind)
+            self._await("ended")
         except BaseException:  # a second Ctrl-C: the logger finishes in the background
             worker.close()
             self._worker = None
@@ -402,8 +406,8 @@ class MlflowTracker:
             "tables": {"holdout_comparison.json": {c: [case[c] for case in result.holdout_cases] for c in columns},
                        "promotion_rules.json": {c: [rule.get(c) for rule in result.promotion_rules] for c in fields}}})
         # Drawn while the logger writes the decision; the run ends once they are uploaded too.
-        self._send("finish", {"files": self._plots(result) if self.plots else {}})
-        self._close("ended")
+        self._send("end", {"status": "FINISHED", "tags": {}, "plots": self._plots(result) if self.plots else {}})
+        self._close()
 
     def fail(self, error: BaseException) -> None:
         """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error; never raises
@@ -411,14 +415,15 @@ class MlflowTracker:
         if self._worker is None:
             return
         killed = isinstance(error, KeyboardInterrupt)
-        self._send("fail", {
+        self._send("end", {
             # Redacted like every error text: a provider's error may echo the API key.
-            "status": "KILLED" if killed else "FAILED", "traceback": redact("".join(traceback.format_exception(error))),
-            "file": f"interruptions/{time.strftime('%Y%m%d-%H%M%S')}-{type(error).__name__}.txt",
+            "status": "KILLED" if killed else "FAILED",
+            "error": (redact("".join(traceback.format_exception(error))),
+                      f"interruptions/{time.strftime('%Y%m%d-%H%M%S')}-{type(error).__name__}.txt"),
             "tags": {"error": clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
                      "promotion_eligible": "false",
                      "promotion_reason": f"run did not finish ({type(error).__name__})"}})
-        self._close("ended")
+        self._close()
 
     @staticmethod
     def _decision_metrics(result: Result) -> dict[str, float]:
@@ -472,7 +477,7 @@ class MlflowTracker:
                  f"after {result.proposals} proposals ({result.stop_reason}; {self._search_calls} metric calls in "
                  f"the search, {result.metric_calls} in all)."]
         if self.candidates_experiment_id and self.run_id:
-            query = urllib.parse.urlencode({"searchFilter": f"tags.`gepa.parent_run_id` = '{self.run_id}'"})
+            query = urllib.parse.urlencode({"searchFilter": f"tags.`{LINK_TAG}` = '{self.run_id}'"})
             lines.append(f"[This run's pool members](#/experiments/{self.candidates_experiment_id}/runs?{query}"
                          f"&{mlflow_links.CLASSIC_VIEW}) (candidates experiment); every proposal: `proposals.json`.")
         if self._run.simulated:

@@ -7,7 +7,7 @@ the GIL; in its own process it runs on another core (experiments/reports/mlflow_
 Protocol: the tracker writes pickled `(op, payload)` messages to this process's stdin; one reader
 thread moves them into a bounded queue (when it is full the pipe fills and the engine's write
 waits: back-pressure, bounded memory) and the main loop runs them in order. Replies go back on the
-original stdout (`started` after a start, `ended` after finish / fail); fd 1
+original stdout (`started` after a start, `ended` after an end); fd 1
 itself is pointed at stderr so a stray print cannot corrupt them. Payloads are plain data built
 by the tracker. The process serves one run after another; it exits at end of input. If input
 ends while a run is open (the engine process was killed), it writes everything it received and
@@ -115,6 +115,7 @@ class RunState:
     experiment_id: str
     candidates_experiment_id: str
     common: dict[str, str]  # tags every candidate run repeats
+    artifact_uri: str  # where the parent's files go
     lock: IO[str] | None = None
     logged_keys: set[str] = field(default_factory=set)  # candidate runs in the store (gepa.key)
     logged_steps: set[int] = field(default_factory=set)  # parent metric steps in the store
@@ -132,7 +133,6 @@ class Logger:
 
     def __init__(self, reply: Callable[[tuple[Any, ...]], None]):
         self.reply = reply
-        self.clients: dict[str, Any] = {}  # per tracking URI: the store is opened once per process
         self.client: Any = None
         self.uri = ""
         self.run: RunState | None = None
@@ -173,7 +173,7 @@ class Logger:
         # A new parent exists and the engine knows its id: its first files and inputs are logged
         # after the reply, and a failure in them is counted, not fatal (like every later one).
         if created and self.run is not None:
-            self._safe("log the config and seed files", self._upload, self.run.run_id, p["files"])
+            self._safe("log the config and seed files", self._upload, self.run.artifact_uri, p["files"])
             self._safe("log the dataset inputs", self._log_inputs, self.run.run_id, p)
 
     def _start(self, p: dict[str, Any]) -> bool:
@@ -186,13 +186,15 @@ class Logger:
         # A SQLite store's tables are created (or upgraded) by one process at a time: MLflow's own
         # initialisation races when parallel sweep jobs open a new store. Other stores need no lock.
         db = sqlite_path(self.uri)
+        # (A client is cheap: MLflow opens the store once per process and URI, and caches it.)
         with locked(db.with_name(db.name + ".lock")) if db else contextlib.nullcontext():
-            if self.uri not in self.clients:
-                self.clients[self.uri] = MlflowClient(tracking_uri=self.uri)
-            self.client = self.clients[self.uri]
+            self.client = MlflowClient(tracking_uri=self.uri)
             experiment_id, candidates_id = (self._experiment(*experiment) for experiment in p["experiments"])
         run_dir = Path(p["run_dir"]) if p["run_dir"] else None
-        lock = self._lock(run_dir)
+        lock = None
+        if run_dir is not None:  # a resumed run waits here for a logging process still writing its interrupted part
+            run_dir.mkdir(parents=True, exist_ok=True)
+            lock = locked(run_dir / LOCK_FILE)  # held until the run ends
         reopened = bool(p["reopen"]) and self._reopen(p["reopen"], p, lock)
         if not reopened:
             self._create_parent(p, experiment_id, candidates_id, lock)
@@ -220,14 +222,6 @@ class Logger:
             self.client.set_experiment_tag(found.experiment_id, key, state)
         return str(found.experiment_id)
 
-    @staticmethod
-    def _lock(run_dir: Path | None) -> IO[str] | None:
-        """A resumed run waits here for a logging process that still writes its interrupted part."""
-        if run_dir is None:
-            return None
-        run_dir.mkdir(parents=True, exist_ok=True)
-        return locked(run_dir / LOCK_FILE)  # held until the run ends
-
     def _release(self) -> None:
         if self.run is not None and self.run.lock is not None:
             self.run.lock.close()  # releases the lock
@@ -237,38 +231,29 @@ class Logger:
         from mlflow.entities import Param
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
-        client, tags = self.client, dict(p["tags"])
+        client = self.client
+        tags = {**p["tags"], DESCRIPTION_TAG: p["description"], "gepa.candidates_experiment_id": candidates_id}
         # The client adds no source tags (only fluent start_run does): the commit of the gepa_lab
         # checkout, else of the working directory; none outside a git checkout.
         commit = next(filter(None, map(git_commit, p["git_paths"])), None)
         if commit:
             tags[MLFLOW_GIT_COMMIT] = commit
-        run_id = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags,
-                                   run_name=p["run_name"]).info.run_id
-        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], lock)
+        info = client.create_run(experiment_id, start_time=p["start_ms"], tags=tags, run_name=p["run_name"]).info
+        run_id = info.run_id
+        self.run = RunState(run_id, experiment_id, candidates_id, p["common"], info.artifact_uri, lock)
         # `first_metric` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         client.log_batch(run_id, params=[Param(k, v) for k, v in p["params"].items()],
-                         metrics=metric_list({p["first_metric"]: math.nan}, step=0),
-                         tags=tag_list({DESCRIPTION_TAG: p["description"],
-                                        "gepa.candidates_experiment_id": candidates_id}))
+                         metrics=metric_list({p["first_metric"]: math.nan}, step=0))
 
     def _log_inputs(self, run_id: str, p: dict[str, Any]) -> None:
-        from tenacity import Retrying, stop_after_attempt, wait_incrementing
-
-        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
-        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
-            with attempt:
-                self.client.log_inputs(run_id, datasets=self._dataset_inputs(p))
-
-    @staticmethod
-    def _dataset_inputs(p: dict[str, Any]) -> list[Any]:
         """One input per split (context = split); MLflow's digest is a 36-char prefix of ours."""
         import pandas as pd
         from mlflow.data.code_dataset_source import CodeDatasetSource
         from mlflow.data.pandas_dataset import from_pandas
         from mlflow.entities import Dataset, DatasetInput, InputTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+        from tenacity import Retrying, stop_after_attempt, wait_incrementing
 
         source = CodeDatasetSource({"gepa_lab.run_dir": p["run_dir"] or ""})
         inputs = []
@@ -278,7 +263,10 @@ class Logger:
             inputs.append(DatasetInput(Dataset(**data.to_dict()), [
                 InputTag(MLFLOW_DATASET_CONTEXT, split["split"]), InputTag("sha256", split["digest"]),
                 InputTag("dataset.version", split["version"])]))
-        return inputs
+        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
+        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
+            with attempt:
+                self.client.log_inputs(run_id, datasets=inputs)
 
     # -- resume -----------------------------------------------------------------------------------
     def _reopen(self, run_id: str, p: dict[str, Any], lock: IO[str] | None) -> bool:
@@ -295,7 +283,8 @@ class Logger:
             return False
         tags = parent.data.tags
         candidates_id = tags.get("gepa.candidates_experiment_id") or self._experiment(*p["experiments"][1])
-        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"], lock)
+        self.run = run = RunState(run_id, parent.info.experiment_id, candidates_id, p["common"],
+                                  parent.info.artifact_uri, lock)
         client.update_run(run_id, status="RUNNING")
         client.log_batch(run_id, tags=tag_list({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
                                                 "promotion_eligible": "pending"}))
@@ -365,17 +354,17 @@ class Logger:
         run_id: str = info.run_id
         try:
             client.log_batch(run_id, metrics=metric_list(p["metrics"], step=0))
-            self._upload(run_id, p["files"], info.artifact_uri)
+            self._upload(info.artifact_uri, p["files"])
         except BaseException:
             self._safe("end an unfinished candidate run", client.set_terminated, run_id, "FAILED")
             raise
         client.set_terminated(run_id, "FINISHED")
         return run_id
 
-    def _upload(self, run_id: str, files: dict[str, Any], artifact_uri: str | None = None) -> None:
-        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON. With the
-        run's `artifact_uri` at hand, straight to its artifact repository (the client would fetch
-        the run again to learn it)."""
+    def _upload(self, artifact_uri: str, files: dict[str, Any]) -> None:
+        """Every file of a run in one `log_artifacts` call: text, bytes (PNG) or JSON, straight to
+        the run's artifact repository (the client's `log_artifacts` would fetch the run again to
+        learn its `artifact_uri`)."""
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
         with tempfile.TemporaryDirectory() as tmp:
@@ -388,10 +377,7 @@ class Logger:
                     path.write_text(content, encoding="utf-8")
                 else:
                     path.write_text(json.dumps(content, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-            if artifact_uri is None:
-                self.client.log_artifacts(run_id, tmp)
-            else:
-                get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
+            get_artifact_repository(artifact_uri, tracking_uri=self.uri).log_artifacts(tmp)
 
     def row(self, p: dict[str, Any]) -> None:
         if self.run is not None and int(p["iteration"]) not in self.run.rows_written:
@@ -459,8 +445,8 @@ class Logger:
 
     # -- the end ----------------------------------------------------------------------------------
     def decision(self, p: dict[str, Any]) -> None:
-        """The run's outcome (metrics, tags, description, files, tables); `finish` follows with
-        the plots, which the engine draws meanwhile."""
+        """The run's outcome (metrics, tags, description, files, tables); `end` follows with the
+        plots, which the engine draws meanwhile."""
         run = self.run
         if run is None or run.ended:
             return
@@ -470,49 +456,45 @@ class Logger:
         notes = self._safe("read the run's notes", self._notes, run.run_id) or ""
         self._safe("log the decision", client.log_batch, run.run_id, metrics=metric_list(p["metrics"], step=0),
                    tags=tag_list({**p["tags"], DESCRIPTION_TAG: p["description"] + notes}))
-        self._safe("log the decision files", self._upload, run.run_id, p["files"])
+        self._safe("log the decision files", self._upload, run.artifact_uri, p["files"])
         for name, table in p["tables"].items():
             self._safe(f"log {name}", client.log_table, run.run_id, table, name)
         best = run.nested.get(p["best_id"])
         if best is not None:
             self._safe("tag the best candidate", client.set_tag, best, "is_best", "true")
 
-    def finish(self, p: dict[str, Any]) -> None:
-        self._end("FINISHED", {}, plots=p["files"])
-        self.reply(("ended", self.state()))
-
     def _notes(self, run_id: str) -> str:
         """The researcher's notes already in the description (added while the run ran)."""
         text = self.client.get_run(run_id).data.tags.get(DESCRIPTION_TAG, "")
         return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
 
-    def fail(self, p: dict[str, Any]) -> None:
-        self._end(p["status"], p["tags"], error=p)
+    def end(self, p: dict[str, Any]) -> None:
+        """The engine's finish() (with the plots) or fail() (with the error): the run ends."""
+        self._end(p)
         self.reply(("ended", self.state()))
 
     def lost(self) -> None:
         """Input ended with a run open: the engine process died without finish() or fail()."""
-        self._end("KILLED", {"stop_reason": "killed", "promotion_eligible": "false",
-                             "promotion_reason": "run did not finish (its process was killed)"})
+        self._end({"status": "KILLED", "tags": {"stop_reason": "killed", "promotion_eligible": "false",
+                                                "promotion_reason": "run did not finish (its process was killed)"}})
 
-    def _end(self, status: str, tags: dict[str, str], plots: dict[str, bytes] | None = None,
-             error: dict[str, Any] | None = None) -> None:
-        """End the open parent run, if any, once what is still pending is written (the plots and
-        the error, if any)."""
+    def _end(self, p: dict[str, Any]) -> None:
+        """End the open parent run, if any, with `status` and `tags`, once what is still pending is
+        written (the `plots` and the `error` (text, file), if any)."""
         run = self.run
         if run is None or run.ended:
             return
-        if plots:
-            self._safe("log the plots", self._upload, run.run_id, plots)
+        if p.get("plots"):
+            self._safe("log the plots", self._upload, run.artifact_uri, p["plots"])
         self._drain()
         self._flush()
-        if error is not None:  # kept as history: a later resume finishes the run, the file says when it stopped
-            self._safe("log the error", self.client.log_text, run.run_id, error["traceback"], error["file"])
-        tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
+        if p.get("error"):  # kept as history: a later resume finishes the run, the file says when it stopped
+            self._safe("log the error", self.client.log_text, run.run_id, *p["error"])
+        tags = {**p["tags"], "mlflow_tracker.errors": str(len(self.errors))}
         if self.errors:
             tags["mlflow_tracker.first_error"] = self.errors[0][:8000]
         self._safe("log the tracker status", self.client.log_batch, run.run_id, tags=tag_list(tags))
-        self._safe("end the parent run", self.client.set_terminated, run.run_id, status)
+        self._safe("end the parent run", self.client.set_terminated, run.run_id, p["status"])
         run.ended = True
         self._release()
 

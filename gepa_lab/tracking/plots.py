@@ -120,8 +120,7 @@ def heatmap_figure(candidates: Sequence[str], cases: Sequence[str],
                       [("winner " if c == best_id else "") + _short(c) for c in candidates], fontsize=7)
         for label, c in zip(ax.get_yticklabels(), candidates, strict=True):
             if c == best_id:
-                label.set_color("tab:red")
-                label.set_fontweight("bold")
+                label.set(color="tab:red", fontweight="bold")
     if best_id is not None and best_id in candidates:
         row = list(candidates).index(best_id)
         ax.add_patch(Rectangle((-0.5, row - 0.5), cols, 1, fill=False, edgecolor="tab:red", linewidth=2))
@@ -163,8 +162,7 @@ def holdout_delta_figure(cases: Sequence[Mapping[str, Any]], interval: Sequence[
     bars = ax.bar(range(len(cases)), deltas, color=colors)
     for bar, case in zip(bars, cases, strict=True):
         if case.get("critical"):
-            bar.set_hatch("//")
-            bar.set_edgecolor("black")
+            bar.set(hatch="//", edgecolor="black")
     ax.axhline(0.0, color="black", linewidth=0.8)
     mean = math.fsum(deltas) / len(deltas)
     ax.axhline(mean, color="tab:blue", linestyle="--", linewidth=1, label=f"mean {mean:+.4f}")

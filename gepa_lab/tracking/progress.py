@@ -28,8 +28,7 @@ class ProgressTracker:
         if self.mode == "bar":
             from tqdm import tqdm
 
-            self._bar = tqdm(total=run.search.max_metric_calls, unit="call", desc="gepa", dynamic_ncols=True,
-                             leave=True)
+            self._bar = tqdm(total=run.search.max_metric_calls, unit="call", desc="gepa", dynamic_ncols=True)
         elif self.mode == "log":
             log.info("run %s%s started: budget %d metric calls", run.experiment_id[:8],
                      " (resumed)" if run.resume else "", run.search.max_metric_calls)
