@@ -59,7 +59,6 @@ from gepa_lab.revisions.store import (
 
 AUTO_EXPIRE = "auto-expire"  # the sweeper's actor
 GATES = "gates"  # the actor of automatic rejections
-RESERVED_ACTORS = frozenset({AUTO_EXPIRE, GATES})
 
 
 def check_actor(actor: Any, *, system: bool = False) -> str:
@@ -68,7 +67,7 @@ def check_actor(actor: Any, *, system: bool = False) -> str:
     actor = actor.strip()
     if len(actor) > MAX_NAME:
         raise InvalidRequest(f"actor name is {len(actor)} characters; the limit is {MAX_NAME}")
-    if actor in RESERVED_ACTORS and not system:
+    if actor in (AUTO_EXPIRE, GATES) and not system:
         raise InvalidRequest(f"actor {actor!r} is reserved for automatic decisions; use your own name")
     return actor
 
