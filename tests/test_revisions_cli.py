@@ -136,6 +136,7 @@ def test_sweep_is_opt_in(capsys, store, monkeypatch):
 @pytest.mark.parametrize("args, code, message", [
     (["approve", "x"], 2, "the following arguments are required: --actor"),
     (["sweep", "--approval-timeout", "soon"], 2, "'soon' is not a duration"),
+    (["sweep", "--approval-timeout", "0h"], 2, "the approval timeout must be positive"),
     (["list", "--status", "live"], 2, "invalid choice: 'live'"),
     (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
     (["show", "abcd", "--store", "sqlite:///elsewhere.db"], 1, "no revision store at"),

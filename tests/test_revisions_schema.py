@@ -21,7 +21,7 @@ from gepa_lab.core.submission import Evidence, SubmissionRequest
 from gepa_lab.revisions import schema, service
 from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.errors import RevisionStoreError
-from gepa_lab.revisions.store import Base, RevisionStore, display_url, parse_url
+from gepa_lab.revisions.store import Base, RevisionStore, parse_url
 
 NAME = "Weather Monitor"
 T0 = datetime(2026, 1, 5, 9, 0)
@@ -104,7 +104,7 @@ def write_history_as_before_migrations(url: str) -> None:
 
 def test_upgrading_a_store_created_before_migrations(url, capsys, tmp_path):
     write_history_as_before_migrations(url)
-    shown = display_url(parse_url(url))
+    shown = parse_url(url).render_as_string(hide_password=True)
     with pytest.raises(RevisionStoreError) as refused:
         RevisionStore(url)
     assert str(refused.value) == (

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.revisions.store import display_url, fmt_score, parse_url
+from gepa_lab.revisions.store import fmt_score, parse_url
 
 REVIEW = "python -m gepa_lab.revisions"
 SIMULATED = "SkillCraft-sim: these scores calibrate the harness, not an LM"
@@ -44,7 +44,7 @@ def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
         return str(revision["store"])
     url = (experiment.get("config") or {}).get("submitter", {}).get("url")
     try:
-        return display_url(parse_url(url)) if isinstance(url, str) else None
+        return parse_url(url).render_as_string(hide_password=True) if isinstance(url, str) else None
     except Exception:  # an unusable URL: the run's own error says so
         return None
 

@@ -43,11 +43,8 @@ def _duration(text: str) -> timedelta:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration; write e.g. 90m, 72h or 3d")
-    value, unit = float(match.group(1)), match.group(2)
-    seconds = value * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError("the approval timeout must be positive")
-    return timedelta(seconds=seconds)
+    # A zero duration is refused by service.sweep (the one check, for the CLI and the API alike).
+    return timedelta(seconds=float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
                         help=f"SQLAlchemy URL of the revision store (default {DEFAULT_STORE_URL})")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+    ref = _Parser(add_help=False)
+    ref.add_argument("revision", help="id, unique id prefix, or <artifact>@v<version>")
     decision = _Parser(add_help=False)
     decision.add_argument("--actor", required=True, help="who decides (recorded in the audit log)")
     decision.add_argument("--comment", default=None, help="why (recorded in the audit log)")
@@ -73,16 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[common], help="revisions, newest version last")
     p.add_argument("--artifact", help="only this artifact")
     p.add_argument("--status", action="append", choices=STATUSES, help="only these statuses (repeatable)")
-    p = sub.add_parser("show", parents=[common], help="one revision: status, evidence, gates, body")
-    p.add_argument("revision", help="id, unique id prefix, or <artifact>@v<version>")
-    p = sub.add_parser("diff", parents=[common], help="the published file of a revision against its parent")
-    p.add_argument("revision")
+    sub.add_parser("show", parents=[common, ref], help="one revision: status, evidence, gates, body")
+    p = sub.add_parser("diff", parents=[common, ref], help="the published file of a revision against its parent")
     p.add_argument("--against", help="compare with this revision instead of the parent")
-    p = sub.add_parser("approve", parents=[common, decision, publishing],
-                       help="publish a pending_approval revision (archives the active one)")
-    p.add_argument("revision")
-    p = sub.add_parser("reject", parents=[common, decision], help="reject a pending revision")
-    p.add_argument("revision")
+    sub.add_parser("approve", parents=[common, ref, decision, publishing],
+                   help="publish a pending_approval revision (archives the active one)")
+    sub.add_parser("reject", parents=[common, ref, decision], help="reject a pending revision")
     p = sub.add_parser("rollback", parents=[common, decision, publishing],
                        help="re-activate an archived revision (default: the one archived last)")
     p.add_argument("artifact")

@@ -7,6 +7,7 @@ stays a human decision (`python -m gepa_lab.revisions rollback`).
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from pathlib import Path
 
 from gepa_lab.core.artifacts import artifact_from_dict
@@ -48,17 +49,14 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
         evaluator, settings = experiment.evaluator()
     except ValueError as exc:
         raise InvalidRequest(f"{exc}; monitor needs a run it can score again") from exc
-    runner = CaseRunner(evaluator, settings, None)
 
-    def mean(revision: RevisionRow) -> float:
+    def mean(runner: CaseRunner, revision: RevisionRow) -> float:
         scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
         return math.fsum(scores) / len(scores)
 
-    try:
-        active_mean = mean(active)
-        parent_mean = None if parent is None else mean(parent)
-    finally:
-        runner.close()
+    with closing(CaseRunner(evaluator, settings, None)) as runner:
+        active_mean = mean(runner, active)
+        parent_mean = None if parent is None else mean(runner, parent)
     with store.transaction() as session:
         row = MonitoringRow(
             at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import SkillSpec, TextsArtifact, ToolDescription, artifact_from_dict
-from gepa_lab.revisions.gates import canonical_name
 from gepa_lab.runs.files import write_text_atomic
 
 DEFAULT_PUBLISH_ROOT = "published"
@@ -32,13 +31,6 @@ def render(body: dict[str, Any]) -> tuple[str, str]:
     if isinstance(artifact, TextsArtifact):  # name -> text, e.g. one instruction per DSPy predictor
         return file_name, json.dumps(artifact.to_dict(), indent=2, ensure_ascii=False) + "\n"
     return file_name, getattr(artifact, artifact.COMPONENTS[0]).rstrip() + "\n"  # prompt, routing policy
-
-
-def artifact_dir(root: Path, name: str) -> Path:
-    slug = canonical_name(name)
-    if not slug:
-        raise ValueError(f"artifact name {name!r} has no letters or digits to name its directory")
-    return root / slug
 
 
 Snapshot = dict[Path, str | None]

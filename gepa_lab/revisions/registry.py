@@ -28,9 +28,6 @@ TAG = "gepa_lab."
 REVISION_TAG = TAG + "revision_id"
 
 
-prompt_name = canonical_name  # the prompt is named like the published directory
-
-
 def version_tags(revision: RevisionRow) -> dict[str, str]:
     ev = revision.evidence
     tags = {"revision_id": revision.id, "artifact": revision.artifact_name, "version": str(revision.version),
@@ -81,7 +78,7 @@ class PromptRegistry:
     def _register(self, revision: RevisionRow, known: dict[str, int]) -> int:
         if revision.id in known:
             return known[revision.id]
-        name = prompt_name(revision.artifact_name)
+        name = canonical_name(revision.artifact_name)
         if self.client.get_prompt(name) is None:
             self.client.create_prompt(
                 name, description=f"gepa-lab artifact {revision.artifact_name!r} ({revision.kind}); versions are "
@@ -96,7 +93,7 @@ class PromptRegistry:
 
     def publish(self, revision: RevisionRow) -> str:
         """Register `revision` (if it is not yet) and point `production` at it; its URI."""
-        name = prompt_name(revision.artifact_name)
+        name = canonical_name(revision.artifact_name)
         version = self._register(revision, self._versions(name))
         self.client.set_prompt_alias(name, ALIAS, version)
         return f"prompts:/{name}/{version}"
@@ -107,7 +104,7 @@ class PromptRegistry:
         approved = store.revisions(statuses=("active", "archived"))
         out = []
         for artifact in sorted({r.artifact_name for r in approved}):
-            name = prompt_name(artifact)
+            name = canonical_name(artifact)
             known = self._versions(name)
             before = len(known)
             active = None

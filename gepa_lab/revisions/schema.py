@@ -67,11 +67,6 @@ def current(connection: Connection) -> str | None:
     return BASELINE if version == "1" else f"schema_version {version}"  # pre-migration store
 
 
-def _lock(connection: Connection) -> None:
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
-
-
 def _refusal(url: str, found: str) -> RevisionStoreError:
     if found in known():
         return RevisionStoreError(
@@ -98,7 +93,8 @@ def prepare(engine: Engine, url: str, *, create: bool, upgrade: bool = False) ->
         found = checked(connection)
     if found != head():
         with engine.begin() as connection:
-            _lock(connection)
+            if connection.dialect.name == "postgresql":  # SQLite's BEGIN IMMEDIATE already holds the write lock
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
             found = checked(connection)  # another process may have created or upgraded it meanwhile
             if found != head():
                 config = _config(connection)

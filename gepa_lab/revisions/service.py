@@ -33,7 +33,7 @@ from gepa_lab.core.artifacts import KINDS, artifact_from_dict
 from gepa_lab.core.contracts import canonical_json, sha256_hex
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import SubmissionRequest
-from gepa_lab.revisions import publish
+from gepa_lab.revisions import gates, publish
 from gepa_lab.revisions.errors import (
     AlreadyDecided,
     AlreadySubmitted,
@@ -43,7 +43,6 @@ from gepa_lab.revisions.errors import (
     RevisionNotFound,
     StaleParent,
 )
-from gepa_lab.revisions.gates import DEFAULT_MIN_HOLDOUT_SCORE, check_evidence, run_gates
 from gepa_lab.revisions.registry import PromptRegistry
 from gepa_lab.revisions.store import (
     MAX_NAME,
@@ -59,7 +58,6 @@ from gepa_lab.revisions.store import (
 
 AUTO_EXPIRE = "auto-expire"  # the sweeper's actor
 GATES = "gates"  # the actor of automatic rejections
-RESERVED_ACTORS = frozenset({AUTO_EXPIRE, GATES})
 
 
 def check_actor(actor: Any, *, system: bool = False) -> str:
@@ -68,7 +66,7 @@ def check_actor(actor: Any, *, system: bool = False) -> str:
     actor = actor.strip()
     if len(actor) > MAX_NAME:
         raise InvalidRequest(f"actor name is {len(actor)} characters; the limit is {MAX_NAME}")
-    if actor in RESERVED_ACTORS and not system:
+    if actor in (AUTO_EXPIRE, GATES) and not system:
         raise InvalidRequest(f"actor {actor!r} is reserved for automatic decisions; use your own name")
     return actor
 
@@ -118,10 +116,10 @@ def _store_name(request: SubmissionRequest, fallback: str | None) -> str:
 
 
 def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: str | None = None,
-           min_holdout_score: float = DEFAULT_MIN_HOLDOUT_SCORE) -> Submission:
+           min_holdout_score: float = gates.DEFAULT_MIN_HOLDOUT_SCORE) -> Submission:
     """Gate and store one eligible winner. Refuses (nothing stored) malformed evidence and a stale
     parent; returns the existing revision for the same artifact on the same parent."""
-    problems = check_evidence(request.evidence)
+    problems = gates.check_evidence(request.evidence)
     if problems:
         raise InvalidRequest("submission refused: " + "; ".join(problems))
     body = request.artifact
@@ -157,7 +155,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         existing_names = sorted(session.scalars(select(RevisionRow.artifact_name).distinct().where(
             RevisionRow.status != "rejected", RevisionRow.artifact_name != name)))
         version = (session.scalar(select(func.max(RevisionRow.version)).filter_by(artifact_name=name)) or 0) + 1
-        verdict = run_gates(body, name, request.action, request.evidence, existing_names, min_holdout_score)
+        verdict = gates.run_gates(body, name, request.action, request.evidence, existing_names, min_holdout_score)
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
@@ -266,8 +264,9 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
               detail: dict[str, Any]) -> Decision:
     """Archive the current active revision, make `row` active, move the pointer, publish, audit."""
     file_name, text = publish.render(row.body)
-    # Recorded in the store: must not depend on the cwd.
-    path = publish.artifact_dir(Path(publish_root).resolve(), artifact.name) / file_name
+    # Recorded in the store: must not depend on the cwd. The SpecGate refused names without letters or
+    # digits, so every revision that can become active has a directory name.
+    path = Path(publish_root).resolve() / gates.canonical_name(artifact.name) / file_name
     previous = store.active_row(session, artifact.name)
     if previous is not None:
         _move(session, store, previous, "archived", actor, "archived", comment,

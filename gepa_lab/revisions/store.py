@@ -233,11 +233,6 @@ def parse_url(url: str) -> URL:
         raise RevisionStoreError(str(exc)) from exc
 
 
-def display_url(url: URL) -> str:
-    """For messages and records: never the password."""
-    return url.render_as_string(hide_password=True)
-
-
 def _engine(url: URL) -> Engine:
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True)
@@ -276,7 +271,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
 
     def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, upgrade: bool = False):
         self.url = parse_url(url)
-        self.display_url = display_url(self.url)
+        self.display_url = self.url.render_as_string(hide_password=True)  # for messages and records
         if not create and self.url.get_backend_name() == "sqlite" and not Path(str(self.url.database)).is_file():
             raise StoreMissing(self.display_url)
         try:
