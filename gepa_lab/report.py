@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import describe, fail, one_line_parser
+from gepa_lab.summary import HOLDOUT_REUSE_WARNING
 from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
@@ -100,7 +101,7 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     from gepa_lab.tracking.mlflow_tracker import PARENT_FILTER
     from gepa_lab.tracking.mlflow_worker import search_all
 
-    return search_all(client, found.experiment_id, f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
+    return search_all(client, [found.experiment_id], f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 
 
 def frame_of(runs: Sequence[Any], uri: str) -> Any:
@@ -129,6 +130,7 @@ def frame_of(runs: Sequence[Any], uri: str) -> Any:
             "eligible": tags["promotion_eligible"] == "true" if finished else None,
             "metric_calls": metrics.get("total_metric_calls", math.nan),
             "cost_usd": metrics.get("total_cost_usd", math.nan),
+            "holdout_reuse": metrics.get("holdout_reuse", math.nan),
             "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
             "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
@@ -208,6 +210,10 @@ def summary_lines(frame: Any) -> list[str]:
         simulated = " (SkillCraft-sim: simulated numbers that calibrate the harness, not an LM)" \
             if group["simulated"].any() else ""
         out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}{simulated}")
+        reuse = group["holdout_reuse"].max()
+        if reuse >= HOLDOUT_REUSE_WARNING:
+            out.append(f"{name}: up to {int(reuse)} earlier runs of the tracking store were decided on the same "
+                       "holdout split: keeping the best of them tunes on it (confirm with --confirm)")
     return out
 
 

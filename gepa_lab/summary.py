@@ -6,6 +6,9 @@ from pathlib import Path
 
 from gepa_lab.core.result import Result
 
+# Decisions on one holdout split past which keeping the best of them is tuning on it.
+HOLDOUT_REUSE_WARNING = 5
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -72,6 +75,10 @@ def _process(result: Result) -> list[str]:
     if result.skipped_proposals:
         lines.append(f"  skipped     {_plural(result.skipped_proposals, 'proposal')} from parents already perfect on "
                      "their minibatch")
+    if result.holdout_reuse is not None and result.holdout_reuse >= HOLDOUT_REUSE_WARNING:
+        lines.append(f"  reuse       {result.holdout_reuse} earlier runs in this tracking store were decided on this "
+                     "holdout split: keeping the best of them tunes on it (confirm the choice on a sealed split: "
+                     "python -m gepa_lab.report --confirm)")
     return lines + [f"  warning     {warning}" for warning in result.warnings]
 
 

@@ -38,7 +38,7 @@ from fixtures_mlflow import (
     wait_for_logger,
 )
 
-from gepa_lab import EvaluatorError
+from gepa_lab import EvaluatorError, report
 from gepa_lab.core.errors import TrackingError
 from gepa_lab.tracking import (
     mlflow_links,
@@ -550,6 +550,28 @@ def test_recipe_cli_run_logs_every_proposal(tmp_path) -> None:
 
 
 # -- configuration, helpers, public API ------------------------------------------------------
+
+def test_each_decision_counts_the_store_s_runs_already_decided_on_its_holdout(tmp_path, monkeypatch) -> None:
+    """Holdout reuse: across experiments of one store, by the holdout split's digest; a run
+    killed before its decision does not count, another holdout split does not either."""
+    uri = f"sqlite:///{tmp_path / 'reuse.db'}"
+    counts = []
+    for n, experiment in enumerate(("toy", "toy", "other")):
+        toy_run(uri, tmp_path / f"run{n}", experiment=experiment, random_seed=n + 1, iterations=2)
+        counts.append(json.loads((tmp_path / f"run{n}" / "result.json").read_text(encoding="utf-8"))["holdout_reuse"])
+    with pytest.raises(KeyboardInterrupt):
+        toy_run(uri, tmp_path / "killed", random_seed=9, iterations=2, after=(InterruptAt("iteration"),))
+    tracker = toy_run(uri, tmp_path / "run3", random_seed=4, iterations=2)
+    result = json.loads((tmp_path / "run3" / "result.json").read_text(encoding="utf-8"))
+    assert counts + [result["holdout_reuse"]] == [0, 1, 2, 3]
+    from mlflow import MlflowClient
+
+    assert MlflowClient(uri).get_run(tracker.run_id).data.metrics["holdout_reuse"] == 3
+    frame = report.frame_of(report.parent_runs(MlflowClient(uri), "gepa-lab", ""), uri)
+    monkeypatch.setattr(report, "HOLDOUT_REUSE_WARNING", 3)
+    assert "toy: up to 3 earlier runs of the tracking store were decided on the same holdout split" in \
+        "\n".join(report.summary_lines(frame))
+
 
 def test_links_leave_out_a_tracking_uri_with_a_password() -> None:
     tracker = MlflowTracker(uri="postgresql://gepa:s3cret@127.0.0.1/mlflow")

@@ -64,6 +64,12 @@ def test_delta_below_minimum_is_formatted_with_four_decimals():
     assert d.reason == "holdout delta -0.0010 is below required 0.0000"
 
 
+def test_a_tiny_negative_delta_is_never_printed_as_minus_zero():
+    d = assess([0.5, 0.5], [0.49998, 0.5])  # delta = -0.00001: "-0.0000 is below 0.0000" would contradict itself
+    assert d.eligible is False
+    assert d.reason == "holdout delta -1.00e-05 is below required 0.0000"
+
+
 def test_delta_below_a_positive_minimum():
     d = assess([0.2, 0.2], [0.4, 0.4], min_improvement=0.25)
     assert d.reason == "holdout delta 0.2000 is below required 0.2500"

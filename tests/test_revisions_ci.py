@@ -99,6 +99,9 @@ def test_the_repository_names_no_driver_but_psycopg_3():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     found = [p for p in tracked if (ROOT / p).is_file() and needle.encode() in (ROOT / p).read_bytes()]
     assert found == []
+    from sqlalchemy.engine import make_url
+
+    assert make_url("postgresql://db.internal/revisions").get_dialect().driver == "psycopg"
 
 
 def record(run_dir: Path, promotion: dict[str, Any], result: dict[str, Any] | None = None,

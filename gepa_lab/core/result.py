@@ -84,6 +84,8 @@ class Result:
     decision_number: int = 1  # a finished search decided again gets the next number
     decision_paid_evaluations: int = 0  # evaluator calls this decision paid for (the rest came from the record)
     warnings: list[str] = field(default_factory=list)  # pre-flight: what weakens the evidence (duplicates, ...)
+    # Runs of the tracking store already decided on this holdout split (None: no store was asked).
+    holdout_reuse: int | None = None
 
     @property
     def holdout_delta(self) -> float:

@@ -307,7 +307,7 @@ class Run:
                               transfer)  # type: ignore[arg-type]
         result.decision_number, result.warnings = number, self.warnings
         result.decision_paid_evaluations = self.paid() - paid_before
-        result.links = self.trackers.links()
+        result.links, result.holdout_reuse = self.trackers.links(), self.trackers.holdout_reuse()
         self.record.decision(number, decision_settings(request), result.to_dict(),
                              promotion_outcome(result, request.submit))
         return result

@@ -134,6 +134,7 @@ class MlflowTracker:
         self.run_id: str | None = None  # the parent run
         self.experiment_id: str | None = None
         self.candidates_experiment_id: str | None = None
+        self.reuse: int | None = None  # the store's runs already decided on this holdout split
         self.errors: list[str] = []
         self.error_count = 0
         self._started = False  # the logger's `started` reply was read
@@ -164,6 +165,7 @@ class MlflowTracker:
                 self._started, self._start_error = True, state["start_error"]
                 self.run_id, self.experiment_id = state["run_id"], state["experiment_id"]
                 self.candidates_experiment_id, self.uri = state["candidates_experiment_id"], state["uri"]
+                self.reuse = state["holdout_reuse"]
             if got == kind:
                 return
 
@@ -302,9 +304,14 @@ class MlflowTracker:
             "run_name": f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}",
             "start_ms": int(datetime.fromisoformat(run.started_at).timestamp() * 1000),
             "tags": tags, "common": common, "params": params, "files": files, "inputs": inputs,
+            "holdout_digest": run.digests.get("holdout") if run.dataset.holdout else None,
             "description": f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed}).",
             # The commit of the gepa_lab checkout, else of the working directory.
             "git_paths": [str(Path(__file__).resolve().parents[1]), os.getcwd()]}
+
+    def holdout_reuse(self) -> int | None:
+        self._await_start()
+        return self.reuse
 
     def links(self) -> dict[str, str]:
         """Where the run is: ids, the tracking URI (left out when it holds a password), the run's
@@ -436,6 +443,8 @@ class MlflowTracker:
             "seed_validation_mean": result.baseline_validation.score,
             "total_metric_calls": result.metric_calls, "total_cost_usd": sum(cost.values()),
             "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_tokens": result.reflection_tokens}
+        if result.holdout_reuse is not None:
+            metrics["holdout_reuse"] = result.holdout_reuse
         if result.baseline_holdout.cases:
             metrics.update({"holdout_delta": result.holdout_delta, "seed_holdout_mean": result.baseline_holdout.score,
                             "winner_holdout_mean": result.candidate_holdout.score})

@@ -82,12 +82,12 @@ def locked(path: Path) -> IO[str]:
     return handle
 
 
-def search_all(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
-    """Every run of the experiment that matches, page after page."""
+def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
+    """Every run of the experiments that matches, page after page."""
     runs: list[Any] = []
     token = None
     while True:
-        page = client.search_runs([experiment_id], filter_string, max_results=1000, page_token=token)
+        page = client.search_runs(experiment_ids, filter_string, max_results=1000, page_token=token)
         runs += page
         token = page.token
         if not token:
@@ -138,6 +138,7 @@ class Logger:
         self.run: RunState | None = None
         self.errors: list[str] = []
         self.start_error: str | None = None
+        self.reuse: int | None = None  # the store's runs already decided on this run's holdout split
         self.uploads: ThreadPoolExecutor | None = None  # against a server: candidate runs in parallel
         self.in_flight: list[Future[None]] = []
 
@@ -154,11 +155,12 @@ class Logger:
         return {"run_id": run.run_id if run else None, "experiment_id": run.experiment_id if run else None,
                 "candidates_experiment_id": run.candidates_experiment_id if run else None, "uri": self.uri,
                 "errors": self.errors[:MAX_REPORTED_ERRORS], "error_count": len(self.errors),
-                "start_error": self.start_error, "cpu_s": _cpu_s(), "warm_up_cpu_s": WARM_UP_CPU_S}
+                "start_error": self.start_error, "holdout_reuse": self.reuse,
+                "cpu_s": _cpu_s(), "warm_up_cpu_s": WARM_UP_CPU_S}
 
     # -- start ------------------------------------------------------------------------------------
     def start(self, p: dict[str, Any]) -> None:
-        self.run, self.errors, self.start_error, self.uri = None, [], None, p["uri"]
+        self.run, self.errors, self.start_error, self.uri, self.reuse = None, [], None, p["uri"], None
         os.environ.update(p["env"])
         created = False
         try:
@@ -169,6 +171,9 @@ class Logger:
                 self._safe("mark the parent run FAILED", self.client.set_terminated, self.run.run_id, "FAILED")
                 self._release()
                 self.run = None
+        if self.run is not None and p["holdout_digest"]:
+            self.reuse = self._safe("count the runs decided on this holdout split", self._holdout_reuse,
+                                    p["holdout_digest"], self.run.run_id)
         self.reply(("started", self.state()))
         # A new parent exists and the engine knows its id: its first files and inputs are logged
         # after the reply, and a failure in them is counted, not fatal (like every later one).
@@ -205,6 +210,19 @@ class Logger:
                                        "tracking_uri": self.uri}, indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, run_dir / RUN_FILE)
         return not reopened
+
+    def _holdout_reuse(self, digest: str, run_id: str) -> int:
+        """Parent runs anywhere in the store, this one aside, already decided on this holdout split."""
+        experiments, token = [], None
+        while True:
+            page = self.client.search_experiments(max_results=1000, page_token=token)
+            experiments += [e.experiment_id for e in page]
+            token = page.token
+            if not token:
+                break
+        decided = (f"tags.`dataset.digest.holdout` = '{digest}' and tags.`gepa.run_kind` = 'parent' "
+                   "and metrics.promotion_eligible >= 0")
+        return sum(run.info.run_id != run_id for run in search_all(self.client, experiments, decided))
 
     def _experiment(self, name: str, location: str | None, view: tuple[str, dict[str, Any]]) -> str:
         """The experiment's id, created if missing, with the runs-table view it opens with."""
@@ -291,7 +309,7 @@ class Logger:
         for stale in ("error", "stop_reason"):  # the interruption's outcome; interruptions/ keeps it
             if stale in tags:
                 client.delete_tag(run_id, stale)
-        for child in search_all(client, run.candidates_experiment_id, f"tags.`{LINK_TAG}` = '{run_id}'"):
+        for child in search_all(client, [run.candidates_experiment_id], f"tags.`{LINK_TAG}` = '{run_id}'"):
             if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
                 client.delete_run(child.info.run_id)
                 continue
