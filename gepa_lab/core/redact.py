@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 
 REDACTED = "[REDACTED]"
@@ -28,17 +30,52 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # --api-key value / --token=value
     (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"),
      r"\1" + REDACTED),
+    # a provider's echo of the key it refused: "Incorrect API key provided: gsk_…"
+    (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?\s*[:=]\s*)" + _VALUE),
+     r"\1" + REDACTED),
+    # the password in a URL's userinfo: scheme://user:password@host
+    (re.compile(r"(?i)((?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"), r"\1" + REDACTED + "@"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), REDACTED),
 ]
 
 
-# Every pattern above needs one of these words; text without any skips the seven substitutions.
-_TRIGGER = re.compile(r"(?i)authorization|bearer|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key"
-                      r"|token|sk-|eyJ")
+# Every pattern above needs one of these words; text without any skips the substitutions.
+_TRIGGER = re.compile(r"(?i)authorization|bearer|secret|passw|api[ _-]?key|access[_-]?key|private[_-]?key"
+                      r"|token|sk-|eyJ|://[^/\s:@]*:[^/\s@]+@")
+
+# Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):
+# a name segment such as OPENAI_API_KEY, HF_TOKEN, DB_PASSWORD (not TOKENIZERS_PARALLELISM).
+_SECRET_ENV = re.compile(r"(?i)(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)"
+                         r"(?:_|$)")
+_MIN_SECRET_CHARS = 8  # shorter values ("1", "false") would blank ordinary words
+_secret_env_names: set[str] = set()
+
+
+def treat_as_secret(env_name: str) -> None:
+    """Redact the value of this environment variable too (e.g. an LM's `api_key_env`, whatever its name)."""
+    _secret_env_names.add(env_name)
+
+
+def _secret_values() -> list[str]:
+    """The values of secret-named variables, read now (a test or a sweep may change them), longest
+    first so a key that contains another is replaced whole."""
+    values = {value for name, value in os.environ.items()
+              if len(value) >= _MIN_SECRET_CHARS and (name in _secret_env_names or _secret_name(name))}
+    return sorted(values, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(name: str) -> bool:
+    return _SECRET_ENV.search(name) is not None
 
 
 def redact(text: str) -> str:
+    """Credentials out of `text`: the values of secret environment variables, wherever they appear,
+    and whatever looks like a credential (headers, NAME=value pairs, key shapes, URL passwords)."""
+    for value in _secret_values():
+        if value in text:
+            text = text.replace(value, REDACTED)
     if not _TRIGGER.search(text):
         return text
     for pattern, replacement in _PATTERNS:
@@ -61,6 +98,4 @@ def prepare_field(text: str, limit: int = 4000) -> str:
     if not text:
         return text
     text = text.strip()
-    if len(text) <= limit and not _TRIGGER.search(text):
-        return text
     return cap_chars(redact(cap_chars(text, limit)), limit)

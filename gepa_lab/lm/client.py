@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.redact import treat_as_secret
 from gepa_lab.lm.config import LMSettings
 
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
@@ -30,6 +31,7 @@ def read_api_key(settings: LMSettings, role: str = "lm") -> str:
     name = settings.api_key_env
     if name is None:
         return NO_KEY
+    treat_as_secret(name)  # a provider's error may echo the key, whatever its shape
     key = os.environ.get(name, "")
     if not key.strip():
         if settings.api_base and urlsplit(settings.api_base).hostname in ("127.0.0.1", "localhost", "::1"):
