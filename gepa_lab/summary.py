@@ -43,8 +43,11 @@ def _decision(result: Result, simulated: bool) -> list[str]:
             low, high = result.holdout_interval
             interval = f" [{result.confidence * 100:g}% CI {low:+.4f}, {high:+.4f}]"
         repeats = f" x {result.holdout_repeats} repeats" if result.holdout_repeats > 1 else ""
+        count, distinct = len(result.holdout_cases), result.holdout_distinct
+        cases = f"{distinct} distinct of {count} cases" if distinct is not None and distinct < count else \
+            _plural(count, "case")
         lines = [f"  holdout     seed {bh.score:.4f} -> winner {ch.score:.4f}  delta {result.holdout_delta:+.4f}"
-                 f"{interval}  ({_plural(len(result.holdout_cases), 'case')}{repeats})"]
+                 f"{interval}  ({cases}{repeats})"]
     if result.transfer is not None:
         t = result.transfer
         lines.append(f"  transfer    {t['evaluator']}: " + ("no winner to check" if t["delta"] is None else

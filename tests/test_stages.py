@@ -32,6 +32,7 @@ from gepa_lab import (
 )
 from gepa_lab.core.errors import GepaLabError, ResumeError
 from gepa_lab.core.settings import GatePolicy
+from gepa_lab.summary import format_summary
 
 CONFIG = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
 SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
@@ -208,6 +209,32 @@ def test_a_holdout_case_the_search_has_seen_under_another_id_is_refused():
         optimize(long_seed(), data, HashEvaluator(), VaryingReflector(), CONFIG)
 
 
+def _relabelled(case: Case, new_id: str) -> Case:
+    """The same question under another id, answer and metadata, its input re-spaced."""
+    return Case(new_id, "  " + "\n".join(case.input.split()) + " ", f"other {case.expected}", case.critical,
+                {**case.metadata, "source": "copied"})
+
+
+def test_feedback_cases_relabelled_as_holdout_are_refused():
+    base = long_dataset()
+    holdout = [_relabelled(case, f"new-{i}") for i, case in enumerate(base.feedback[:10])]
+    with pytest.raises(ValueError, match=f"holdout case 'new-0' has the same input as feedback case "
+                                         f"'{base.feedback[0].id}'"):
+        optimize(long_seed(), Dataset("d", "1", base.feedback, base.validation, holdout), HashEvaluator(),
+                 VaryingReflector(), CONFIG)
+    # A structured input: the same JSON object, keys in another order and spaced otherwise.
+    data = Dataset("d", "1", [Case("fb", '{"city": "Oslo", "days": 3}')], [Case("v", "x")],
+                   [Case("ho", '{ "days":3,\n  "city":"Oslo" }', "3")])
+    with pytest.raises(ValueError, match="holdout case 'ho' has the same input as feedback case 'fb'"):
+        data.validate()
+
+
+def test_copies_of_one_input_with_other_labels_are_counted_as_copies():
+    cases = [Case("a", "Same  question"), Case("b", "same question", "x"), Case("c", "same\tquestion", "y", False,
+                                                                                  {"tag": "t"}), Case("d", "other")]
+    assert Dataset("d", "1", cases, [Case("v", "v")]).distinct("feedback") == 2
+
+
 def test_copies_of_one_holdout_case_count_once(tmp_path, caplog):
     copies = _cases("ho", ["the same task"] * 20)
     data = Dataset("d", "1", _cases("fb", ["a", "b", "c"]), _cases("val", ["d", "e"]), copies)
@@ -218,6 +245,21 @@ def test_copies_of_one_holdout_case_count_once(tmp_path, caplog):
     assert any("only 1 distinct" in w for w in result.warnings)
     delta_rule = next(r for r in result.promotion_rules if r["rule"] == "holdout_delta")
     assert "(over 1 distinct of 20 cases)" in delta_rule["detail"]
+    assert "(1 distinct of 20 cases)" in format_summary(result, "copies", None)
+    assert result.holdout_interval is None  # one case resampled is a zero-width interval: none is claimed
+    # The default policy requires the interval: one distinct case can never make the winner eligible.
+    strict = optimize(long_seed(), data, HashEvaluator(), VaryingReflector(), CONFIG)
+    assert strict.best_id != strict.seed_id and not strict.promotion_eligible
+    assert strict.promotion_reason == ("the holdout has only 1 distinct case (20 cases): a 95% interval needs at least "
+                                       "2; add distinct holdout cases")
+    assert next(r for r in strict.promotion_rules if r["rule"] == "holdout_interval")["status"] == "failed"
+    summary = format_summary(strict, "copies", None)
+    assert "(1 distinct of 20 cases)" in summary and "CI" not in summary
+    # Two distinct cases, ten copies each: the interval is over the 2, the summary says so.
+    two = optimize(long_seed(), Dataset("d", "1", data.feedback, data.validation,
+                                        _cases("ho", ["the same task", "another task"] * 10)),
+                   HashEvaluator(), VaryingReflector(), CONFIG)
+    assert two.holdout_interval is not None and "(2 distinct of 20 cases)" in format_summary(two, "copies", None)
     with pytest.raises(ValueError, match="submission requires at least 10 distinct holdout cases"):
         optimize(long_seed(), Dataset("d", "1", _cases("fb", list("abcdefghij")), _cases("val", list("klmnopqrst")),
                                       copies), HashEvaluator(), VaryingReflector(), CONFIG, submit=True,

@@ -86,6 +86,7 @@ class Result:
     warnings: list[str] = field(default_factory=list)  # pre-flight: what weakens the evidence (duplicates, ...)
     # Runs of the tracking store already decided on this holdout split (None: no store was asked).
     holdout_reuse: int | None = None
+    holdout_distinct: int | None = None  # distinct holdout inputs the decision counted (None: no holdout)
 
     @property
     def holdout_delta(self) -> float:

@@ -60,7 +60,8 @@ def build_result(request: Request, experiment_id: str, state: SearchState, ledge
               for c in state.pool.members],
         validation_case_ids=[c.id for c in dataset.validation], holdout_repeats=policy.holdout_repeats,
         holdout_interval=list(decision.interval) if decision.interval is not None else None,
-        confidence=policy.confidence if decision.interval is not None else None)
+        confidence=policy.confidence if decision.interval is not None else None,
+        holdout_distinct=dataset.distinct("holdout") if dataset.holdout else None)
 
 
 def _transfer_record(evaluator: str | None, transfer: tuple[Sequence[Evaluation], Sequence[Evaluation]] | None,

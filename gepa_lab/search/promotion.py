@@ -30,6 +30,7 @@ from gepa_lab.core.settings import PromotionPolicy
 # Means of the same scores in another order can differ in the last bit; a true tie must pass.
 DELTA_TOLERANCE = 1e-9
 PASSED, SAFETY = "passed", "safety_passed"
+MIN_INTERVAL_CASES = 2  # distinct holdout cases an interval needs to say anything
 
 
 @dataclass(frozen=True)
@@ -172,9 +173,26 @@ def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case], baseline: S
     over = f" (over {len(deltas)} distinct of {len(holdout)} cases)" if len(deltas) < len(holdout) else ""
     rules.append(_rule("holdout_delta", ok, f"holdout delta {fmt(delta)} is {'at least' if ok else 'below'} "
                        f"required {minimum:.4f}{over}", delta, minimum))
-    interval = paired_interval(deltas, policy.confidence, policy.bootstrap_resamples, bootstrap_seed)
-    low, high = interval
-    level = f"{policy.confidence * 100:g}%"
+    interval = _interval_rule(rules, delta, deltas, len(holdout), policy, bootstrap_seed)
+    rules.append(_critical(holdout, base, cand, policy, quality_objective))
+    rules += _gates(base, cand, validation, policy)
+    if transfer_evaluator is not None:
+        rules.append(_transfer(transfer_evaluator, transfer, minimum))
+    return _decide(rules, delta, interval)
+
+
+def _interval_rule(rules: list[RuleOutcome], delta: float, deltas: Sequence[float], cases: int,
+                   policy: PromotionPolicy, bootstrap_seed: int) -> tuple[float, float] | None:
+    """Rule 3b over the distinct cases' deltas; returns the interval (None: too few distinct cases,
+    as resampling one case gives a zero-width interval that proves nothing)."""
+    level, minimum = f"{policy.confidence * 100:g}%", policy.min_holdout_improvement
+    if len(deltas) < MIN_INTERVAL_CASES:
+        why = (f"the holdout has only {len(deltas)} distinct case ({cases} cases): a {level} interval needs at "
+               f"least {MIN_INTERVAL_CASES}; add distinct holdout cases")
+        rules.append(_rule("holdout_interval", False, why, float(len(deltas)), float(MIN_INTERVAL_CASES))
+                     if policy.require_interval else _skipped("holdout_interval", f"not required ({why})"))
+        return None
+    low, high = interval = paired_interval(deltas, policy.confidence, policy.bootstrap_resamples, bootstrap_seed)
     if policy.require_interval:
         clears = low > minimum
         rules.append(_rule("holdout_interval", clears, f"holdout delta {fmt(delta, True)} [{level} CI "
@@ -182,11 +200,7 @@ def assess_promotion(*, best_is_seed: bool, holdout: Sequence[Case], baseline: S
                            f"{minimum:.4f}", low, minimum))
     else:
         rules.append(_skipped("holdout_interval", f"not required ({level} CI {fmt(low, True)}, {fmt(high, True)})"))
-    rules.append(_critical(holdout, base, cand, policy, quality_objective))
-    rules += _gates(base, cand, validation, policy)
-    if transfer_evaluator is not None:
-        rules.append(_transfer(transfer_evaluator, transfer, minimum))
-    return _decide(rules, delta, interval)
+    return interval
 
 
 def fmt(value: float, sign: bool = False) -> str:
