@@ -45,10 +45,9 @@ _TRIGGER = re.compile(r"(?i)authorization|bearer|secret|passw|api[ _-]?key|acces
                       r"|token|sk-|eyJ|://[^/\s:@]*:[^/\s@]+@")
 
 # Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):
-# a name segment such as OPENAI_API_KEY, HF_TOKEN, DB_PASSWORD (not TOKENIZERS_PARALLELISM).
-_SECRET_ENV = re.compile(r"(?i)(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)"
-                         r"(?:_|$)")
-_MIN_SECRET_CHARS = 8  # shorter values ("1", "false") would blank ordinary words
+# OPENAI_API_KEY, GH_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, ...
+_SECRET_ENV = re.compile(r"(?i)API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY")
+_MIN_SECRET_CHARS = 8  # shorter values (TOKENIZERS_PARALLELISM=false, a flag "1") would blank ordinary words
 _secret_env_names: set[str] = set()
 
 
