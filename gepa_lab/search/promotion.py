@@ -6,7 +6,8 @@ Rules, in order:
 1. the winner is not the seed;
 2. a holdout split is configured;
 3. the mean paired holdout delta reaches the minimum, and (by default) the lower bound of a paired
-   bootstrap interval of it is above the minimum;
+   bootstrap interval of it is above the minimum; both count each distinct holdout input once, and
+   the interval needs at least 2 of them;
 4. no critical holdout case regressed: passed under the seed and fails under the winner, or its
    quality dropped by more than the tolerance (efficiency credit alone never counts);
 5. gates: pass-rate floors, no pass-rate regression, safety checks, efficiency growth ceilings;
