@@ -18,6 +18,7 @@ decision saying why.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +34,7 @@ from gepa_lab.core.errors import ConfigError, ResumeError
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, SearchConfig
 from gepa_lab.lm.config import settings_of
+from gepa_lab.lm.prompt import system_prompt
 from gepa_lab.lm.reflector import DspyReflector
 from gepa_lab.runs.record import run_state
 from gepa_lab.search.engine import optimize
@@ -84,6 +86,7 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                     `mlflow.db` in the working directory).
     submit:         hand an eligible winner to the revision store at `store_url` as
                     `artifact_name` (required then).
+    reflection_prompt: the reflection rules (a .md / .txt file or the text); None: the default.
     search:         further `SearchConfig` settings (e.g. `{"parallel_proposals": 2}`).
     """
 
@@ -95,7 +98,7 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                  experiment_name: str | None = None, mlflow: bool = True, tracking_uri: str | None = None,
                  progress: str = "auto", submit: bool = False, artifact_name: str | None = None,
                  store_url: str | None = None, return_winner_if_not_eligible: bool = False,
-                 search: Mapping[str, Any] | None = None):
+                 reflection_prompt: str | None = None, search: Mapping[str, Any] | None = None):
         super().__init__()
         # Every setting is checked now, one line each, before anything is built or spent.
         from evaluators.dspy_program.loading import metric_form
@@ -107,6 +110,10 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         settings_of(reflection_lm, "reflection_lm")
+        try:
+            system_prompt(reflection_prompt)
+        except ValueError as exc:
+            raise ConfigError(str(exc).replace("reflector.prompt", "reflection_prompt")) from exc
         if task_lm is not None:
             settings_of(task_lm, "task_lm")
         if candidate_selection_strategy not in SELECTION:
@@ -139,7 +146,7 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         self.metric, self.reflection_lm, self.task_lm = metric, reflection_lm, task_lm
         self.run_dir, self.experiment_name, self.progress = run_dir, experiment_name, progress
         self.mlflow, self.tracking_uri, self.submit = mlflow, tracking_uri, submit
-        self.return_winner = return_winner_if_not_eligible
+        self.return_winner, self.reflection_prompt = return_winner_if_not_eligible, reflection_prompt
 
     def compile(self, student: Any, *, trainset: Sequence[Any], teacher: Any = None,
                 valset: Sequence[Any] | None = None, holdoutset: Sequence[Any] | None = None) -> Any:
@@ -151,7 +158,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         if teacher is not None:
             raise ConfigError("teacher is not supported: GEPA optimizes the student's own instructions")
         name = self.experiment_name or type(student).__name__
-        dataset, inputs = _dataset(name, trainset, valset if valset is not None else trainset, holdoutset or ())
+        dataset, inputs = _dataset(name, trainset, valset if valset is not None else trainset, holdoutset or (),
+                                   self.submit)
         task_lm = self.task_lm if self.task_lm is not None else dspy.settings.lm
         if task_lm is None:
             raise ConfigError("no task LM: call dspy.configure(lm=dspy.LM(...)) or pass task_lm= to GEPA")
@@ -160,7 +168,7 @@ class GEPA(Teleprompter):  # type: ignore[misc]
             evaluator = DspyProgramEvaluator(student, self.metric, inputs, lm=task_lm, run_dir=str(run_dir))
         except ValueError as exc:
             raise ConfigError(str(exc).replace("evaluator.inputs", "the examples' with_inputs(...)")) from None
-        reflector = DspyReflector(self.reflection_lm, seed=self.search.random_seed)
+        reflector = DspyReflector(self.reflection_lm, seed=self.search.random_seed, prompt=self.reflection_prompt)
         [saver] = evaluator.run_trackers(run_dir)  # the winner's program state, after MLflow has the run
         mlflow = [MlflowTracker(uri=self.tracking_uri)] if self.mlflow else []
         trackers = [ProgressTracker(self.progress), *mlflow, saver]
@@ -201,7 +209,7 @@ def default_policy() -> PromotionPolicy:
 
 
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
-             holdoutset: Sequence[Any]) -> tuple[Dataset, list[str]]:
+             holdoutset: Sequence[Any], submit: bool) -> tuple[Dataset, list[str]]:
     """The examples as a frozen dataset (ids `<split>-<n>`; the version digests the content)."""
     from evaluators.dspy_program.examples import example_inputs, examples_to_cases
 
@@ -214,7 +222,10 @@ def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
     version = sha256_hex(canonical_json({k: [c.to_dict() for c in v] for k, v in splits.items()}))[:12]
     dataset = Dataset(name, version, splits["train"], splits["val"], splits["holdout"])
     try:
-        dataset.validate()
+        dataset.validate(submit=submit)
     except ValueError as exc:
-        raise ConfigError(str(exc).replace("feedback split", "trainset").replace("validation split", "valset")) from exc
+        words = {"feedback split": "trainset", "validation split": "valset", "holdout split": "holdoutset",
+                 "feedback cases": "trainset examples", "validation cases": "valset examples",
+                 "holdout cases": "holdoutset examples"}
+        raise ConfigError(functools.reduce(lambda text, pair: text.replace(*pair), words.items(), str(exc))) from exc
     return dataset, inputs

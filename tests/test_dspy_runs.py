@@ -216,3 +216,31 @@ def test_dspy_math_end_to_end_against_a_stub_server(tmp_path):
     assert reflect and not [r for r in reflect if "CANARY" in r.text]
     assert all("Selected component: `predict`" in r.text for r in reflect)
     assert assert_key_never_written(done, run) > 10
+
+
+def test_a_program_run_from_the_command_line_needs_no_seed_file_and_is_named_after_its_evaluator(tmp_path):
+    """`evaluator=dspy_program` without an experiment: the seed is the program's own instructions
+    (`dataset.seed_artifact=null`, no seed file) and the run is named `dspy_program`, not `default`."""
+    answers = canary_math_dataset(tmp_path / "data")
+    (tmp_path / "data" / "seed_texts.json").unlink()  # nothing to fall back on
+
+    def respond(request):
+        if request.model.endswith("stub-reflect"):
+            return json.dumps({"predict": "Give the final number alone."})
+        return chat_fields(reasoning="Compute.", answer=answers[QUESTION.search(request.last_user).group(1).strip()])
+
+    with StubLLM(respond) as stub:
+        done = gepa("evaluator=dspy_program", "reflector=dspy", "evaluator.program=evaluators.dspy_math.program:make_program",
+                    "evaluator.metric=evaluators.dspy_math.metric:metric", "evaluator.inputs=[question]",
+                    "evaluator.label=answer", f"dataset.path={tmp_path / 'data'}", "dataset.seed_artifact=null",
+                    "tracking=none", "progress=off", "search.max_iterations=1", "promotion.gates.ceilings.latency_ms=null",
+                    *lm_overrides("task", stub, "stub-task", 0.01), *lm_overrides("reflection", stub, "stub-reflect", 0.5),
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "experiment=dspy_program " in done.stdout
+    experiment = json.loads((run_dir_of(done.stdout) / "experiment.json").read_text())
+    from evaluators.dspy_math.program import make_program
+    from evaluators.dspy_program import program_texts
+    from gepa_lab.core.artifacts import artifact_dict
+
+    assert experiment["seed"]["artifact"] == artifact_dict(program_texts(make_program()))

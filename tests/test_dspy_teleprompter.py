@@ -215,6 +215,7 @@ def two_args_wrong(gold):
     (dict(max_metric_calls=0), r"search.max_metric_calls must be an integer >= 1"),
     (dict(promotion="loose"), r"unknown promotion preset 'loose'"),
     (dict(candidate_selection_strategy="best"), r"candidate_selection_strategy must be one of"),
+    (dict(reflection_prompt="my_rules.md"), r"reflection_prompt file not found: my_rules.md"),
 ])
 def test_bad_settings_fail_at_construction(stub, tmp_path, change, message):
     with pytest.raises(ConfigError, match=message) as info:
@@ -248,6 +249,35 @@ def test_bad_programs_and_examples_fail_before_any_request(stub, tmp_path, stude
     assert "\n" not in str(info.value) and not stub.requests and not (tmp_path / "run").exists()
 
 
+def test_submission_is_checked_against_the_examples_before_any_request(stub, tmp_path):
+    optimizer = teleprompter(stub, tmp_path, submit=True, artifact_name="pets", store_url=f"sqlite:///{tmp_path}/r.db")
+    with pytest.raises(ConfigError, match=r"^submission requires at least 10 trainset examples \(got 8\)$"):
+        optimizer.compile(Pets(), trainset=examples(0), valset=examples(10, 10), holdoutset=examples(20, 10))
+    assert not stub.requests and not (tmp_path / "run").exists()
+
+
+def test_an_eligible_winner_is_submitted_to_the_revision_store(stub, tmp_path):
+    from gepa_lab.revisions.store import RevisionStore
+
+    url = f"sqlite:///{tmp_path}/revisions.db"
+    optimizer = teleprompter(stub, tmp_path, submit=True, artifact_name="pets", store_url=url)
+    optimized = optimizer.compile(Pets(), trainset=examples(0, 10), valset=examples(10, 10),
+                                  holdoutset=examples(20, 10))
+    revision = optimized.decision.result.revision
+    assert optimized.decision.eligible and revision["status"] == "pending_approval"
+    stored = RevisionStore(url, create=False).get(revision["revision_id"])
+    assert stored.artifact_name == "pets" and QUOTE in json.dumps(stored.body)
+
+
+def test_a_custom_reflection_prompt_reaches_the_reflection_lm(stub, tmp_path):
+    rules = tmp_path / "rules.md"
+    rules.write_text("You revise one component. HOUSE RULE: keep it short.")
+    teleprompter(stub, tmp_path, reflection_prompt=str(rules), max_iterations=1).compile(
+        Pets(), trainset=examples(0), valset=examples(10))
+    reflections = stub.for_model("stub-reflect")
+    assert reflections and all("HOUSE RULE: keep it short." in r.system for r in reflections)
+
+
 def test_no_task_lm_is_a_one_line_error(stub, tmp_path):
     _, reflect = lms(stub)
     optimizer = GEPA(metric, reflection_lm=reflect, run_dir=tmp_path / "run", mlflow=False)
@@ -270,6 +300,20 @@ def test_an_unreachable_reflection_lm_fails_as_a_transient_connection_error(tmp_
         reflector.reflect(TextsArtifact({"answer": "Answer."}), "answer", [])
     assert is_transient(info.value, reflector.retryable_exceptions)
     assert "connect" in str(info.value).lower()
+
+
+@pytest.mark.slow
+def test_compile_with_an_unreachable_reflection_lm_stops_naming_the_connection_error(stub, tmp_path):
+    from gepa_lab.core.errors import ReflectorUnavailable
+
+    with StubLLM(lambda r: "") as dead:
+        url = dead.url
+    task, _ = lms(stub)
+    down = dspy.LM("openai/stub-reflect", api_base=url, api_key="k", cache=False, timeout=5, num_retries=0)
+    with pytest.raises(ReflectorUnavailable, match=r"(?i)connect") as info:
+        teleprompter(stub, tmp_path, reflection_lm=down).compile(Pets(), trainset=examples(0), valset=examples(10))
+    assert "\n" not in str(info.value)
+    assert json.loads((tmp_path / "run" / "events.jsonl").read_text().splitlines()[-1])["kind"] == "run_failed"
 
 
 # -- MLflow ------------------------------------------------------------------------------------------
