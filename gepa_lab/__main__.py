@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -74,7 +73,7 @@ def entry() -> None:
 
     from gepa_lab.cli import fail
     from gepa_lab.config import describe_config_error
-    from gepa_lab.core.errors import ConfigError, describe
+    from gepa_lab.core.errors import ConfigError, describe, reader_left
 
     sys.argv[1:] = with_recorded_overrides(sys.argv[1:])
     start_logger_early(sys.argv[1:])
@@ -92,8 +91,7 @@ def entry() -> None:
     except ValueError as exc:  # Hydra's or a launcher's refusal (`evaluator=null`, a joblib setting):
         fail(describe(exc), 2)  # the task turns its own into exit 1 before they get here
     except BrokenPipeError:  # `python -m gepa_lab ... | head`: the reader left; end as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush there
-        raise SystemExit(128 + signal.SIGPIPE) from None
+        reader_left()
 
 
 if __name__ == "__main__":

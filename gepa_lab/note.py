@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab import report
-from gepa_lab.core.errors import describe, fail
+from gepa_lab.core.errors import describe, fail, run_main
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking.mlflow_tracker import default_uri
 from gepa_lab.tracking.mlflow_values import clip
@@ -137,6 +137,8 @@ def _command(args: argparse.Namespace) -> int:
         return fail(PROG, str(exc), 2)
     except report.ReportError as exc:
         return fail(PROG, str(exc), 1)
+    except BrokenPipeError:  # `--list | head`: the reader left; `run_main` ends quietly
+        raise
     except OSError as exc:
         return fail(PROG, f"cannot write the note: {exc}", 1)
     except Exception as exc:  # an MLflow error: one line, never a traceback
@@ -148,4 +150,4 @@ def _command(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -1,8 +1,8 @@
 """`python -m gepa_lab.report [--sweep ID | --experiment NAME]`: a study's runs from MLflow, one
 row per run (experiment x seed -> winner, holdout delta with its interval, eligible, metric calls,
-cost, stop reason, the researcher's note), printed as a table and written as CSV, Markdown and a
-plot (docs/study.md), with links: each run's MLflow page, the experiment's decision view and
-MLflow's comparison of these runs.
+cost, stop reason, the researcher's note: conclusion and next hypothesis), printed as a table and
+written as CSV, Markdown and a plot (docs/study.md), with links: each run's MLflow page, the
+experiment's decision view and MLflow's comparison of these runs.
 
 `--sweep DIR --compare KEY [--baseline VALUE]` compares the sweep's runs by one configuration key,
 paired by everything else the sweep varied (gepa_lab/study.py; docs/research.md); `--confirm
@@ -28,13 +28,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.errors import describe, fail, one_line_parser
+from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
 from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 PROG = "gepa_lab.report"
-NOTE_WIDTH = 60  # the table's note column; report.md lists every note whole
+NOTE_WIDTH = 60  # the table's note and next columns; report.md lists every note whole
 
 
 class ReportError(Exception):
@@ -164,8 +164,12 @@ def display_table(frame: Any) -> Any:
         "winner": row.winner, "holdout delta": _delta(row),
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
         "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
-        "note": (row.conclusion[:NOTE_WIDTH - 1] + "…" if len(row.conclusion) > NOTE_WIDTH else row.conclusion) or "-",
+        "note": _cut(row.conclusion), "next": _cut(row.next_hypothesis),
     } for row in frame.itertuples(index=False)])
+
+
+def _cut(note: str) -> str:
+    return (note[:NOTE_WIDTH - 1] + "…" if len(note) > NOTE_WIDTH else note) or "-"
 
 
 def note_lines(frame: Any) -> list[str]:
@@ -418,10 +422,12 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
                   f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")
+    except BrokenPipeError:  # the reader left: `run_main` ends quietly
+        raise
     except (GepaLabError, ReportError, ValueError, OSError) as exc:
         return fail(PROG, str(exc), 1)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -108,7 +108,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "gepa_lab.summary": ("gepa_lab.core",),
     "gepa_lab.search": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.tracking"),
     "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
-    "gepa_lab.revisions": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
+    "gepa_lab.revisions": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search", "gepa_lab.tracking"),
     "gepa_lab.config": ("gepa_lab.core", "gepa_lab.data", "gepa_lab.lm", "gepa_lab.tracking",
                         "gepa_lab.search.policies"),
 }

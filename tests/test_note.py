@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -96,3 +98,30 @@ def test_bad_input_is_one_line(args, code, message, tmp_path, monkeypatch, capsy
     lines = errors(capsys)
     assert len(lines) == 1 and lines[0].startswith(message)
     assert not (Path(tmp_path) / "notes.jsonl").exists()
+
+
+def test_the_report_shows_the_next_hypothesis(mlflow_uri, tmp_path, capsys) -> None:
+    """Table, CSV and Markdown carry both halves of the latest note."""
+    run_dir = tmp_path / "run"
+    toy_run(mlflow_uri, run_dir, experiment="toy-next")
+    assert note([str(run_dir), "steps carry it", "--next", "add pitfalls for units", "--author", "ada"]) == 0
+    assert report(["--experiment", "toy-next", "--tracking-uri", mlflow_uri, "--out", str(tmp_path / "r"),
+                   "--no-plot"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:3]  # the confirmation line, then the table
+    assert header.split()[-2:] == ["note", "next"] and row.endswith(" steps carry it add pitfalls for units")
+    assert next(csv.DictReader((tmp_path / "r" / "report.csv").open()))["next_hypothesis"] == "add pitfalls for units"
+    table = [line for line in (tmp_path / "r" / "report.md").read_text().splitlines() if line.startswith("| ")]
+    assert table[0].endswith("| note | next |") and table[1].endswith("| steps carry it | add pitfalls for units |")
+
+
+@pytest.mark.parametrize("tool, args", [("gepa_lab.report", ["--experiment", "toy-next", "--no-plot", "--out", "r"]),
+                                        ("gepa_lab.note", ["--list", "--experiment", "toy-next"])])
+def test_a_reader_that_leaves_early_ends_quietly(mlflow_uri, tmp_path, tool, args) -> None:
+    """`python -m gepa_lab.report … | head -1`: exit 141, no BrokenPipeError traceback."""
+    toy_run(mlflow_uri, None, experiment="toy-next")
+    proc = subprocess.Popen([sys.executable, "-m", tool, *args, "--tracking-uri", mlflow_uri],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before the first line
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr and "Exception ignored" not in stderr

@@ -11,12 +11,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from test_revisions_messages import documented
 
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.submission import Evidence, SubmissionRequest
 from gepa_lab.revisions import service
 from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.store import RevisionStore, utcnow
+from gepa_lab.revisions.submitter import StoreSubmitter
 
 NAME = "Weather Monitor"
 
@@ -137,6 +139,8 @@ def test_sweep_is_opt_in(capsys, store, monkeypatch):
     (["approve", "x"], 2, "the following arguments are required: --actor"),
     (["sweep", "--approval-timeout", "soon"], 2, "'soon' is not a duration"),
     (["sweep", "--approval-timeout", "0h"], 2, "the approval timeout must be positive"),
+    (["sweep", "--approval-timeout", "99999999999d"], 2, "the approval timeout must be at most 3650d"),  # overflows
+    (["sweep", "--approval-timeout", "3651d"], 2, "the approval timeout must be at most 3650d"),
     (["list", "--status", "live"], 2, "invalid choice: 'live'"),
     (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
     (["show", "abcd", "--store", "sqlite:///elsewhere.db"], 1, "no revision store at"),
@@ -148,6 +152,95 @@ def test_bad_arguments_are_one_line(capsys, store, args, code, message):
     assert got == code
     assert len(err.strip().splitlines()) == 1 and message in err, err
     assert not Path("elsewhere.db").exists()
+
+
+@pytest.mark.parametrize("unwritable", ["a file", "read-only"])
+def test_a_publish_dir_that_cannot_be_written_changes_nothing(capsys, store, cwd, monkeypatch, unwritable):
+    """Agents load the published directory: a decision that cannot be published is not taken (the
+    store stays as it was, the revision can be approved once the directory is fixed)."""
+    if unwritable == "read-only" and os.geteuid() == 0:
+        pytest.skip("root writes into a read-only directory (the 'a file' case fails for root too)")
+    bad = cwd / "bad"
+    bad.write_text("not a directory\n") if unwritable == "a file" else bad.mkdir(mode=0o555)
+    v1 = submit(store, body())
+    service.approve(store, v1.id, "alice", publish_root="published")
+    v2 = submit(store, body("Convert units."), parent=v1.id)
+    v3 = submit(store, body("Add a forecast."), parent=v1.id)
+    monkeypatch.setattr(service, "utcnow", lambda: utcnow() + timedelta(days=4))
+    before = (store.revisions(), store.audit())
+    for args, still in ((["approve", v2.id, "--actor", "bob"], "pending_approval"),
+                        (["sweep", "--approval-timeout", "3d"], "pending_approval"),
+                        (["rollback", NAME, "--actor", "bob"], None)):
+        if still is None:  # a rollback needs an archived revision: approve v2 where it can be published
+            service.approve(store, v2.id, "bob", publish_root="published")
+            before, target, still = (store.revisions(), store.audit()), v1, "archived"
+        else:
+            target = v2
+        code, out, err = cli(capsys, *args, "--publish-dir", "bad")
+        lines = err.strip().splitlines()
+        assert (code, out, len(lines)) == (1, "", 1), err
+        assert lines[0].startswith(f"gepa_lab.revisions: error: cannot publish {NAME} v{target.version} "
+                                   f"({target.id[:12]}) in {bad.resolve()} (")
+        assert f"the revision is still {still}: make that a writable directory or pass --publish-dir DIR" in lines[0]
+        documented(lines[0])
+        assert (store.revisions(), store.audit()) == before  # nothing committed, nothing audited
+    assert store.get(v3.id).status == "pending_approval"
+    published = (cwd / "published" / "weather-monitor" / "SKILL.md").read_text()
+    assert "Convert units." in published and bad.is_dir() == (unwritable == "read-only")
+    assert cli(capsys, "rollback", NAME, "--actor", "bob")[0] == 0  # once it can be written, it goes through
+    assert "Convert units." not in (cwd / "published" / "weather-monitor" / "SKILL.md").read_text()
+
+
+def test_show_links_the_runs_mlflow_page(capsys, store):
+    """As the run stored them (the local store's `mlflow ui` command with it), else built from the
+    run id and --tracking-uri."""
+    ev = Evidence("exp", "d", "v1", {"holdout": "h"}, 0.7, 0.9, 0.2, 10, mlflow_run_id="ab" * 16,
+                  mlflow_run_url="http://127.0.0.1:5000/#/experiments/3/runs/" + "ab" * 16,
+                  mlflow_ui_command="mlflow ui --backend-store-uri sqlite:////runs/mlflow.db")
+    stored = service.submit(store, SubmissionRequest("optimization/gepa:exp", body(), "create", None, ev)).revision
+    out = cli(capsys, "show", stored.id)[1]
+    assert (f"mlflow     {ev.mlflow_run_url} (serve it first: mlflow ui --backend-store-uri sqlite:////runs/mlflow.db)"
+            in out.splitlines())
+    only_id = service.submit(store, SubmissionRequest("optimization/gepa:e2", body(name="Other Skill"), "create", None,
+                                                      Evidence("e2", "d", "v1", {"holdout": "h"}, 0.7, 0.9, 0.2, 10,
+                                                               mlflow_run_id="cd" * 16))).revision
+    assert f"mlflow     run {'cd' * 16} (pass --tracking-uri URI for its link)" in cli(capsys, "show", only_id.id)[1]
+    out = cli(capsys, "show", only_id.id, "--tracking-uri", "https://ci:s3cret@mlflow.example:8443/")[1]
+    assert f"mlflow     https://mlflow.example:8443/#/runs/{'cd' * 16}?workflowType=machine_learning" in out
+    assert "s3cret" not in out
+    out = cli(capsys, "show", only_id.id, "--tracking-uri", "sqlite:///mlflow.db")[1]
+    assert f"/#/runs/{'cd' * 16}?workflowType=machine_learning (serve it first: mlflow ui --backend-store-uri " \
+           "sqlite:///mlflow.db)" in out
+    assert "mlflow     " not in cli(capsys, "show", submit(store, body(name="No Tracking")).id)[1]
+
+
+def test_a_run_stores_its_links_with_the_revision(capsys, cwd, mlflow_env):
+    """A tracked run's winner carries the run's page and `mlflow ui` command into the store."""
+    from fixtures_mlflow import RoundEnd
+    from test_revisions_submission import run
+
+    from gepa_lab.tracking.mlflow_tracker import MlflowTracker
+
+    tracker = MlflowTracker(uri=f"sqlite:///{cwd / 'mlflow.db'}")
+    result = run(cwd, StoreSubmitter("sqlite:///revisions.db"), trackers=[tracker, RoundEnd(tracker)])
+    url, command = result.links["mlflow_run_url"], result.links["mlflow_ui_command"]
+    assert url.endswith(f"/runs/{result.links['mlflow_run_id']}?workflowType=machine_learning"), url
+    with RevisionStore("sqlite:///revisions.db") as store:
+        evidence = store.get(result.revision["revision_id"]).evidence
+    assert (evidence["mlflow_run_url"], evidence["mlflow_ui_command"]) == (url, command)
+    assert f"mlflow     {url} (serve it first: {command})" in cli(capsys, "show", result.revision["revision_id"])[1]
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", f"{NAME}@v1", "--json"]])
+def test_a_reader_that_leaves_early_ends_quietly(store, cwd, command):
+    """`python -m gepa_lab.revisions list | head -1`: exit 141, no BrokenPipeError traceback."""
+    submit(store, body())
+    proc = subprocess.Popen([sys.executable, "-m", "gepa_lab.revisions", *command], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before the first line
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr and "Exception ignored" not in stderr
 
 
 # -- end to end, as CI and a reviewer run it ----------------------------------------------------

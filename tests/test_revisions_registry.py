@@ -93,6 +93,10 @@ def test_approved_revisions_are_served_from_the_prompt_registry(tmp_path, monkey
         tags = served.tags
         assert tags[REVISION_TAG] == revision_id and tags["gepa_lab.approved_by"] == "alice"
         assert tags["gepa_lab.mlflow_run_id"] == run_id == v1.evidence["mlflow_run_id"]
+        # A server's run page, kept with the revision (no `mlflow ui` command: the server serves it).
+        assert v1.evidence["mlflow_run_url"] == result["links"]["mlflow_run_url"]
+        assert v1.evidence["mlflow_run_url"].startswith(f"{base}/#/experiments/")
+        assert v1.evidence["mlflow_ui_command"] is None
         assert tags["gepa_lab.holdout_score"] == f"{v1.evidence['candidate_score']:.4f}"
         assert tags["gepa_lab.holdout_delta"] == f"{v1.evidence['delta']:+.4f}"
 

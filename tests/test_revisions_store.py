@@ -17,6 +17,7 @@ from gepa_lab.revisions.errors import (
     AlreadyDecided,
     ImmutableRevision,
     InvalidRequest,
+    PublishFailed,
     RevisionError,
     RevisionNotFound,
     RevisionStoreError,
@@ -295,7 +296,7 @@ def test_a_failed_commit_puts_the_published_files_back(store, published, monkeyp
         raise OSError("disk full while writing revision.json")
 
     monkeypatch.setattr(service.publish, "publish", publish_then_fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(PublishFailed, match="disk full"):  # one line for the CLI, naming the directory
         service.approve(store, v2.id, "alice", publish_root=published)
     assert skill_md.read_text() == before
     assert store.active(NAME).id == v1.id and store.get(v2.id).status == "pending_approval"

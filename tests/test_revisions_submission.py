@@ -46,14 +46,15 @@ def dataset(n=10):
     return Dataset("toy", "v1", cases("fb", n), cases("val", n), cases("ho", n))
 
 
-def run(tmp_path, submitter, *, seed=None, improve=True, name="run", evaluator_config=None, iterations=1):
+def run(tmp_path, submitter, *, seed=None, improve=True, name="run", evaluator_config=None, iterations=1,
+        trackers=()):
     ev = StepEvaluator(**{k: v for k, v in (evaluator_config or EVALUATOR_CONFIG).items() if k != "_target_"})
     if not improve:
         ev = ToyEvaluator(lambda a, c, s: 0.2)
     ev, rf = attach(ev, ImprovingReflector()) if isinstance(ev, ToyEvaluator) else (ev, ImprovingReflector())
     return optimize(seed or seed_spec(), dataset(), ev, rf, SearchConfig(max_iterations=iterations, minibatch_size=2),
                     submit=True, submitter=submitter, run_dir=tmp_path / name,
-                    run_config={"evaluator": evaluator_config or EVALUATOR_CONFIG})
+                    run_config={"evaluator": evaluator_config or EVALUATOR_CONFIG}, trackers=list(trackers))
 
 
 def test_an_eligible_winner_is_submitted_with_full_evidence(tmp_path, url):
@@ -70,7 +71,7 @@ def test_an_eligible_winner_is_submitted_with_full_evidence(tmp_path, url):
         "experiment_id": result.experiment_id, "dataset_id": "toy", "dataset_version": "v1",
         "digests": dataset().digests(), "baseline_score": pytest.approx(0.2), "candidate_score": pytest.approx(0.8),
         "delta": pytest.approx(0.6), "case_count": 10, "objectives": {"cost_usd": pytest.approx(0.001)},
-        "mlflow_run_id": None, "seed_artifact_id": result.seed_id}
+        "mlflow_run_id": None, "seed_artifact_id": result.seed_id, "mlflow_run_url": None, "mlflow_ui_command": None}
     promotion = json.loads((tmp_path / "run" / "promotion.json").read_text())
     assert promotion == {"experiment_id": result.experiment_id, "decision": 1, "eligible": True,
                          "reason": "holdout requirements satisfied", "submit": True,

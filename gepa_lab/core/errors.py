@@ -9,8 +9,10 @@ retried: a broken evaluator must not quietly steer the search.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NoReturn
 
 
@@ -137,3 +139,19 @@ def fail(tool: str, message: str, code: int) -> int:
     """A command's error: one line on stderr (`<tool>: error: …`); returns the exit code."""
     print(f"{tool}: error: {' '.join(message.split())}", file=sys.stderr)
     return code
+
+
+def reader_left() -> NoReturn:
+    """The reader of stdout left early (`… | head`): end quietly with exit 141, as Unix tools do."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush there
+    raise SystemExit(128 + signal.SIGPIPE) from None
+
+
+def run_main(main: Callable[[], int]) -> NoReturn:
+    """`raise SystemExit(main())` for a `python -m` tool, ending quietly when its reader left."""
+    try:
+        code = main()
+        sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at interpreter exit
+    except BrokenPipeError:
+        reader_left()
+    raise SystemExit(code)

@@ -33,6 +33,10 @@ class Evidence:
     objectives: dict[str, float] = field(default_factory=dict)  # winner's holdout objective means
     mlflow_run_id: str | None = None
     seed_artifact_id: str | None = None
+    # The run's page and, for a local store, the `mlflow ui` command that serves it (the run's
+    # `result.links`; neither holds a password).
+    mlflow_run_url: str | None = None
+    mlflow_ui_command: str | None = None
 
     @classmethod
     def from_dict(cls, data: Any) -> Evidence:
@@ -54,13 +58,13 @@ class Evidence:
         for name in ("baseline_score", "candidate_score", "delta"):
             if not _is_number(data.get(name)):
                 raise ValueError(f"submission field evidence.{name} must be a number (got {data.get(name)!r})")
-        for name in ("mlflow_run_id", "seed_artifact_id"):
+        for name in ("mlflow_run_id", "seed_artifact_id", "mlflow_run_url", "mlflow_ui_command"):
             if data.get(name) is not None and not isinstance(data.get(name), str):
                 raise ValueError(f"submission field evidence.{name} must be a string or null")
         return cls(data["experiment_id"], data["dataset_id"], data["dataset_version"], dict(digests),
                    float(data["baseline_score"]), float(data["candidate_score"]), float(data["delta"]), case_count,
                    {k: float(v) for k, v in objectives.items()}, data.get("mlflow_run_id"),
-                   data.get("seed_artifact_id"))
+                   data.get("seed_artifact_id"), data.get("mlflow_run_url"), data.get("mlflow_ui_command"))
 
 
 @dataclass(frozen=True)

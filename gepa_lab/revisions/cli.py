@@ -29,6 +29,7 @@ from gepa_lab.revisions.registry import PromptRegistry
 from gepa_lab.revisions.service import approve, reject, rollback, sweep
 from gepa_lab.revisions.store import STATUSES, RevisionStore, fmt_score
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL
+from gepa_lab.tracking import mlflow_links
 
 PROG = "gepa_lab.revisions"
 EXIT_REGRESSION = 3
@@ -43,8 +44,11 @@ def _duration(text: str) -> timedelta:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration; write e.g. 90m, 72h or 3d")
-    # A zero duration is refused by service.sweep (the one check, for the CLI and the API alike).
-    return timedelta(seconds=float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)])
+    # A zero or too long duration is refused by service.sweep (the one check, for the CLI and the API alike).
+    try:
+        return timedelta(seconds=float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)])
+    except OverflowError:  # longer than a timedelta holds: too long for service.sweep as well
+        return timedelta.max
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[common], help="revisions, newest version last")
     p.add_argument("--artifact", help="only this artifact")
     p.add_argument("--status", action="append", choices=STATUSES, help="only these statuses (repeatable)")
-    sub.add_parser("show", parents=[common, ref], help="one revision: status, evidence, gates, body")
+    p = sub.add_parser("show", parents=[common, ref], help="one revision: status, evidence, gates, body")
+    p.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
+                   help="the MLflow store of the revision's run, for its link when the revision stored only the "
+                        "run id; default $MLFLOW_TRACKING_URI")
     p = sub.add_parser("diff", parents=[common, ref], help="the published file of a revision against its parent")
     p.add_argument("--against", help="compare with this revision instead of the parent")
     sub.add_parser("approve", parents=[common, ref, decision, publishing],
@@ -159,6 +166,9 @@ def _show(store: Any, args: argparse.Namespace) -> None:
                  f"(delta {fmt_score(ev.get('delta'), signed=True)}, {ev.get('case_count')} cases); dataset "
                  f"{ev.get('dataset_id')} {ev.get('dataset_version')}; experiment {ev.get('experiment_id')}"
                  + (f"; MLflow run {ev['mlflow_run_id']}" if ev.get("mlflow_run_id") else ""))
+    link = _run_link(ev, args.tracking_uri)
+    if link:
+        lines.append(f"mlflow     {link}")
     for gate in r.gates:
         verdict = "passed" if gate.get("passed") else "failed"
         reasons = "; ".join(gate.get("reasons", []))
@@ -167,6 +177,17 @@ def _show(store: Any, args: argparse.Namespace) -> None:
     lines += [f"monitored  {_when(m.at)} UTC by {m.actor}: {_monitored(m.to_dict())}" for m in monitoring]
     lines += ["", f"--- {file_name}", body.rstrip("\n")]
     _emit(args, {**r.to_dict(), "monitoring": [m.to_dict() for m in monitoring]}, "\n".join(lines))
+
+
+def _run_link(evidence: dict[str, Any], tracking_uri: str | None) -> str | None:
+    """The run's page as the run stored it, else built from its id and `--tracking-uri`; for a
+    local store, with the command that serves it."""
+    url, command, run_id = (evidence.get(k) for k in ("mlflow_run_url", "mlflow_ui_command", "mlflow_run_id"))
+    if not url and run_id:
+        if not tracking_uri:
+            return f"run {run_id} (pass --tracking-uri URI for its link)"
+        url, command = mlflow_links.run_url(tracking_uri, None, run_id), mlflow_links.ui_command(tracking_uri)
+    return url and str(url) + (f" (serve it first: {command})" if command else "")
 
 
 def _diff(store: Any, args: argparse.Namespace) -> None:

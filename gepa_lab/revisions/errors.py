@@ -51,6 +51,12 @@ class AlreadySubmitted(SubmissionRefused, RevisionError):
     happened to it."""
 
 
+class PublishFailed(RevisionError):
+    """The managed directory could not be written (read-only, a file in its place, disk full): the
+    decision is not taken (its transaction rolls back, the files are put back), since agents load
+    that directory and the store must not name a revision active that they cannot load."""
+
+
 class RegistryNotUpdated(RevisionError):
     """The decision is committed (the store is the source of truth), but the MLflow prompt
     registry could not be brought in line; `revisions sync-registry` does that later."""

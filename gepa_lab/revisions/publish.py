@@ -39,7 +39,8 @@ Snapshot = dict[Path, str | None]
 def restore(saved: Snapshot) -> None:
     for path, text in saved.items():
         if text is None:
-            path.unlink(missing_ok=True)
+            if path.exists():  # False too where a file stands in for a directory of the path
+                path.unlink()
         else:
             write_text_atomic(path, text, durable=True)
 

@@ -38,6 +38,7 @@ from gepa_lab.revisions.errors import (
     AlreadyDecided,
     AlreadySubmitted,
     InvalidRequest,
+    PublishFailed,
     RegistryNotUpdated,
     RevisionError,
     RevisionNotFound,
@@ -57,6 +58,7 @@ from gepa_lab.revisions.store import (
 )
 
 AUTO_EXPIRE = "auto-expire"  # the sweeper's actor
+MAX_APPROVAL_TIMEOUT = timedelta(days=3650)  # longer is a typo (and `now - timeout` must stay a date)
 GATES = "gates"  # the actor of automatic rejections
 
 
@@ -267,6 +269,7 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     # Recorded in the store: must not depend on the cwd. The SpecGate refused names without letters or
     # digits, so every revision that can become active has a directory name.
     path = Path(publish_root).resolve() / gates.canonical_name(artifact.name) / file_name
+    status = row.status  # what it stays if publishing fails
     previous = store.active_row(session, artifact.name)
     if previous is not None:
         _move(session, store, previous, "archived", actor, "archived", comment,
@@ -282,10 +285,17 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     artifact.active_revision_id = row.id
     artifact.updated_at = utcnow()
     session.flush()  # constraint violations surface before anything is written to disk
-    publish.publish(path, text, {
-        "revision_id": row.id, "artifact": artifact.name, "version": row.version, "artifact_hash": row.artifact_hash,
-        "kind": row.kind, "decided_by": row.decided_by, "decided_at": iso(row.decided_at), "activated_by": actor,
-        "activated_at": iso(row.status_at), "source": row.source}, saved)
+    try:
+        publish.publish(path, text, {
+            "revision_id": row.id, "artifact": artifact.name, "version": row.version,
+            "artifact_hash": row.artifact_hash, "kind": row.kind, "decided_by": row.decided_by,
+            "decided_at": iso(row.decided_at), "activated_by": actor, "activated_at": iso(row.status_at),
+            "source": row.source}, saved)
+    except OSError as exc:  # raised inside the transaction: it rolls back, `_publishing` puts the files back
+        raise PublishFailed(
+            f"cannot publish {artifact.name} v{row.version} ({_short(row.id)}) in {Path(publish_root).resolve()} "
+            f"({describe(exc)}); nothing changed, the revision is still {status}: make that a writable directory "
+            "or pass --publish-dir DIR, then run the command again") from exc
     return Decision(row, archived, path)
 
 
@@ -408,6 +418,8 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
         return []
     if timeout <= timedelta(0):
         raise InvalidRequest("the approval timeout must be positive (e.g. 72h)")
+    if timeout > MAX_APPROVAL_TIMEOUT:
+        raise InvalidRequest(f"the approval timeout must be at most {MAX_APPROVAL_TIMEOUT.days}d (e.g. 72h)")
     cutoff = (now or utcnow()) - timeout
     due = sorted((r for r in store.revisions(statuses=("pending_approval",)) if r.submitted_at < cutoff),
                  key=lambda r: (r.submitted_at, r.id))

@@ -27,7 +27,8 @@ def submission_request(result: Result, dataset: Dataset, lineage: Lineage | None
     holdout = result.candidate_holdout
     evidence = Evidence(result.experiment_id, dataset.id, dataset.version, dict(result.dataset["digests"]),
                         result.baseline_holdout.score, holdout.score, result.holdout_delta, holdout.cases,
-                        dict(holdout.objectives), result.links.get("mlflow_run_id"), result.seed_id)
+                        dict(holdout.objectives), result.links.get("mlflow_run_id"), result.seed_id,
+                        result.links.get("mlflow_run_url"), result.links.get("mlflow_ui_command"))
     return SubmissionRequest(f"optimization/{result.algorithm}:{result.experiment_id}", artifact_dict(result.best),
                              lineage.action, lineage.parent_revision_id, evidence, lineage.artifact_name).to_dict()
 

@@ -62,9 +62,11 @@ def ui_command(tracking_uri: str) -> str | None:
     return None if is_server(tracking_uri) else f"mlflow ui --backend-store-uri {masked(tracking_uri)}"
 
 
-def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str:
-    """The page of one run (e.g. a parent run: its decision, plots, notes)."""
-    return f"{ui_base(tracking_uri)}/#/experiments/{experiment_id}/runs/{run_id}?{CLASSIC_VIEW}"
+def run_url(tracking_uri: str, experiment_id: str | None, run_id: str) -> str:
+    """The page of one run (e.g. a parent run: its decision, plots, notes); without the experiment
+    id, MLflow's direct route, which looks the experiment up."""
+    where = f"experiments/{experiment_id}/runs" if experiment_id else "runs"
+    return f"{ui_base(tracking_uri)}/#/{where}/{run_id}?{CLASSIC_VIEW}"
 
 
 def experiment_url(tracking_uri: str, experiment_id: str, view: str | None = DECISIONS_VIEW) -> str:
