@@ -49,19 +49,24 @@ _TRIGGER = re.compile(r"(?i)authorization|bearer|secret|passw|api[ _-]?key|acces
 _SECRET_ENV = re.compile(r"(?i)API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY")
 _MIN_SECRET_CHARS = 8  # shorter values (TOKENIZERS_PARALLELISM=false, a flag "1") would blank ordinary words
 _secret_env_names: set[str] = set()
+# The secret variables' values, longest first (a key that contains another is replaced whole). Read
+# when a run starts and when a variable is declared secret, not per call: reading the environment
+# costs ~20 µs, and reflection records are redacted several times per proposal.
+_secret_values: list[str] = []
+
+
+def read_secrets() -> None:
+    """Read the secret environment variables' values again (a run's start: a sweep or a test may
+    have changed them)."""
+    global _secret_values
+    _secret_values = sorted({value for name, value in os.environ.items() if len(value) >= _MIN_SECRET_CHARS
+                             and (name in _secret_env_names or _secret_name(name))}, key=len, reverse=True)
 
 
 def treat_as_secret(env_name: str) -> None:
     """Redact the value of this environment variable too (e.g. an LM's `api_key_env`, whatever its name)."""
     _secret_env_names.add(env_name)
-
-
-def _secret_values() -> list[str]:
-    """The values of secret-named variables, read now (a test or a sweep may change them), longest
-    first so a key that contains another is replaced whole."""
-    values = {value for name, value in os.environ.items()
-              if len(value) >= _MIN_SECRET_CHARS and (name in _secret_env_names or _secret_name(name))}
-    return sorted(values, key=len, reverse=True)
+    read_secrets()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -72,7 +77,7 @@ def _secret_name(name: str) -> bool:
 def redact(text: str) -> str:
     """Credentials out of `text`: the values of secret environment variables, wherever they appear,
     and whatever looks like a credential (headers, NAME=value pairs, key shapes, URL passwords)."""
-    for value in _secret_values():
+    for value in _secret_values:
         if value in text:
             text = text.replace(value, REDACTED)
     if not _TRIGGER.search(text):
@@ -80,6 +85,9 @@ def redact(text: str) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+read_secrets()
 
 
 def cap_chars(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:

@@ -48,6 +48,7 @@ from gepa_lab.core.events import (
     ScoredBatch,
     Tracker,
 )
+from gepa_lab.core.redact import read_secrets
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import (
     EvaluationSettings,
@@ -376,6 +377,7 @@ def optimize(seed: Artifact, dataset: Dataset, evaluator: Evaluator, reflector: 
     `trackers` observe the run (progress, MLflow); `name` and `run_config` only label it for them.
     `transfer`: a second evaluator under which the winner must also beat the seed on Holdout.
     """
+    read_secrets()  # the environment as this run sees it: its values are never written
     config, evaluation = config or SearchConfig(), evaluation or EvaluationSettings()
     reflection, promotion = reflection or ReflectionSettings(), promotion or PromotionPolicy()
     for settings in (config, evaluation, reflection, promotion):
