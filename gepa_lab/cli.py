@@ -23,9 +23,15 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config, build, check_config, describe_config_error, uses_lm
+from gepa_lab.config import Config, build, check_config, check_urls, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.errors import ConfigError, GepaLabError, ReflectorUnavailable, describe
+from gepa_lab.core.errors import (
+    AlreadyDone,
+    ConfigError,
+    GepaLabError,
+    ReflectorUnavailable,
+    describe,
+)
 from gepa_lab.core.settings import check_int
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
@@ -65,28 +71,33 @@ def fail(message: str, code: int) -> NoReturn:
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """Before Hydra writes anything into the run dir: it must be new (or the run being resumed,
-    not in use by another process) and creatable."""
-    from gepa_lab.runs.lock import holder
-    from gepa_lab.runs.record import run_state
+    not in use by another process) and writable."""
+    from gepa_lab.runs.lock import LOCK_FILE, holder
+    from gepa_lab.runs.record import EVALUATIONS_FILE, EVENTS_FILE, run_state
 
     state = run_state(run_dir)
-    if resume:
-        if state == "new":
-            raise ConfigError(f"resume={resume}: {run_dir} holds no gepa_lab run; pass the run directory the "
-                              "interrupted run printed")
-        pid = holder(run_dir)
-        if pid is not None:
-            raise GepaLabError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to "
-                               "finish or stop it, then resume")
-    elif state != "new":
+    if resume and state == "new":
+        raise ConfigError(f"resume={resume}: {run_dir} holds no gepa_lab run; pass the run directory the "
+                          "interrupted run printed")
+    if not resume and state != "new":
         raise ConfigError(f"{run_dir} already holds a run: resume it with resume={run_dir}, or choose a new "
                           "hydra.run.dir")
-    try:  # creating it is the only reliable test (permissions, read-only mounts, root)
+    fix = ("make it writable, then resume" if resume
+           else "run from a writable directory or set hydra.run.dir=<a writable path>")
+    path = run_dir
+    try:  # creating / opening is the only reliable test (permissions, read-only mounts, root)
         run_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=run_dir).close()
+        for name in ("gepa_lab.log", LOCK_FILE, EVALUATIONS_FILE, EVENTS_FILE):  # what a resumed run appends to
+            if (path := run_dir / name).exists():
+                open(path, "a").close()
     except OSError as exc:
-        raise GepaLabError(f"cannot write the run directory {run_dir} ({exc.strerror or exc}); run from a "
-                           "writable directory or set hydra.run.dir=<a writable path>") from None
+        where = "" if path == run_dir else f"{path.name}: "
+        raise GepaLabError(f"cannot write the run directory {run_dir} ({where}{exc.strerror or exc}); {fix}") from None
+    pid = holder(run_dir) if resume else None
+    if pid is not None:
+        raise GepaLabError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to finish or "
+                           "stop it, then resume")
 
 
 # -- the pre-flight: before a run directory exists, before any job of a sweep starts -------------
@@ -137,6 +148,7 @@ def check_sweep(config: DictConfig) -> None:
     """Every job's config, composed with Hydra's compose API as the job will compose it, checked
     before the launcher starts any job (the sweep's base config alone would miss job 2's values)."""
     from hydra import compose
+    from hydra.errors import HydraException
 
     if OmegaConf.select(config, "resume"):  # a sweep resumes job by job (docs/study.md)
         raise ConfigError(f"resume={config.resume} continues a single run; to continue a sweep, run the same "
@@ -151,13 +163,33 @@ def check_sweep(config: DictConfig) -> None:
         if launcher.get(key) is not None:
             check_int(launcher.get(key), f"hydra.launcher.{key}", minimum)
     unused = []  # lm.* settings are fine while some job uses an LM (reflector=feedback,dspy)
-    for job in sweep_jobs(config):
-        composed = compose(config_name=config.hydra.job.config_name, overrides=[*config.hydra.overrides.hydra, *job],
-                           return_hydra_config=True)
-        check_config(_task(composed))
+    jobs = sweep_jobs(config)
+    common = set.intersection(*(set(job) for job in jobs)) if jobs else set()
+    for number, job in enumerate(jobs):
+        try:
+            composed = compose(config_name=config.hydra.job.config_name,
+                               overrides=[*config.hydra.overrides.hydra, *job], return_hydra_config=True)
+            check_config(_task(composed))
+        except (HydraException, OmegaConfBaseException, ValueError) as exc:  # named: which job of the sweep
+            reason = str(exc) if isinstance(exc, ConfigError) else describe_config_error(exc)
+            shown = " ".join(_shown(o) for o in job if o not in common)
+            raise ConfigError(f"sweep job {number} ({shown}): {reason}") from None
         unused.append(_lm_unused(composed))
     if unused and all(unused):
         raise ConfigError(str(unused[0]))
+
+
+def _shown(override: str) -> str:
+    """An override as a message may show it: without a secret (a password in a URL, a token)."""
+    from gepa_lab.core.redact import redact
+
+    override = override.replace("\\", "")  # Hydra's escapes of a swept value (`\:`)
+    key, _, value = override.partition("=")
+    try:
+        check_urls(value, key)
+    except ConfigError:
+        return f"{key}=<redacted>"
+    return redact(override)
 
 
 def _task(config: DictConfig) -> DictConfig:
@@ -301,6 +333,14 @@ def _redact(record: logging.LogRecord) -> bool:
     return True
 
 
+def _trackers(conf: Config, tracker: Any, evaluator: Any, run_dir: Path) -> list[Any]:
+    from gepa_lab.tracking.progress import ProgressTracker
+
+    trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
+    extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
+    return trackers + list(extra(run_dir)) if callable(extra) else trackers
+
+
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
@@ -308,7 +348,6 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
     from gepa_lab.runs.record import run_state
     from gepa_lab.search.engine import optimize
     from gepa_lab.summary import format_summary
-    from gepa_lab.tracking.progress import ProgressTracker
 
     _sigterm_as_interrupt()
     for handler in logging.getLogger().handlers:
@@ -338,14 +377,14 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         dataset, seed = load_dataset(conf.dataset)
         seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
         name = _experiment_name(conf, hydra_choices or {})
-        trackers = [ProgressTracker(conf.progress), *([tracker] if tracker is not None else [])]
-        extra = getattr(evaluator, "run_trackers", None)  # e.g. a DSPy program saving its winner
-        if callable(extra):
-            trackers += extra(run_dir)
         result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
                           reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
-                          submit=conf.submit, run_dir=run_dir, resume=resume, trackers=trackers,
+                          submit=conf.submit, run_dir=run_dir, resume=resume,
+                          trackers=_trackers(conf, tracker, evaluator, run_dir),
                           name=name, run_config=_run_config(cfg, hydra_choices, sweep), transfer=transfer)
+    except AlreadyDone as exc:  # e.g. a second submit=true: the record already holds it
+        print(f"gepa_lab: {exc}")
+        return 0
     except ConfigError as exc:
         fail(str(exc), 2)
     except ReflectorUnavailable as exc:

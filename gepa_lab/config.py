@@ -256,5 +256,8 @@ def build(group: str, node: Any) -> Any:
     except Exception as exc:
         cause = exc.__cause__ or exc
         if isinstance(cause, (TypeError, ValueError)):
-            raise ConfigError(f"{group}: {describe(cause)}") from cause
+            text = describe(cause)
+            if group == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
+                text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
+            raise ConfigError(f"{group}: {text}") from cause
         raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause

@@ -249,3 +249,32 @@ def test_non_editable_install_runs_the_recipe_experiment(tmp_path):
     assert str(target) in subprocess.run(
         [sys.executable, "-c", "import gepa_lab; print(gepa_lab.__file__)"], cwd=cwd, env=env,
         capture_output=True, text=True, check=True).stdout  # really the installed copy
+
+
+@pytest.mark.slow
+def test_resubmitting_a_submitted_run_exits_0_saying_nothing_to_do(tmp_path):
+    args = ("experiment=recipe", "tracking=none", "progress=off", "submit=true",
+            f"submitter.url=sqlite:///{tmp_path / 'revisions.db'}")
+    first = gepa(*args, cwd=tmp_path, timeout=300)
+    assert first.returncode == 0, first.stderr
+    record = run_dir_of(first.stdout)
+    revision = json.loads((record / "result.json").read_text())["revision"]
+    events = (record / "events.jsonl").read_bytes()
+    again = gepa(*args, f"resume={record}", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == (f"gepa_lab: {record}: the run already finished and was already submitted as "
+                                    f"revision {revision['revision_id']} ({revision['status']}); nothing to do")
+    assert (record / "events.jsonl").read_bytes() == events
+
+
+def test_a_refused_sweep_job_is_named_by_number_and_its_own_values_without_secrets(tmp_path):
+    done = gepa("-m", "experiment=recipe", "tracking=none", "progress=off", "search.random_seed=1,2",
+                "search.minibatch_size=2,0", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("gepa_lab: error: sweep job 1 (search.random_seed=1 search.minibatch_size=0): "
+                                   "search.minibatch_size must be an integer >= 1 (got 0)")
+    done = gepa("-m", "experiment=recipe", "tracking=none", "progress=off", "search.random_seed=1,2",
+                "submitter.url=sqlite:///r.db,postgresql://gepa:s3cret@db/revisions", cwd=tmp_path)
+    assert done.returncode == 2 and "s3cret" not in done.stderr
+    assert done.stderr.strip().startswith("gepa_lab: error: sweep job 1 (search.random_seed=1 "
+                                          "submitter.url=<redacted>): submitter.url holds a password")

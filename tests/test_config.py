@@ -134,3 +134,29 @@ def test_a_url_with_a_secret_is_refused_without_echoing_it(url, key, source):
                                  "https://example.com/a?page=2", "not a url"])
 def test_a_url_without_a_secret_passes(url):
     check_urls({"submitter": {"url": url}, "tracking": {"uri": url}})
+
+
+@pytest.mark.parametrize("settings, key", [(EvaluationSettings, "evaluation"), (ReflectionSettings, "reflection")])
+@pytest.mark.parametrize("backoff", [1e308, 3600.5])
+def test_a_retry_backoff_time_sleep_cannot_take_is_refused(settings, key, backoff):
+    with pytest.raises(ConfigError) as info:
+        settings(retry_backoff_s=backoff)
+    assert str(info.value) == f"{key}.retry_backoff_s must be a number between 0 and 3600 (got {backoff!r})"
+    assert settings(retry_backoff_s=3600).retry_backoff_s == 3600
+
+
+@pytest.mark.parametrize("backend, each", [("thread", "thread"), ("process", "process")])
+def test_too_many_workers_name_what_each_worker_is(backend, each):
+    with pytest.raises(ConfigError, match=rf"^evaluation.workers must be at most 256 \(got 1000\); each is a {each}$"):
+        EvaluationSettings(workers=1000, backend=backend)
+
+
+def test_a_transfer_evaluators_own_setting_is_named_under_transfer():
+    from gepa_lab.config import build
+
+    node = {"_target_": "evaluators.skillcraft.SkillCraftEvaluator", "agent_config": {"max_tool_calls": -1}}
+    for group in ("evaluator", "transfer.evaluator"):
+        with pytest.raises(ConfigError) as info:
+            build(group, node)
+        assert str(info.value) == (f"{group}: ConfigError: agent_config.max_tool_calls must be an integer >= 1, got "
+                                   f"-1; fix {group}.agent_config.max_tool_calls or leave it out (default 80)")

@@ -349,3 +349,104 @@ def test_holdout_repeats_count_cases_not_evaluations():
                       promotion=PromotionPolicy(holdout_repeats=3))
     assert result.candidate_holdout.cases == result.baseline_holdout.cases == len(long_dataset().holdout)
     assert len(result.seeds["holdout_seeds"]) == 3 and result.holdout_repeats == 3
+
+
+# -- damaged in meaning: each line parses, but the record does not hold together -------------------------
+def _drop_key(row: dict, key: str) -> dict:
+    return {k: v for k, v in row.items() if k != key}
+
+
+def _damage_evaluations_row(rows: list[dict]) -> tuple[int, str]:
+    rows[1] = _drop_key(rows[1], "case_id")
+    return 2, r"evaluations\.jsonl line 2 is damaged \(missing case_id\)"
+
+
+def _damage_batch_cases(rows: list[dict]) -> tuple[int, str]:
+    number = next(i for i, row in enumerate(rows) if row["kind"] == "batch")
+    rows[number]["data"] = _drop_key(rows[number]["data"], "cases")
+    return number + 1, rf"events\.jsonl line {number + 1} is damaged \(missing cases\)"
+
+
+@pytest.mark.parametrize("name, damage", [("evaluations.jsonl", _damage_evaluations_row),
+                                          ("events.jsonl", _damage_batch_cases)])
+def test_a_record_row_missing_a_key_is_one_line_naming_file_line_and_key(tmp_path, name, damage):
+    import json
+
+    _interrupted(tmp_path)
+    path = tmp_path / name
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    _, message = damage(rows)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(ResumeError, match=rf"^run record .*{message}; the run cannot be continued from it: restore "
+                                          "the file or start a new run$") as info:
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                 resume=True)
+    assert "\n" not in str(info.value)
+
+
+def test_an_evaluation_an_event_refers_to_but_the_cache_lost_is_named(tmp_path):
+    import json
+
+    _interrupted(tmp_path)
+    evaluations = tmp_path / "evaluations.jsonl"
+    lines = evaluations.read_text().splitlines(keepends=True)
+    lost = json.loads(lines[0])["key"]
+    evaluations.write_text("".join(lines[1:]))
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    number = next(i + 1 for i, e in enumerate(events) if e["kind"] == "batch" and lost in e["data"]["cases"])
+    with pytest.raises(ResumeError) as info:
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), CONFIG, run_dir=tmp_path,
+                 resume=True)
+    assert str(info.value) == (f"run record {tmp_path / 'events.jsonl'} line {number} is damaged (missing evaluation "
+                               f"{lost} (not in evaluations.jsonl)); the run cannot be continued from it: restore "
+                               "the file or start a new run")
+
+
+# -- a run dir that holds records but no run ----------------------------------------------------------------
+def test_a_new_run_into_a_dir_holding_only_evaluations_says_to_use_another(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "evaluations.jsonl").write_text("{}\n")
+    done = _gepa(f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"gepa_lab: error: {run_dir} holds run records (evaluations.jsonl) but no "
+                                   "gepa_lab run to continue (no experiment.json); use a new run directory, or "
+                                   "delete evaluations.jsonl to reuse it")
+    assert sorted(p.name for p in run_dir.iterdir()) == ["evaluations.jsonl"]  # nothing written
+
+
+# -- a run dir that cannot be written, found before Hydra configures logging into it -------------------------
+def _unfinished_run_dir(tmp_path: Path) -> Path:
+    """What the command line checks before resuming: a run record of this format."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "experiment.json").write_text('{"format": 3}\n')
+    return run_dir
+
+
+def test_cli_resume_into_a_run_dir_whose_log_cannot_be_opened_is_one_line(tmp_path):
+    # Root-proof: a directory where the log file should be fails to open for anyone.
+    run_dir = _unfinished_run_dir(tmp_path)
+    (run_dir / "gepa_lab.log").mkdir()
+    done = _gepa(f"resume={run_dir}", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (f"gepa_lab: error: cannot write the run directory {run_dir} (gepa_lab.log: Is a "
+                                   "directory); make it writable, then resume")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory; the root-proof variant is "
+                                              "test_cli_resume_into_a_run_dir_whose_log_cannot_be_opened_is_one_line")
+def test_cli_resume_into_a_read_only_run_dir_is_one_line(tmp_path):
+    run_dir = _unfinished_run_dir(tmp_path)
+    (run_dir / "gepa_lab.log").write_text("")
+    (run_dir / ".lock").write_text("")
+    for path in (run_dir / "gepa_lab.log", run_dir / ".lock", run_dir):
+        path.chmod(0o555)
+    try:
+        done = _gepa(f"resume={run_dir}", cwd=tmp_path)
+    finally:
+        run_dir.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith(f"gepa_lab: error: cannot write the run directory {run_dir} (")
+    assert line.endswith("); make it writable, then resume")

@@ -323,3 +323,21 @@ def test_an_evaluator_refuses_a_case_it_cannot_read_before_anything_is_paid():
     with pytest.raises(ValueError, match="the dataset does not fit the evaluator _MissingField: ValueError: case "
                                          "'fb-1' has no input field 'task'"):
         optimize(long_seed(), data, _MissingField(), VaryingReflector(), CONFIG)
+
+
+def test_a_second_submission_of_a_submitted_run_is_nothing_to_do(tmp_path):
+    from gepa_lab.core.errors import AlreadyDone
+
+    data, run_dir = long_dataset(10, 10, 10), tmp_path / "run"
+    store = FileSubmitter(str(tmp_path / "store.jsonl"))
+    optimize(long_seed(), data, HashEvaluator(), VaryingReflector(), CONFIG, run_dir=run_dir, promotion=LENIENT,
+             submit=True, submitter=store)
+    files = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
+    counting = _Counting()
+    with pytest.raises(AlreadyDone) as info:
+        optimize(long_seed(), data, counting, VaryingReflector(), CONFIG, run_dir=run_dir, resume=True, submit=True,
+                 submitter=store, promotion=LENIENT)
+    assert str(info.value) == (f"{run_dir}: the run already finished and was already submitted as revision rev-1 "
+                               "(pending_approval); nothing to do")
+    assert counting.calls == 0 and len((tmp_path / "store.jsonl").read_text().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()} == files  # nothing written

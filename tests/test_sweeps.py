@@ -163,7 +163,8 @@ def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_p
     done = gepa("-m", f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", "tracking=none", *FAST,
                 "search.random_seed=1,2", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().startswith("gepa_lab: error: promotion.bootstrap_resamples must be at most 100000")
+    assert done.stderr.strip().startswith("gepa_lab: error: sweep job 2 (promotion.bootstrap_resamples=1000000000000 "
+                                          "search.random_seed=1): promotion.bootstrap_resamples must be at most 100000")
     assert not (tmp_path / "multirun").exists()
 
 

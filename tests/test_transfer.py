@@ -22,7 +22,8 @@ from helpers import (
 )
 
 from gepa_lab import SearchConfig, optimize
-from gepa_lab.core.errors import ResumeError
+from gepa_lab.core.errors import GepaLabError, ResumeError
+from gepa_lab.core.fingerprint import fingerprint
 
 CONFIG = SearchConfig(max_iterations=2, minibatch_size=2, max_metric_calls=200)
 
@@ -57,7 +58,7 @@ def test_a_winner_that_transfers_stays_eligible_and_the_calls_are_reserved():
     assert transfer.cases_evaluated == 6 and result.metric_calls <= 60  # within the budget, transfer included
 
 
-def test_without_a_winner_the_transfer_rule_is_skipped_and_nothing_is_scored():
+def test_without_a_winner_the_transfer_rule_is_skipped_and_only_the_seed_was_checked():
     transfer = ToyEvaluator()
 
     class SameReflector:
@@ -65,7 +66,10 @@ def test_without_a_winner_the_transfer_rule_is_skipped_and_nothing_is_scored():
             return {component: getattr(artifact, component)}
 
     result = optimize(seed_spec(), dataset(), ToyEvaluator(), SameReflector(), CONFIG, transfer=transfer)
-    assert result.best_id == result.seed_id and transfer.calls == []
+    assert result.best_id == result.seed_id
+    # Only the seed, once per holdout case, before the search (a misconfigured evaluator is refused there).
+    assert [(len(c.case_ids), c.seed) for c in transfer.calls] == [(1, result.seeds["holdout_seed"])] * len(
+        dataset().holdout)
     assert result.promotion_rules[-1] == {"rule": "transfer_delta", "passed": True, "status": "skipped",
                                           "detail": "no winner to check under ToyEvaluator", "value": None,
                                           "threshold": None}
@@ -179,3 +183,66 @@ def test_mlflow_gets_the_transfer_metrics_and_rule(tmp_path, mlflow_env):
     assert run.data.metrics["transfer_delta"] == pytest.approx(-0.6)
     assert run.data.metrics["rule.transfer_delta"] == 0.0 and run.data.tags["rule.transfer_delta"] == "failed"
     assert run.data.tags["promotion_reason"] == result.promotion_reason
+
+
+class _Zero(ToyEvaluator):
+    def fingerprint(self):
+        return "misconfigured agent"
+
+    def evaluate(self, artifact, cases, seed):
+        return [ev.__class__(ev.case_id, 0.0) for ev in super().evaluate(artifact, cases, seed)]
+
+
+class _CountingReflector(ImprovingReflector):
+    reflections = 0
+
+    def reflect(self, artifact, component, records):
+        self.reflections += 1
+        return super().reflect(artifact, component, records)
+
+
+def test_a_transfer_evaluator_scoring_the_seed_zero_is_refused_before_the_search(tmp_path):
+    evaluator, reflector = ToyEvaluator(), _CountingReflector()
+    with pytest.raises(GepaLabError) as info:
+        optimize(seed_spec(), dataset(holdout=3), evaluator, reflector, CONFIG, run_dir=tmp_path, transfer=_Zero())
+    assert str(info.value) == ("transfer evaluator _Zero scored the seed 0 on every holdout case: it is misconfigured, "
+                               "not evidence (check transfer.evaluator, then resume=<run dir> with the fixed one: "
+                               "nothing was searched yet)")
+    assert reflector.reflections == 0 and evaluator.cases_evaluated == len(dataset().validation)  # no search paid
+    # Fixed, the run resumes: the seed's validation is not paid again, and the record names the fixed evaluator.
+    fixed = ToyEvaluator()
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _CountingReflector(), CONFIG, run_dir=tmp_path,
+                      resume=True, transfer=fixed)
+    clean = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _CountingReflector(), CONFIG,
+                     transfer=ToyEvaluator())
+    assert result.best_id == clean.best_id and result.transfer == clean.transfer and fixed.cases_evaluated == 6
+    identity = json.loads((tmp_path / "experiment.json").read_text())["identity"]
+    assert identity["transfer"] == fingerprint(fixed)
+
+
+def test_the_decision_reuses_the_seeds_transfer_scores_from_before_the_search(tmp_path):
+    transfer = ToyEvaluator()
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG,
+                      run_dir=tmp_path, transfer=transfer)
+    assert result.best_id != result.seed_id and transfer.cases_evaluated == 6  # seed and winner, each once
+    phases = [e["data"]["phase"] for e in RunRecord(tmp_path).events if e["kind"] == "batch"]
+    assert phases[:2] == ["validation", "holdout-transfer-baseline"]  # right after the seed's validation
+    assert phases.count("holdout-transfer-baseline") == 1 and phases[-1] == "holdout-transfer-candidate"
+    assert result.decision_paid_evaluations == 2 * 3 + 3  # holdout seed and winner, the winner's transfer
+
+
+def test_a_run_with_a_transfer_evaluator_resumes_to_the_uninterrupted_result(tmp_path):
+    from conftest import strip_volatile
+
+    clean = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG,
+                     transfer=ToyEvaluator())
+    for at in (1, 2):  # killed while reflecting in the first and the second iteration
+        run_dir = tmp_path / f"at{at}"
+        transfer = ToyEvaluator()
+        with pytest.raises(KeyboardInterrupt):
+            optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _Interrupting(at=at), CONFIG, run_dir=run_dir,
+                     transfer=transfer)
+        resumed = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _Interrupting(), CONFIG, run_dir=run_dir,
+                           resume=True, transfer=transfer)
+        assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
+        assert transfer.cases_evaluated == 6  # no transfer case paid twice

@@ -28,6 +28,11 @@ class ResumeError(GepaLabError, ValueError):
     """A run directory that cannot be resumed (or reused) as asked."""
 
 
+class AlreadyDone(ResumeError):
+    """A resume that asks for nothing the record does not already hold: not a failure (the
+    command line prints it and exits 0), nothing is paid or written."""
+
+
 class ProtocolError(GepaLabError, TypeError):
     """An evaluator, reflector or submitter that does not implement its protocol's methods."""
 

@@ -20,6 +20,9 @@ MAX_THREADS = 256
 # Bootstrap resamples: the interval's bounds are stable to the printed digits long before this,
 # and the resampling matrix grows with resamples x holdout cases (10**12 asked for 149 GiB).
 MAX_RESAMPLES = 100_000
+# Retry backoff (doubling per retry): an hour already outlasts any provider outage worth waiting
+# out in-process; far larger values overflow time.sleep at the first transient failure.
+MAX_BACKOFF_S = 3600.0
 
 
 def _policy(name: str) -> Any:
@@ -131,7 +134,8 @@ class EvaluationSettings(_Validated):
     max_consecutive_failures: int = 10  # abort after this many transiently failed cases in a row
 
     def validate(self) -> None:
-        check_int(self.workers, "evaluation.workers", 1, maximum=MAX_THREADS, why="; each is a thread")
+        check_int(self.workers, "evaluation.workers", 1, maximum=MAX_THREADS,
+                  why=f"; each is a {'process' if self.backend == 'process' else 'thread'}")
         check_choice(self.backend, "evaluation.backend", ("thread", "process"))
         cpus = os.cpu_count() or 1
         if self.backend == "process" and self.workers > cpus:
@@ -140,7 +144,7 @@ class EvaluationSettings(_Validated):
                               "evaluation.backend=thread for an evaluator that waits on a network)")
         check_number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
         check_int(self.max_retries, "evaluation.max_retries", 0)
-        check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0)
+        check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0, MAX_BACKOFF_S)
         check_int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)
 
 
@@ -153,7 +157,7 @@ class ReflectionSettings(_Validated):
 
     def validate(self) -> None:
         check_int(self.max_retries, "reflection.max_retries", 0)
-        check_number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0)
+        check_number(self.retry_backoff_s, "reflection.retry_backoff_s", 0.0, MAX_BACKOFF_S)
 
 
 # Growth ceilings (candidate / seed on Holdout) for the efficiency objectives an evaluator may

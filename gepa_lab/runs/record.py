@@ -3,7 +3,8 @@
 Files in the run directory (all owned here; nobody else parses them):
 - `experiment.json`   written once when the run starts: its identity (everything that decides
                       the result), the resolved configuration, the seed artifact, every case and
-                      the split digests.
+                      the split digests. (Rewritten only by a resume that replaces the transfer
+                      evaluator before the search started.)
 - `evaluations.jsonl` every evaluator reply that was paid for, one line per case, under its cache
                       key (artifact id, case id, seed, evaluator fingerprint). Append-only and
                       never rewound: it IS the evaluation cache, so no case is ever paid twice.
@@ -24,7 +25,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +72,18 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
         raise ResumeError(f"run record {path} line {number} is not a JSON object; restore the file or start a "
                           "new run")
     return row
+
+
+@contextmanager
+def _damaged(path: Path, number: int) -> Iterator[None]:
+    """A row that parses but lacks what the record needs (a key, an evaluation it refers to): one
+    line naming the file, the line and what is missing."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        what = f"missing {exc.args[0]}" if isinstance(exc, KeyError) and exc.args else describe(exc)
+        raise ResumeError(f"run record {path} line {number} is damaged ({what}); the run cannot be continued from "
+                          "it: restore the file or start a new run") from None
 
 
 @dataclass
@@ -120,6 +134,11 @@ class RunRecord:
         record._view(EXPERIMENT_FILE, {"format": FORMAT, **experiment})
         return record
 
+    def amend_experiment(self, experiment: dict[str, Any]) -> None:
+        """Before its search starts (a transfer evaluator refused before it, then fixed), a run's
+        identity may still change: what the record says it is must stay true."""
+        self._view(EXPERIMENT_FILE, experiment)
+
     @classmethod
     def reopen(cls, run_dir: Path | str) -> tuple[RunRecord, Recorded]:
         """An existing run: its record read back, events cut to the last durable one."""
@@ -128,23 +147,28 @@ class RunRecord:
         path = root / EVALUATIONS_FILE
         for number, line in _lines(path):
             row = _parse(path, number, line)
-            record._cache[str(row["key"])] = Evaluation.from_dict(row)
+            with _damaged(path, number):
+                record._cache[str(row["key"])] = Evaluation.from_dict(row)
         if _has_torn_tail(path):  # cut a line a crash left half-written: the next append starts its own line
             with open(path, "r+b") as fh:
                 fh.truncate(fh.read().rfind(b"\n") + 1)
         path = root / EVENTS_FILE
-        rows = [_parse(path, number, line) for number, line in _lines(path)]
-        last = max((i for i, row in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
-        kept = rows[:last + 1] + [row for row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
+        rows = [(number, _parse(path, number, line)) for number, line in _lines(path)]
+        last = max((i for i, (_, row) in enumerate(rows) if row.get("kind") in DURABLE), default=-1)
+        kept = rows[:last + 1] + [(n, row) for n, row in rows[last + 1:] if row.get("kind") in LIFECYCLE]
         if len(kept) != len(rows) or _has_torn_tail(path):
-            write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept))
-        for row in kept:
-            record._replay(row, recorded)
+            write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for _, row in kept))
+        for number, row in kept:
+            with _damaged(path, number):
+                record._replay(row, recorded)
         return record, recorded
 
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
         if kind == "batch":
+            lost = [ref for ref in data["cases"] if isinstance(ref, str) and ref not in self._cache]
+            if lost:
+                raise KeyError(f"evaluation {lost[0]} (not in {EVALUATIONS_FILE})")
             evaluations = tuple(self._cache[ref] if isinstance(ref, str) else Evaluation.from_dict(ref)
                                 for ref in data["cases"])
             recorded.batches[int(data["index"])] = ScoredBatch(int(data["index"]), data["phase"],
@@ -239,6 +263,10 @@ def read_experiment(run_dir: Path) -> dict[str, Any]:
         if old:
             raise ResumeError(f"{run_dir} holds a run recorded by an earlier gepa-lab version ({old[0]}); it cannot "
                               "be continued by this one: start a new run")
+        records = ", ".join(name for name in RECORD_FILES if (run_dir / name).exists())
+        if records:  # records without their experiment: neither resumable nor reusable as they are
+            raise ResumeError(f"{run_dir} holds run records ({records}) but no gepa_lab run to continue (no "
+                              f"{EXPERIMENT_FILE}); use a new run directory, or delete {records} to reuse it")
         raise ResumeError(f"{run_dir} holds no gepa_lab run (no {EXPERIMENT_FILE}); pass the run directory the run "
                           "printed")
     try:

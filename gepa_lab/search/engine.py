@@ -33,6 +33,7 @@ from gepa_lab.core.contracts import (
     RevisionSubmitter,
 )
 from gepa_lab.core.errors import (
+    AlreadyDone,
     GepaLabError,
     ReflectorError,
     ReflectorUnavailable,
@@ -103,6 +104,9 @@ class Run:
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
+        # The seed under the transfer evaluator on Holdout, scored before the search (a misconfigured
+        # one is refused before anything else is paid) and reused by the decision.
+        self.transfer_seed: tuple[Evaluation, ...] | None = None
 
     def close(self) -> None:
         self.scheduler.close()
@@ -180,7 +184,7 @@ class Run:
     def score_seed(self) -> None:
         request = self.request
         repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
-        rng, validation_seed, _ = run_rng(request.config.random_seed, repeats)
+        rng, validation_seed, holdout_seeds = run_rng(request.config.random_seed, repeats)
         self.state = SearchState(rng, validation_seed, Pool(self.policies.frontier))
         seed_id = artifact_id(request.seed)
         batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
@@ -189,6 +193,11 @@ class Run:
                         "misconfigured evaluator makes every candidate look alike)")
         self.state.pool.add(Candidate(seed_id, request.seed, (), (), None, 0, batch.evaluations, self.ledger.used))
         self.trackers.candidate(CandidateInfo(seed_id, request.seed, None, None, None, batch, self.ledger.used))
+        if self.transfer_runner is not None:  # exactly the evaluation decide() needs, paid from the holdout reserve
+            self.transfer_seed = self.score(request.seed, seed_id, request.dataset.holdout, holdout_seeds[0],
+                                            "holdout-transfer-baseline", self.transfer_runner).evaluations
+            self.ledger.reserve -= len(request.dataset.holdout)
+            self.check_transfer(self.transfer_seed, "resume=<run dir> with the fixed one: nothing was searched yet")
         self.round_end()
 
     def stop_reason(self) -> tuple[int, str | None]:
@@ -296,14 +305,13 @@ class Run:
                 best.artifact, best.id, dataset.holdout, holdout_seed, "holdout-candidate").evaluations)
         transfer = None
         if self.transfer_runner is not None and best.id != seed_id:  # the first holdout seed, once more
-            transfer = tuple(self.score(artifact, cid, dataset.holdout, seeds[0], f"holdout-transfer-{role}",
-                                        self.transfer_runner).evaluations
-                             for artifact, cid, role in ((seed, seed_id, "baseline"),
-                                                         (best.artifact, best.id, "candidate")))
-            if all(ev.score == 0.0 for ev in transfer[0]):
-                raise GepaLabError(
-                    f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout case: it is "
-                    "misconfigured, not evidence (check transfer.evaluator, then decide again with resume=<run dir>)")
+            early = self.transfer_seed
+            if early is None:  # a transfer evaluator given after the search: the seed is scored now
+                early = self.score(seed, seed_id, dataset.holdout, seeds[0], "holdout-transfer-baseline",
+                                   self.transfer_runner).evaluations
+                self.check_transfer(early, "decide again with resume=<run dir>")
+            transfer = (early, self.score(best.artifact, best.id, dataset.holdout, seeds[0],
+                                         "holdout-transfer-candidate", self.transfer_runner).evaluations)
         result = build_result(request, self.experiment_id, state, self.ledger, seeds, base_repeats, cand_repeats,
                               transfer)  # type: ignore[arg-type]
         result.decision_number, result.warnings = number, self.warnings
@@ -312,6 +320,11 @@ class Run:
         self.record.decision(number, decision_settings(request), result.to_dict(),
                              promotion_outcome(result, request.submit))
         return result
+
+    def check_transfer(self, seed_evaluations: tuple[Evaluation, ...], then: str) -> None:
+        if self.transfer_runner is not None and all(ev.score == 0.0 for ev in seed_evaluations):
+            raise GepaLabError(f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout "
+                               f"case: it is misconfigured, not evidence (check transfer.evaluator, then {then})")
 
     def paid(self) -> int:
         return self.runner.paid + (self.transfer_runner.paid if self.transfer_runner else 0)
@@ -352,6 +365,11 @@ class Run:
         for name, policy in self.policies.stateful().items():
             if name in snap.get("policies", {}):
                 policy.restore(snap["policies"][name])
+        early = recorded.batches.get(1)  # the seed under the transfer evaluator the search ran with
+        if (self.transfer_runner is not None and early is not None and early.phase == "holdout-transfer-baseline"
+                and recorded.experiment["identity"].get("transfer") == decision_settings(request)["transfer"]):
+            self.transfer_seed = early.evaluations
+            self.ledger.reserve -= len(request.dataset.holdout)
 
 
 def _usage(reflector: Reflector) -> tuple[float, int]:
@@ -411,11 +429,17 @@ def _open_record(request: Request, identity: dict[str, Any], resume: bool
                                   **{s: [c.to_dict() for c in request.dataset.split(s)] for s in identity["digests"]}}}
         return RunRecord.create(request.run_dir, experiment), None, str(experiment["id"])
     record, recorded = RunRecord.reopen(request.run_dir)
+    recorded_identity = recorded.experiment.get("identity") or {}
+    unsearched = recorded.snapshot is None and recorded.search_end is None
+    if unsearched:  # a transfer evaluator refused before the search may be replaced: nothing depends on it yet
+        recorded_identity = {**recorded_identity, "transfer": identity["transfer"]}
     try:
-        check_same_search(recorded.experiment.get("identity") or {}, identity, searched=recorded.search_end is not None)
+        check_same_search(recorded_identity, identity, searched=recorded.search_end is not None)
     except ResumeError:
         record.close()
         raise
+    if unsearched and recorded.experiment.get("identity") != identity:
+        record.amend_experiment({**recorded.experiment, "identity": identity, "config": _full_config(request)})
     return record, recorded, str(recorded.experiment["id"])
 
 
@@ -427,8 +451,9 @@ def _next_stage(run: Run) -> str:
     if not recorded.decisions or recorded.decisions[-1]["settings"] != decision_settings(request):
         return "decision"
     last = recorded.decisions[-1]
-    submitted = any(s["decision"] == last["number"] and s["revision"] for s in recorded.submissions)
-    if request.submit and not submitted:
+    submitted = next((s["revision"] for s in recorded.submissions if s["decision"] == last["number"] and s["revision"]),
+                     None)
+    if request.submit and submitted is None:
         if not last["result"]["promotion_eligible"]:
             reason = last["result"]["promotion_reason"]
             raise ResumeError(f"cannot submit: the run's decision was NOT ELIGIBLE ({reason}); only an eligible "
@@ -436,6 +461,9 @@ def _next_stage(run: Run) -> str:
         return "submission"
     if not recorded.finished:  # decided, but a tracker never heard of it (killed, interrupted)
         return "report"
+    if request.submit and submitted is not None:
+        raise AlreadyDone(f"{request.run_dir}: the run already finished and was already submitted as revision "
+                          f"{submitted.get('revision_id')} ({submitted.get('status')}); nothing to do")
     raise ResumeError(f"cannot resume {request.run_dir}: the run already finished (see its result.json); to decide "
                       "again pass another promotion policy or transfer evaluator, to submit an eligible winner pass "
                       "submit=true")
