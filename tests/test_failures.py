@@ -261,3 +261,22 @@ def test_an_unknown_evaluator_argument_exits_2(plugin_dir):
     assert done.stderr.strip() == ("gepa_lab: error: unknown config key 'evaluator.per_stepp'; did you mean "
                                    "'per_step'? (evaluator takes: per_step, broken)")
     assert not (plugin_dir / "outputs").exists()  # found before Hydra creates a run dir
+
+
+def test_a_long_retry_chain_never_waits_past_the_cap(monkeypatch):
+    """Doubling backoff is capped: past ~1000 retries 2**n overflows, and time.sleep refuses it."""
+    from gepa_lab.core.settings import MAX_BACKOFF_S
+    from gepa_lab.search.retry import RetryPolicy
+
+    waits: list[float] = []
+    monkeypatch.setattr("time.sleep", waits.append)
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 1100:
+            raise TimeoutError("provider timed out")
+        return "ok"
+
+    assert RetryPolicy(object(), 2000, 1.0)(flaky) == "ok"
+    assert len(waits) == 1099 and max(waits) <= MAX_BACKOFF_S

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from gepa_lab.core.errors import declared_retryable, is_transient
+from gepa_lab.core.settings import MAX_BACKOFF_S
 
 T = TypeVar("T")
 
@@ -23,7 +24,8 @@ class RetryPolicy:
         self.declared = declared_retryable(component)
         self.backoff_s = backoff_s
         self._later = Retrying(stop=stop_after_attempt(retries),
-                               wait=wait_exponential(multiplier=2 * backoff_s, min=2 * backoff_s),
+                               # capped: doubling past an hour only overflows time.sleep
+                               wait=wait_exponential(multiplier=2 * backoff_s, min=2 * backoff_s, max=MAX_BACKOFF_S),
                                retry=retry_if_exception(self.transient), reraise=True) if retries > 0 else None
 
     def transient(self, exc: BaseException) -> bool:
