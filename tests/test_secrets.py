@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import IdentityReflector, ToyEvaluator, dataset, seed_spec
 from stub_llm import Reply, StubLLM
 
-from gepa_lab import Case, Dataset, Evaluation, PromptArtifact, SearchConfig, optimize
+from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.redact import REDACTED, redact
 from gepa_lab.lm.client import read_api_key
 from gepa_lab.lm.config import LMSettings
@@ -52,23 +53,11 @@ def test_the_value_of_a_secret_variable_is_redacted_whatever_its_shape(monkeypat
 def test_the_environment_is_read_again_when_a_run_starts(monkeypatch):
     old, new = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
     monkeypatch.setenv("SERVICE_TOKEN", old)
-    optimize(PromptArtifact("seed"), Dataset("d", "1", [Case("f", "x")], [Case("v", "x")], []), Constant(),
-             Same(), SearchConfig(max_iterations=0))
+    optimize(seed_spec(), dataset(), ToyEvaluator(), IdentityReflector(), SearchConfig(max_iterations=0))
     assert redact(f"got {old}") == f"got {REDACTED}"
     monkeypatch.setenv("SERVICE_TOKEN", new)  # e.g. the next run of a sweep in this process
-    optimize(PromptArtifact("seed"), Dataset("d", "1", [Case("f", "x")], [Case("v", "x")], []), Constant(),
-             Same(), SearchConfig(max_iterations=0))
+    optimize(seed_spec(), dataset(), ToyEvaluator(), IdentityReflector(), SearchConfig(max_iterations=0))
     assert redact(f"got {old} and {new}") == f"got {old} and {REDACTED}"
-
-
-class Constant:
-    def evaluate(self, artifact, cases, seed):
-        return [Evaluation(c.id, 0.5) for c in cases]
-
-
-class Same:
-    def reflect(self, artifact, component, records):
-        return {"text": artifact.text}
 
 
 @pytest.mark.parametrize("text, secret", [
