@@ -15,7 +15,7 @@ from gepa_lab.core.artifacts import artifact_id
 from gepa_lab.core.events import ResumePoint, RunInfo
 from gepa_lab.core.settings import SearchConfig
 from gepa_lab.tracking.mlflow_tracker import MlflowTracker
-from gepa_lab.tracking.mlflow_worker import Logger, sqlite_path
+from gepa_lab.tracking.mlflow_worker import Logger, describe, sqlite_path
 
 pytestmark = pytest.mark.usefixtures("mlflow_env")
 
@@ -120,3 +120,11 @@ def test_an_idle_logger_is_stopped_at_exit_not_left_importing_mlflow() -> None:
     [worker] = pool.idle
     pool.close()  # what atexit runs
     assert worker.proc.wait(timeout=5) == -9 and pool.idle == []
+
+
+def test_a_logging_error_is_redacted_before_it_becomes_a_tag(monkeypatch) -> None:
+    """A failed MLflow call's text (which may echo a store URL's password) is redacted: it ends up
+    in the parent run's `mlflow_tracker.first_error` tag."""
+    error = ConnectionError("cannot reach postgresql://gepa:hunter2horse@db.internal/mlflow")
+    text = describe(error)
+    assert text.startswith("ConnectionError: cannot reach postgresql://gepa:") and "hunter2horse" not in text

@@ -14,7 +14,7 @@ ends while a run is open (the engine process was killed), it writes everything i
 ends the parent run KILLED with `stop_reason=killed`.
 
 Run as a script (`python -P mlflow_worker.py [sql|rest]`, what to import before the first run): it
-imports no gepa_lab module (start-up time).
+imports no gepa_lab module (start-up time) until an MLflow call fails (`describe`).
 Only MLflow's public client API is used.
 """
 
@@ -52,9 +52,11 @@ FLUSH_EVERY_S = 2.0  # the parent's per-iteration metrics and proposals table: o
 
 
 def describe(exc: BaseException) -> str:
-    """`Type: message` on one line (as gepa_lab.core.errors.describe; no gepa_lab import here)."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    """`Type: message` on one line, credentials redacted: gepa_lab's own, imported on this error
+    path only (these texts become MLflow tags, and an error may echo a URL's password)."""
+    from gepa_lab.core.errors import describe as one_line
+
+    return one_line(exc)
 
 
 def sqlite_path(uri: str) -> Path | None:
