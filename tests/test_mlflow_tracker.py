@@ -658,8 +658,12 @@ def test_tracker_uses_only_public_mlflow_names(module) -> None:
 
 
 def test_the_logging_process_imports_no_gepa_lab_module() -> None:
-    """It starts while the run gets ready; gepa_lab's imports would only delay it."""
+    """It starts while the run gets ready; gepa_lab's imports would only delay it. The one exception
+    is `describe`, which only runs after an MLflow call failed (it redacts the error's text)."""
     tree = ast.parse(Path(mlflow_worker.__file__).read_text(encoding="utf-8"))
-    modules = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    modules += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    on_error = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "describe")
+    skipped = {id(n) for n in ast.walk(on_error)}
+    nodes = [node for node in ast.walk(tree) if id(node) not in skipped]
+    modules = [node.module or "" for node in nodes if isinstance(node, ast.ImportFrom)]
+    modules += [alias.name for node in nodes if isinstance(node, ast.Import) for alias in node.names]
     assert modules and not [m for m in modules if m.startswith("gepa_lab")]
