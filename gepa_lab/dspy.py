@@ -18,7 +18,6 @@ decision saying why.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -208,6 +207,12 @@ def default_policy() -> PromotionPolicy:
     return replace(policy, gates=replace(policy.gates, ceilings={**policy.gates.ceilings, "latency_ms": None}))
 
 
+# The engine's split names in a dataset error, as a DSPy user passed them.
+DSPY_WORDS = {"feedback split": "trainset", "validation split": "valset", "holdout split": "holdoutset",
+              "feedback cases": "trainset examples", "validation cases": "valset examples",
+              "holdout cases": "holdoutset examples"}
+
+
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
              holdoutset: Sequence[Any], submit: bool) -> tuple[Dataset, list[str]]:
     """The examples as a frozen dataset (ids `<split>-<n>`; the version digests the content)."""
@@ -224,8 +229,8 @@ def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
     try:
         dataset.validate(submit=submit)
     except ValueError as exc:
-        words = {"feedback split": "trainset", "validation split": "valset", "holdout split": "holdoutset",
-                 "feedback cases": "trainset examples", "validation cases": "valset examples",
-                 "holdout cases": "holdoutset examples"}
-        raise ConfigError(functools.reduce(lambda text, pair: text.replace(*pair), words.items(), str(exc))) from exc
+        text = str(exc)
+        for engine_word, dspy_word in DSPY_WORDS.items():
+            text = text.replace(engine_word, dspy_word)
+        raise ConfigError(text) from exc
     return dataset, inputs

@@ -193,27 +193,19 @@ class _Zero(ToyEvaluator):
         return [ev.__class__(ev.case_id, 0.0) for ev in super().evaluate(artifact, cases, seed)]
 
 
-class _CountingReflector(ImprovingReflector):
-    reflections = 0
-
-    def reflect(self, artifact, component, records):
-        self.reflections += 1
-        return super().reflect(artifact, component, records)
-
-
 def test_a_transfer_evaluator_scoring_the_seed_zero_is_refused_before_the_search(tmp_path):
-    evaluator, reflector = ToyEvaluator(), _CountingReflector()
+    evaluator, reflector = ToyEvaluator(), ImprovingReflector()
     with pytest.raises(GepaLabError) as info:
         optimize(seed_spec(), dataset(holdout=3), evaluator, reflector, CONFIG, run_dir=tmp_path, transfer=_Zero())
     assert str(info.value) == ("transfer evaluator _Zero scored the seed 0 on every holdout case: it is misconfigured, "
                                "not evidence (check transfer.evaluator, then resume=<run dir> with the fixed one: "
                                "nothing was searched yet)")
-    assert reflector.reflections == 0 and evaluator.cases_evaluated == len(dataset().validation)  # no search paid
+    assert not reflector.seen and evaluator.cases_evaluated == len(dataset().validation)  # no search paid
     # Fixed, the run resumes: the seed's validation is not paid again, and the record names the fixed evaluator.
     fixed = ToyEvaluator()
-    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _CountingReflector(), CONFIG, run_dir=tmp_path,
+    result = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG, run_dir=tmp_path,
                       resume=True, transfer=fixed)
-    clean = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), _CountingReflector(), CONFIG,
+    clean = optimize(seed_spec(), dataset(holdout=3), ToyEvaluator(), ImprovingReflector(), CONFIG,
                      transfer=ToyEvaluator())
     assert result.best_id == clean.best_id and result.transfer == clean.transfer and fixed.cases_evaluated == 6
     identity = json.loads((tmp_path / "experiment.json").read_text())["identity"]

@@ -194,10 +194,10 @@ class Run:
         self.state.pool.add(Candidate(seed_id, request.seed, (), (), None, 0, batch.evaluations, self.ledger.used))
         self.trackers.candidate(CandidateInfo(seed_id, request.seed, None, None, None, batch, self.ledger.used))
         if self.transfer_runner is not None:  # exactly the evaluation decide() needs, paid from the holdout reserve
-            self.transfer_seed = self.score(request.seed, seed_id, request.dataset.holdout, holdout_seeds[0],
-                                            "holdout-transfer-baseline", self.transfer_runner).evaluations
-            self.ledger.reserve -= len(request.dataset.holdout)
-            self.check_transfer(self.transfer_seed, "resume=<run dir> with the fixed one: nothing was searched yet")
+            early = self.score(request.seed, seed_id, request.dataset.holdout, holdout_seeds[0],
+                               "holdout-transfer-baseline", self.transfer_runner)
+            self.keep_transfer_seed(early)
+            self.check_transfer(early.evaluations, "resume=<run dir> with the fixed one: nothing was searched yet")
         self.round_end()
 
     def stop_reason(self) -> tuple[int, str | None]:
@@ -321,6 +321,12 @@ class Run:
                              promotion_outcome(result, request.submit))
         return result
 
+    def keep_transfer_seed(self, batch: ScoredBatch) -> None:
+        """The seed's transfer scores, paid before the search: the decision reuses them, and the
+        holdout reserve no longer needs to hold their calls."""
+        self.transfer_seed = batch.evaluations
+        self.ledger.reserve -= len(batch.evaluations)
+
     def check_transfer(self, seed_evaluations: tuple[Evaluation, ...], then: str) -> None:
         if self.transfer_runner is not None and all(ev.score == 0.0 for ev in seed_evaluations):
             raise GepaLabError(f"transfer evaluator {self.transfer_runner.name} scored the seed 0 on every holdout "
@@ -368,8 +374,7 @@ class Run:
         early = recorded.batches.get(1)  # the seed under the transfer evaluator the search ran with
         if (self.transfer_runner is not None and early is not None and early.phase == "holdout-transfer-baseline"
                 and recorded.experiment["identity"].get("transfer") == decision_settings(request)["transfer"]):
-            self.transfer_seed = early.evaluations
-            self.ledger.reserve -= len(request.dataset.holdout)
+            self.keep_transfer_seed(early)
 
 
 def _usage(reflector: Reflector) -> tuple[float, int]:
