@@ -64,6 +64,9 @@ def _decision(result: Result, simulated: bool) -> list[str]:
         tokens = f" ({result.reflection_tokens} tokens)" if result.reflection_tokens else ""
         lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}{tokens}"
                      + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
+    if result.task_tokens or result.reflection_tokens:
+        lines.append(f"  tokens      task {result.task_tokens:,} + reflection {result.reflection_tokens:,} "
+                     "(the models' own usage reports)")
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
     return lines

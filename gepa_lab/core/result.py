@@ -71,7 +71,8 @@ class Result:
     revision: dict[str, Any] | None = None
     holdout_cases: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: dict[str, float] = field(default_factory=dict)
-    reflection_tokens: int = 0  # from the reflection LM's usage; task tokens are evaluation objectives
+    reflection_tokens: int = 0  # from the reflection LM's usage
+    task_tokens: int = 0  # the task LM's, summed over every evaluation the run paid for (objective `tokens`)
     transfer: dict[str, Any] | None = None  # the transfer check: evaluator, holdout seed, means, delta
     proposals: int = 0
     pool: list[PoolEntry] = field(default_factory=list)
