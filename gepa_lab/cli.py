@@ -129,8 +129,8 @@ def _lm_unused(config: DictConfig) -> ConfigError | None:
     keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
     key = None if uses_lm(config) else next((k for k in keys if k == "lm" or k.startswith("lm.")), None)
     return None if key is None else ConfigError(f"{key} is set, but no component of this run uses an LM; pick one "
-                                                "that does (reflector=dspy, evaluator=skillcraft_dspy or "
-                                                "dspy_program) or drop it")
+                                                "that does (reflector=lm, evaluator=prompt, skillcraft_dspy "
+                                                "or dspy_program) or drop it")
 
 
 def check_run(config: DictConfig) -> None:
