@@ -161,7 +161,8 @@ def _mean(values: Sequence[float]) -> float:
 def compare(runs: Sequence[StudyRun], key: str, baseline: str | None = None, by: str | None = None,
             tolerance: float = TOLERANCE) -> list[dict[str, Any]]:
     """One row per value of `key` other than the baseline (the first job's value unless given) and
-    per group of `by` (the pooled row first, group `all`): its columns, and its pairs (`pairs_data`). Refused when a pair's runs were judged on different holdout splits."""
+    per group of `by` (the pooled row first, group `all`): its columns, and its pairs (`pairs_data`).
+    Refused when a pair's runs were judged on different holdout splits."""
     finished = [r for r in runs if r.gain is not None]
     waiting = len(runs) - len(finished)
     unfinished = f"; {waiting} run{'s' * (waiting != 1)} of the sweep have no decision yet: complete it" \
@@ -233,20 +234,23 @@ def _row(pairs: list[tuple[StudyRun, StudyRun]], key: str, tolerance: float) -> 
 def seed_noise(runs: Sequence[StudyRun]) -> float:
     """The seed-to-seed noise of one holdout score: the standard deviation, across random seeds, of
     the seed artifact's holdout mean (the same artifact on the same cases, only the evaluation seed
-    differs), per holdout split; several splits: the root mean of their variances."""
-    scores: dict[tuple[str, str], dict[Any, float]] = defaultdict(dict)
+    differs), per holdout split (and number of holdout repeats); several: the root mean of their
+    variances."""
+    scores: dict[tuple[str, str, int], dict[Any, float]] = defaultdict(dict)
     for run in runs:
         if run.result is not None:
-            scores[(run.holdout, run.result["seed_id"])][run.random_seed] = run.result["baseline_holdout"]["score"]
+            key = (run.holdout, run.result["seed_id"], run.result.get("holdout_repeats", 1))
+            scores[key][run.random_seed] = run.result["baseline_holdout"]["score"]
     variances = [float(np.var(list(s.values()), ddof=1)) for s in scores.values() if len(s) > 1]
     return math.sqrt(_mean(variances)) if variances else math.nan
 
 
 def opposite_signs(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Values whose per-group effects point in opposite directions: their pooled row averages them."""
+    """Values whose per-group effects point in opposite directions: their pooled row averages them
+    (a group whose every pair is tied has no direction)."""
     lines = []
     for value in dict.fromkeys(r["value"] for r in rows):
-        groups = [r for r in rows if r["value"] == value and r["group"] != "all"]
+        groups = [r for r in rows if r["value"] == value and r["group"] != "all" and r["tied"] < r["pairs"]]
         if any(r["difference"] > 0 for r in groups) and any(r["difference"] < 0 for r in groups):
             effects = ", ".join(f"{r['group']} {r['difference']:+.4f}" for r in groups)
             lines.append(f"{value}: the groups' effects differ in sign ({effects}); the pooled row averages "
