@@ -196,8 +196,8 @@ def _same_split(pairs: list[tuple[StudyRun, StudyRun]], key: str) -> None:
         if base.holdout != run.holdout:
             raise StudyError(f"--compare {key} is refused: {value_of(base, key)} and {value_of(run, key)} are judged "
                              f"on different holdout splits ({base.holdout[:12]} vs {run.holdout[:12]}), so their "
-                             "gains are not paired; compare a setting within each split instead (its rows per "
-                             f"value of {key} come with --by {key})")
+                             "gains are not paired; compare a setting swept within each split instead (its "
+                             "report has a row per experiment)")
 
 
 def _row(pairs: list[tuple[StudyRun, StudyRun]], key: str, tolerance: float) -> dict[str, Any]:
