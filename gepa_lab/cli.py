@@ -114,7 +114,8 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
 
     params = OmegaConf.select(config, "hydra.sweeper.params") or {}
     lines = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
-    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    hydra = GlobalHydra.instance()  # a glob sweep needs the loader; `report` expands a sweep without one
+    parser = OverridesParser.create(config_loader=hydra.config_loader() if hydra.is_initialized() else None)
     per_key: dict[str, list[str]] = {}
     for override in parser.parse_overrides(lines):
         key = override.get_key_element()

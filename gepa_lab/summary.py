@@ -81,10 +81,10 @@ def _process(result: Result) -> list[str]:
     if result.skipped_proposals:
         lines.append(f"  skipped     {_plural(result.skipped_proposals, 'proposal')} from parents already perfect on "
                      "their minibatch")
-    if result.holdout_reuse is not None and result.holdout_reuse >= HOLDOUT_REUSE_WARNING:
-        lines.append(f"  reuse       {result.holdout_reuse} earlier runs in this tracking store were decided on this "
-                     "holdout split: keeping the best of them tunes on it (confirm the choice on a sealed split: "
-                     "python -m gepa_lab.report --confirm)")
+    if result.holdout_reuse:  # the look ledger's count (gepa_lab/runs/looks.py)
+        lines.append(f"  looks       {_plural(result.holdout_reuse, 'earlier decision')} on this holdout split"
+                     + (": keeping the best of them tunes on it (confirm the choice on a sealed split: python -m "
+                        "gepa_lab.report --confirm)" if result.holdout_reuse >= HOLDOUT_REUSE_WARNING else ""))
     return lines + [f"  warning     {warning}" for warning in result.warnings]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gepa_lab"
-# The command line, the DSPy teleprompter, the study report (`--confirm` runs the engine's confirmation).
+# The command line, the DSPy teleprompter, the study report.
 ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli", "gepa_lab.dspy", "gepa_lab.report"}
 ENGINE = "gepa_lab.search.engine"
 
@@ -107,7 +107,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "gepa_lab.data": ("gepa_lab.core",),
     "gepa_lab.summary": ("gepa_lab.core",),
     "gepa_lab.search": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.tracking"),
-    "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
+    "gepa_lab.comparison": (),
+    "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search", "gepa_lab.comparison"),
     "gepa_lab.revisions": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search", "gepa_lab.tracking"),
     "gepa_lab.config": ("gepa_lab.core", "gepa_lab.data", "gepa_lab.lm", "gepa_lab.tracking",
                         "gepa_lab.search.policies"),
