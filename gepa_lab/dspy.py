@@ -7,8 +7,8 @@
     optimized = optimizer.compile(program, trainset=train, valset=val, holdoutset=holdout)
     print(optimized.decision)          # eligible or not, why, the holdout interval, the run dir
 
-`compile` runs the same engine as `python -m gepa_lab evaluator=dspy_program` (the evaluator of
-evaluators/dspy_program/, the LM reflector of gepa_lab/lm/), with the same run record, resume,
+`compile` runs the same engine as `python -m gepa_lab evaluator=dspy_program` (the program
+evaluator and the LM reflector of gepa_lab/lm/), with the same run record, resume,
 MLflow run and revision-store submission. The seed is the program's own instructions; the
 splits are the examples given, frozen and digested (no files to write first). Everything is
 checked before the first paid call. A winner that is not promotion-eligible is not returned
@@ -33,8 +33,12 @@ from gepa_lab.core.errors import ConfigError, ResumeError
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, SearchConfig
 from gepa_lab.lm.config import settings_of
+from gepa_lab.lm.examples import example_inputs, examples_to_cases
+from gepa_lab.lm.loading import metric_form
+from gepa_lab.lm.program import DspyProgramEvaluator
 from gepa_lab.lm.prompt import system_prompt
 from gepa_lab.lm.reflector import DspyReflector
+from gepa_lab.lm.texts import apply_texts
 from gepa_lab.runs.record import run_state
 from gepa_lab.search.engine import optimize
 from gepa_lab.summary import format_summary
@@ -100,8 +104,6 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                  reflection_prompt: str | None = None, search: Mapping[str, Any] | None = None):
         super().__init__()
         # Every setting is checked now, one line each, before anything is built or spent.
-        from evaluators.dspy_program.loading import metric_form
-
         if not callable(metric):
             raise ConfigError(f"metric must be a function metric(gold, pred, ...), got {type(metric).__name__}")
         try:
@@ -152,8 +154,6 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         """Optimize `student`'s instructions; returns the winner (or the seed, see the class
         docstring) with `.decision`. `valset` defaults to `trainset`, as in dspy.GEPA; without a
         `holdoutset` no winner is eligible."""
-        from evaluators.dspy_program import DspyProgramEvaluator, apply_texts
-
         if teacher is not None:
             raise ConfigError("teacher is not supported: GEPA optimizes the student's own instructions")
         name = self.experiment_name or type(student).__name__
@@ -216,8 +216,6 @@ DSPY_WORDS = {"feedback split": "trainset", "validation split": "valset", "holdo
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
              holdoutset: Sequence[Any], submit: bool) -> tuple[Dataset, list[str]]:
     """The examples as a frozen dataset (ids `<split>-<n>`; the version digests the content)."""
-    from evaluators.dspy_program.examples import example_inputs, examples_to_cases
-
     try:
         inputs = example_inputs([*trainset, *valset, *holdoutset], "the examples")
         splits = {split: examples_to_cases(examples, split, inputs) for split, examples in
