@@ -207,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     ref = statistics.median(r["wall_s"] for r in rows if r["engine"] == "dspy.GEPA")
     gain = {e: statistics.median(r["holdout_gain"] for r in rows if r["engine"] == e) for e in ("gepa-lab", "dspy.GEPA")}
     target = 1.2 if args.auto else 1.5  # issue 34 (the defaults, in an empty directory); issue 23
-    verdict = (f"gepa-lab / dspy.GEPA wall time {lab / ref:.2f}x (target <= {target}x: "
+    walls = {(r["engine"], r["repeat"]): r["wall_s"] for r in rows}
+    ratios = [walls["gepa-lab", k] / walls["dspy.GEPA", k] for k in range(args.repeats)]
+    low, high = _bench.interval(ratios)
+    verdict = (f"gepa-lab / dspy.GEPA wall time {lab / ref:.2f}x (ratio of medians; per-repeat ratio mean "
+               f"{statistics.fmean(ratios):.2f} [95% CI {low:.2f}, {high:.2f}]; target <= {target}x: "
                f"{'met' if lab <= target * ref else 'NOT met'}); holdout gain {gain['gepa-lab']:+.3f} vs "
                f"{gain['dspy.GEPA']:+.3f} ({'no worse' if gain['gepa-lab'] >= gain['dspy.GEPA'] else 'WORSE'})")
     lines = _bench.header("gepa-lab's DSPy teleprompter vs dspy.GEPA", env,

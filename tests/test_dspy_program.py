@@ -80,7 +80,7 @@ def stub(litellm_loaded, math_dataset):
 
 
 def evaluator(stub: StubLLM, monkeypatch: pytest.MonkeyPatch, run_dir: Path | None = None, **lm):
-    from gepa_lab.lm import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     monkeypatch.setenv(KEY_ENV, SECRET)
     return DspyProgramEvaluator(PROGRAM, METRIC, ["question"], run_dir=str(run_dir) if run_dir else None,
@@ -92,7 +92,7 @@ def evaluator(stub: StubLLM, monkeypatch: pytest.MonkeyPatch, run_dir: Path | No
 def test_program_instructions_round_trip_through_a_texts_artifact():
     import dspy
 
-    from gepa_lab.lm import apply_texts, program_texts
+    from gepa_lab.lm.texts import apply_texts, program_texts
 
     class Pipeline(dspy.Module):
         def __init__(self):
@@ -112,7 +112,7 @@ def test_program_instructions_round_trip_through_a_texts_artifact():
 
 def test_the_committed_seed_matches_the_program():
     from evaluators.dspy_math.program import make_program
-    from gepa_lab.lm import program_texts
+    from gepa_lab.lm.texts import program_texts
 
     seed = json.loads((MATH / "seed_texts.json").read_text())
     assert seed == {"kind": "texts", **program_texts(make_program()).to_dict()}
@@ -371,7 +371,7 @@ def test_per_predictor_feedback_is_narrowed_to_the_reflected_predictor():
 def test_a_five_argument_metric_is_asked_about_each_predictor(stub, monkeypatch, math_dataset):
     import dspy
 
-    from gepa_lab.lm import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     calls = []
 
@@ -391,7 +391,7 @@ def test_a_five_argument_metric_is_asked_about_each_predictor(stub, monkeypatch,
 def test_forgotten_inputs_and_a_wrong_metric_fail_when_the_evaluator_is_built(stub):
     import dspy
 
-    from gepa_lab.lm import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     class TwoInputs(dspy.Module):
         def __init__(self):

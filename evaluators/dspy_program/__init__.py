@@ -1,5 +1,5 @@
 """`evaluator=dspy_program` (any DSPy program's instructions, optimized under the holdout protocol):
-its evaluator is the library's (`gepa_lab.lm.DspyProgramEvaluator`, which `gepa_lab.dspy.GEPA`
+its evaluator is the library's (`gepa_lab.lm.program.DspyProgramEvaluator`, which `gepa_lab.dspy.GEPA`
 builds too); this package adds the command line that writes a program's seed file and freezes a
 Hugging Face dataset:
 

@@ -1,7 +1,7 @@
 """Real language models through DSPy and litellm: LM settings (`lm.task`, `lm.reflection`), the
 `dspy.LM` they build, usage and cost accounting, the LM-backed reflector, the evaluator of any DSPy
-program (`evaluator=dspy_program`, the teleprompter's), and the pieces an evaluator that calls an
-LM needs (the public toolkit for plugins, beside `gepa_lab`'s own names).
+program (`program.py`: `evaluator=dspy_program` and the teleprompter's), and the pieces an evaluator
+that calls an LM needs (the public toolkit for plugins, beside `gepa_lab`'s own names).
 
 Importing this package is cheap: dspy and litellm are imported only when an LM is built.
 """
@@ -10,12 +10,10 @@ from gepa_lab.lm.client import build_lm, transient_errors
 from gepa_lab.lm.config import LMConfig, LMSettings
 from gepa_lab.lm.loading import load_program
 from gepa_lab.lm.metered import LMCaller, Metered
-from gepa_lab.lm.program import DspyProgramEvaluator, ProgramStateTracker
 from gepa_lab.lm.records import compose_feedback, trace_line
 from gepa_lab.lm.reflector import DspyReflector
-from gepa_lab.lm.texts import apply_texts, program_texts, seed_json
+from gepa_lab.lm.texts import seed_json
 from gepa_lab.lm.usage import Usage
 
-__all__ = ["DspyProgramEvaluator", "DspyReflector", "LMCaller", "LMConfig", "LMSettings", "Metered",
-           "ProgramStateTracker", "Usage", "apply_texts", "build_lm", "compose_feedback", "load_program",
-           "program_texts", "seed_json", "trace_line", "transient_errors"]
+__all__ = ["DspyReflector", "LMCaller", "LMConfig", "LMSettings", "Metered", "Usage", "build_lm", "compose_feedback",
+           "load_program", "seed_json", "trace_line", "transient_errors"]
