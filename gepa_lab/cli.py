@@ -23,7 +23,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config, build, check_config, check_urls, describe_config_error, uses_lm
+from gepa_lab.config import Config, check_config, check_urls, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import (
     AlreadyDone,
@@ -32,7 +32,7 @@ from gepa_lab.core.errors import (
     ReflectorUnavailable,
     describe,
 )
-from gepa_lab.core.settings import check_int
+from gepa_lab.core.settings import build_target, check_int
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
 OFFLINE_ENV = {**ENV_DEFAULTS, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
@@ -141,7 +141,7 @@ def check_run(config: DictConfig) -> None:
                           "hydra.run.dir=outputs/ci-$RUN_ID")
     if error := _lm_unused(config):
         raise error
-    check_run_dir(Path(run_dir), check_config(_task(config)).resume)
+    check_run_dir(Path(run_dir), _preflight(_task(config)).resume)
 
 
 def check_sweep(config: DictConfig) -> None:
@@ -169,7 +169,7 @@ def check_sweep(config: DictConfig) -> None:
         try:
             composed = compose(config_name=config.hydra.job.config_name,
                                overrides=[*config.hydra.overrides.hydra, *job], return_hydra_config=True)
-            check_config(_task(composed))
+            _preflight(_task(composed))
         except (HydraException, OmegaConfBaseException, ValueError) as exc:  # named: which job of the sweep
             reason = str(exc) if isinstance(exc, ConfigError) else describe_config_error(exc)
             shown = " ".join(_shown(o) for o in job if o not in common)
@@ -177,6 +177,16 @@ def check_sweep(config: DictConfig) -> None:
         unused.append(_lm_unused(composed))
     if unused and all(unused):
         raise ConfigError(str(unused[0]))
+
+
+def _preflight(config: DictConfig) -> Config:
+    """The config's checks, and its search policies built once to check their values (the run
+    builds its own: they keep state)."""
+    from gepa_lab.search.policies import build_policies
+
+    conf = check_config(config)
+    build_policies(conf.search)
+    return conf
 
 
 def _shown(override: str) -> str:
@@ -365,11 +375,11 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
                 print(_skipped(run_dir, _experiment_name(conf, hydra_choices or {}), conf.search.random_seed))
                 return 0
             resume = state == "unfinished"
-        evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
-        tracker = build("tracking", cfg.tracking)
+        evaluator, reflector = build_target("evaluator", cfg.evaluator), build_target("reflector", cfg.reflector)
+        tracker = build_target("tracking", cfg.tracking)
         # The store is opened only by what uses it: a submission, or a seed read from it.
-        submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
-        transfer = build("transfer.evaluator", cfg.transfer.evaluator)
+        submitter = build_target("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
+        transfer = build_target("transfer.evaluator", cfg.transfer.evaluator)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():

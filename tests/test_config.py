@@ -152,7 +152,7 @@ def test_too_many_workers_name_what_each_worker_is(backend, each):
 
 
 def test_a_transfer_evaluators_own_setting_is_named_under_transfer():
-    from gepa_lab.config import build
+    from gepa_lab.core.settings import build_target as build
 
     node = {"_target_": "evaluators.skillcraft.SkillCraftEvaluator", "agent_config": {"max_tool_calls": -1}}
     for group in ("evaluator", "transfer.evaluator"):

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
@@ -41,8 +42,9 @@ from gepa_lab.search.policies import (
     StopFile,
     StrictImprovement,
     TopKPareto,
+    Verdict,
 )
-from gepa_lab.search.policies.merge import merged
+from gepa_lab.search.policies.sources import merged
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.state import Candidate, Pool
 
@@ -133,13 +135,17 @@ def _evals(*scores: float, tokens: float = 10.0) -> list[Evaluation]:
     return [Evaluation(f"c{i}", s, objectives={"tokens": tokens}) for i, s in enumerate(scores)]
 
 
-def test_acceptance_rules():
-    assert not StrictImprovement().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5))
-    assert AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=8.0))
-    assert not AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=12.0))
-    assert AtLeast(tie_break=None).accepts(_evals(0.5), _evals(0.5))
-    assert not ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.6, 0.5))
-    assert ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.8, 0.5))
+def test_acceptance_rules_give_their_verdict_with_its_reason_and_gain():
+    assert StrictImprovement().judge(_evals(0.5, 0.5), _evals(0.5, 0.5)) == Verdict(
+        False, "strict_minibatch_improvement", 0.0)
+    assert StrictImprovement().judge(_evals(0.5, 0.5), _evals(0.5, 0.75)).gain == 0.25
+    assert AtLeast().judge(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=8.0)) == Verdict(True, "minibatch_at_least", 0.0)
+    assert not AtLeast().judge(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=12.0)).accepted
+    assert AtLeast(tie_break=None).judge(_evals(0.5), _evals(0.5)).accepted
+    assert not AtLeast().judge(_evals(0.5, 0.5), _evals(0.4, 0.5, tokens=1.0)).accepted
+    assert not ByMargin(0.1).judge(_evals(0.5, 0.5), _evals(0.6, 0.5)).accepted
+    verdict = ByMargin(0.1).judge(_evals(0.5, 0.5), _evals(0.8, 0.5))
+    assert verdict.accepted and verdict.reason == "minibatch_margin" and verdict.gain == pytest.approx(0.15)
 
 
 # -- stop conditions -------------------------------------------------------------------------------
@@ -187,13 +193,33 @@ def test_a_merge_takes_each_descendant_s_own_change_from_the_common_ancestor():
     child = merged(ancestor, a, b)
     assert child == SkillSpec("S", "desc", "when", ["one", "two"], ["p", "q"])
     assert merged(ancestor, a, a) is None  # nothing new from a second copy
-    pool = _pool(ancestor, a, b)
-    merge = Merge(max_merges=2)
-    assert merge.pick(pool, random.Random(0)) is None  # nothing due yet
-    merge.after_round(1)
-    picked = merge.pick(pool, random.Random(0))
-    assert picked is not None and picked[2] == child and merge.tried == 1
-    assert merge.pick(pool, random.Random(0)) is None  # one attempt per accepted child
+    merge, planned = Merge(max_merges=2), _Round(_pool(ancestor, a, b))
+    merge.plan(planned)
+    assert planned.added == []  # nothing due yet
+    merge.observe([SimpleNamespace(status="accepted", kind="reflection"),
+                   SimpleNamespace(status="accepted", kind="merge")])  # merges make no merge due
+    merge.plan(planned)
+    [(parents, got, components)] = planned.added
+    assert [p.id for p in parents] == ["a", "b"] and got == child and components == ("pitfalls",)
+    assert merge.tried == 1 and merge.state()["due"] == 0
+    merge.plan(planned)
+    assert len(planned.added) == 1  # one attempt per accepted child
+
+
+class _Round:
+    """A round to plan in (the `Round` protocol), recording what a proposal source adds."""
+
+    def __init__(self, pool: Pool):
+        self.pool, self.rng, self.open, self.added = pool, random.Random(0), True, []
+
+    def fits(self, parents: int) -> bool:
+        return True
+
+    def parent(self) -> Candidate:
+        return self.pool.members[0]
+
+    def add(self, parents, child=None, components=(), kind="reflection"):
+        self.added.append((parents, child, components))
 
 
 # -- whole runs ------------------------------------------------------------------------------------

@@ -201,25 +201,19 @@ class Run:
         self.round_end()
 
     def stop_reason(self) -> tuple[int, str | None]:
-        """Proposals the next round may make (up to parallel_proposals), or 0 and why the search ends."""
-        state, config = self.state, self.request.config
+        """Proposals the next round may make (up to parallel_proposals), or 0 and why the search
+        ends: the stop policies in order, the budgets first."""
+        state = self.state
         assert state is not None
-        k = config.parallel_proposals
-        if config.max_iterations is not None:
-            k = min(k, config.max_iterations - state.iteration)
-            if k <= 0:
-                return 0, "max_iterations"
-        k, reason = self.ledger.affordable(k, proposal_calls(config.minibatch_size, self.request.dataset),
-                                           state.proposals)
-        if reason is not None:
-            return 0, reason
-        if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
-            return 0, "time_limit"
-        view = SearchView(state.pool, state.proposals, self.request.run_dir)
+        view = SearchView(state.pool, state.proposals, self.request.run_dir, state.iteration, self.elapsed(),
+                          self.ledger, proposal_calls(self.request.config.minibatch_size, self.request.dataset))
+        k = self.request.config.parallel_proposals
         for condition in self.policies.stop.values():
             found = condition.reason(view)
-            if found is not None:
+            if isinstance(found, str):
                 return 0, found
+            if found is not None:
+                k = min(k, found)
         return k, None
 
     def search(self) -> None:
@@ -236,9 +230,7 @@ class Run:
                 break
             for proposal in proposals:
                 self._report(proposal)
-            if self.policies.merge is not None:
-                self.policies.merge.after_round(sum(p.status == "accepted" and p.kind == "reflection"
-                                                    for p in proposals))
+            self.policies.observe(proposals)
             self.round_end()
         self.searching = False
         self.record.event("search_end", {"stop_reason": str(state.stop_reason), **self.snapshot()})
@@ -250,8 +242,7 @@ class Run:
         assert state is not None
         reflector = request.reflector
         usage_before = _usage(reflector)
-        room = self.ledger.max_calls - self.ledger.used - self.ledger.reserve
-        plans = plan_round(state, request.config, self.policies, k, room, request.dataset)
+        plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
         steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
                       request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
                       request.config.accept_top is None, lambda: self.ledger.used)

@@ -17,7 +17,7 @@ from typing import Any
 
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.core.events import Proposal, ScoredBatch
-from gepa_lab.search.proposal import Plan, Steps, accepts, merge, reflective, to_proposal, validate
+from gepa_lab.search.proposal import Plan, Steps, propose, to_proposal, validate
 from gepa_lab.search.state import Candidate
 
 STEPS_IN_ORDER = ("choose", "dedupe")
@@ -69,7 +69,7 @@ class Scheduler:
 
         def chain(j: int) -> None:
             try:
-                (merge if plans[j].is_merge else reflective)(plans[j], steps, partial(turns.turn, j))
+                propose(plans[j], steps, partial(turns.turn, j))
             finally:
                 turns.release(j)
 
@@ -78,52 +78,54 @@ class Scheduler:
         finally:
             for plan in plans:  # whatever was paid for is recorded, in proposal order
                 _record(plan, steps, emit)
-        live = [p for p in plans if p.fresh]
-        improving = [p for p in live if accepts(steps, p)]
-        chosen = _select(improving, accept_top)
+        judged = [p for p in plans if p.verdict is not None]
+        chosen = _select([p for p in judged if p.verdict is not None and p.verdict.accepted], accept_top)
         if not steps.validate_in_chain:  # the round's gains decided which children are validated
             try:
                 self._map(lambda plan: validate(plan, steps), chosen)
             finally:
                 for plan in chosen:
                     _record(plan, steps, emit)
-        for plan in live:
-            if plan not in improving:
-                plan.status, plan.reason = "rejected", ("merge_below_parents" if plan.is_merge else str(
-                    getattr(steps.acceptance, "reason", type(steps.acceptance).__name__)))
-            elif plan not in chosen:
+        for plan in judged:
+            assert plan.verdict is not None
+            if plan in chosen:  # they join the pool in proposal order
+                _join(plan, steps)
+            elif plan.verdict.accepted:
                 plan.status, plan.reason = "rejected", f"round_acceptance: {accept_top} larger gain(s) in the round"
-        for plan in chosen:  # they join the pool in proposal order
-            _join(plan, steps)
+            else:
+                plan.status, plan.reason = "rejected", plan.verdict.reason
         return [to_proposal(plan) for plan in plans]
 
 
 def _join(plan: Plan, steps: Steps) -> None:
-    assert plan.child is not None and plan.child_id is not None
+    assert plan.child is not None and plan.child_id is not None and plan.verdict is not None
     # Survivors always join the pool: a lower validation mean may still hold a front.
-    parents = (plan.parent.id, plan.other.id) if plan.other is not None else (plan.parent.id,)
-    steps.pool.add(Candidate(plan.child_id, plan.child, parents, plan.components, plan.iteration,
-                             plan.child_cursor, plan.validation_evals, steps.metric_calls(), plan.rationale,
-                             joined_after=plan.iteration + 1))
-    plan.status = "accepted"
-    plan.reason = "merge at least as good as both parents" if plan.is_merge else "strict minibatch improvement"
+    steps.pool.add(Candidate(plan.child_id, plan.child, tuple(p.id for p in plan.parents), plan.components,
+                             plan.iteration, plan.child_cursor, plan.validation_evals, steps.metric_calls(),
+                             plan.rationale, joined_after=plan.iteration + 1))
+    plan.status, plan.reason = "accepted", f"{plan.verdict.reason}: minibatch gain {plan.verdict.gain:+.4f}"
 
 
 def _select(improving: list[Plan], top: int | None) -> list[Plan]:
-    """All improving children, or the `top` with the largest minibatch gain (ties: earlier first),
-    kept in proposal order."""
+    """All improving children, or the `top` with the largest gain by the acceptance rule (ties:
+    earlier first), kept in proposal order."""
     if top is None or len(improving) <= top:
         return improving
-    ranked = sorted(range(len(improving)), key=lambda i: (-improving[i].gain, i))[:top]
+    ranked = sorted(range(len(improving)), key=lambda i: (-_gain(improving[i]), i))[:top]
     return [improving[i] for i in sorted(ranked)]
+
+
+def _gain(plan: Plan) -> float:
+    assert plan.verdict is not None
+    return plan.verdict.gain
 
 
 def _record(plan: Plan, steps: Steps, emit: Emit) -> None:
     """Record whatever this proposal has paid for and not yet recorded, in phase order."""
-    roles = (("parent", "feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals),
-             ("other", "feedback-parent", plan.other.id if plan.other else "", plan.paired_seed, plan.other_evals),
-             ("child", "feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals),
-             ("validation", "validation", plan.child_id or "", steps.validation_seed, plan.validation_evals))
+    roles = [(("parent", "other")[i], "feedback-parent", p.id, plan.paired_seed, evals)
+             for i, (p, evals) in enumerate(zip(plan.parents, plan.parent_evals, strict=False))]
+    roles += [("child", "feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals),
+              ("validation", "validation", plan.child_id or "", steps.validation_seed, plan.validation_evals)]
     for role, phase, candidate_id, seed, evaluations in roles:
         if evaluations and role not in plan.batches:
             plan.batches[role] = emit(phase, candidate_id, seed, evaluations)
