@@ -4,12 +4,14 @@ is one class plus one YAML file."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import sys
 import textwrap
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -44,6 +46,7 @@ from gepa_lab.search.policies import (
     TopKPareto,
     Verdict,
 )
+from gepa_lab.search.policies.build import option_node
 from gepa_lab.search.policies.sources import merged
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.state import Candidate, Pool
@@ -246,6 +249,26 @@ def test_a_parent_already_perfect_on_its_minibatch_is_skipped_and_counted():
     assert result.metric_calls == 4 + 12 * 2 + 4  # seed validation, parent minibatches, the seed on holdout
 
 
+def test_skipping_perfect_parents_asks_the_acceptance_rule():
+    """Under a rule that accepts a tie, a perfect parent can still have an accepted child: no skip."""
+    reflector = _CountingReflector()
+    at_least = replace(SKIP, acceptance={"_target_": P + "AtLeast", "tie_break": None})
+    result = optimize(long_seed(), long_dataset(), _Perfect(), reflector, at_least)
+    assert result.skipped_proposals == 0 and reflector.calls == 12
+
+
+@pytest.mark.parametrize("option, rule", [("strict", "strict_minibatch_improvement"),
+                                          ("at_least", "minibatch_at_least"), ("margin", "minibatch_margin")])
+def test_an_accepted_child_s_reason_names_the_configured_rule(tmp_path, option, rule):
+    config = SearchConfig(max_iterations=10, minibatch_size=2, random_seed=5,
+                          acceptance=option_node("acceptance", option))
+    optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config, run_dir=tmp_path)
+    judged = [p for p in RunRecord(tmp_path).proposals if p["status"] in ("accepted", "rejected")]
+    accepted = [p["reason"] for p in judged if p["status"] == "accepted"]
+    assert accepted and all(reason.startswith(f"{rule}: minibatch gain +") for reason in accepted), accepted
+    assert all(p["reason"] == rule for p in judged if p["status"] == "rejected")
+
+
 EVERY_KIND = SearchConfig(
     max_iterations=14, minibatch_size=2, random_seed=5, parallel_proposals=2,
     parent={"_target_": P + "EpsilonGreedy", "epsilon": 0.3},
@@ -271,7 +294,41 @@ def test_a_resume_is_exact_under_non_default_policies_of_every_kind(tmp_path, ki
                        run_dir=tmp_path / "run", resume=True)
     assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
     assert RunRecord(tmp_path / "run").comparable() == RunRecord(tmp_path / "clean").comparable()
-    assert any(p["kind"] == "merge" for p in RunRecord(tmp_path / "clean").proposals)
+    merges = [p for p in RunRecord(tmp_path / "clean").proposals if p["kind"] == "merge"]
+    judged = [p for p in merges if p["status"] in ("accepted", "rejected")]  # by the configured rule, too
+    assert judged and all(p["reason"].startswith("minibatch_at_least") for p in judged)
+
+
+KILLABLE = Path(__file__).parent / "scripts" / "killable_run.py"
+
+
+def _parents_after_sigkill(run_dir: Path, parent: str, kill_before: int) -> list[str]:
+    """Run under `parent`, SIGKILLed before the kill_before-th evaluation, then resumed to the end;
+    returns every proposal's parent."""
+    for kill, resume in ((kill_before, []), (0, ["--resume"])):
+        done = subprocess.run([sys.executable, str(KILLABLE), str(run_dir), str(run_dir.parent / "paid.jsonl"),
+                               str(kill), "--parent", parent, *resume], capture_output=True, text=True, timeout=120)
+        assert done.returncode == (-9 if kill else 0), done.stderr
+    return [p["parent_id"] for p in RunRecord(run_dir).proposals]
+
+
+@pytest.mark.parametrize("kill_before", [19, 41])
+def test_a_stateful_parent_selector_resumes_exactly_after_sigkill(tmp_path, kill_before):
+    """A bandit parent selector (helpers_long.BanditParent: one class, one config value) learns from
+    every round's outcomes; SIGKILLed mid-search and resumed, the run is the uninterrupted one."""
+    config = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5,
+                          parent={"_target_": "helpers_long.BanditParent"})
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config,
+                     run_dir=tmp_path / "clean")
+    parents = _parents_after_sigkill(tmp_path / "run", "helpers_long.BanditParent", kill_before)
+    assert strip_volatile(json.loads((tmp_path / "run" / "result.json").read_text())) == strip_volatile(
+        json.loads(json.dumps(clean.to_dict())))
+    assert RunRecord(tmp_path / "run").comparable() == RunRecord(tmp_path / "clean").comparable()
+    assert parents == [p["parent_id"] for p in RunRecord(tmp_path / "clean").proposals]
+    assert len(set(parents)) > 1  # it does choose: a selector that always took the seed would prove nothing
+    # The same selector without its state in the snapshots resumes into other choices.
+    forgetful = _parents_after_sigkill(tmp_path / "forgetful", "helpers_long.ForgetfulBandit", kill_before)
+    assert forgetful != parents
 
 
 PLUGIN = '''
