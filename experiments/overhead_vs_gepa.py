@@ -4,8 +4,8 @@ usage: python experiments/overhead_vs_gepa.py [--repeats 7] [--calls 2000] [--sc
                                               [--quick] [--out-dir DIR]
 Writes experiments/reports/overhead_vs_gepa.{md,csv} (--quick: a new temporary folder). The task
 is near-free (a pure scoring function and a reflector that appends a marker), so the time measured
-is the engines' own cost. Runs are interleaved (gepa, gepa-lab, gepa-lab batched, gepa, ...) so
-all sides share the machine's noise. The performance rule: gepa-lab's ms per metric call <= 1.0x
+is the engines' own cost. Runs are interleaved, their order alternating (gepa, gepa-lab, gepa-lab
+batched; then gepa-lab batched, gepa-lab, gepa; ...) so all sides share the machine's noise. The performance rule: gepa-lab's ms per metric call <= 1.0x
 the reference's, in memory and with the run record. A row that misses gets a cProfile of one
 gepa-lab run in that mode in the report.
 """
@@ -160,9 +160,9 @@ SIDES: dict[str, Callable[..., dict[str, float]]] = {
 def measure(scenario: str, record: bool, repeats: int, calls: int) -> dict[str, Any]:
     score = SCENARIOS[scenario][0]
     runs: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
-    for r in range(repeats):
-        for side, fn in SIDES.items():
-            runs[side].append(fn(score, calls, r + 1, record))
+    for r in range(repeats):  # the order alternates: gepa first in even repeats, last in odd ones
+        for side in (list(SIDES) if r % 2 == 0 else list(SIDES)[::-1]):
+            runs[side].append(SIDES[side](score, calls, r + 1, record))
     row: dict[str, Any] = {"scenario": scenario, "mode": "run record" if record else "in memory"}
     for side, side_runs in runs.items():
         per_call = [x["wall"] / x["calls"] * 1e3 for x in side_runs]
@@ -220,8 +220,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, argv: list[str]
         _bench.command_line("overhead_vs_gepa.py", argv), load,
         [f"budget {args.calls} metric calls per run; {N_FEEDBACK} feedback/train and {N_VALIDATION} validation "
          f"cases, no holdout; minibatch 3; median of {args.repeats} repeats (seed = repeat, the same for all "
-         "sides), runs interleaved gepa, gepa-lab, gepa-lab batched, gepa, ... after one untimed warm-up run per "
-         "side and mode" + (" — QUICK MODE: a smoke test, not a measurement" if args.quick else ""),
+         "sides), runs interleaved in alternating order (gepa, gepa-lab, gepa-lab batched; then the reverse) "
+         "after one untimed warm-up run per side and mode" + (" — QUICK MODE: a smoke test, not a measurement" if args.quick else ""),
          "ms/call = wall time of the whole `optimize` call / the metric calls the engine reports. Evaluator and "
          f"reflector cost next to nothing here, so ms/call is the harness's own cost. Rule: gepa-lab <= {TARGET:g}x "
          "the reference, in memory and with the run record"])

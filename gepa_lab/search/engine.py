@@ -100,6 +100,8 @@ class Run:
         self.ledger = Ledger(config.max_metric_calls, request.holdout_reserve, config.max_cost_usd,
                              request.declared_price)
         self.scheduler = Scheduler(config.parallel_proposals)
+        self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset)
+        self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
@@ -206,7 +208,7 @@ class Run:
         state = self.state
         assert state is not None
         view = SearchView(state.pool, state.proposals, self.request.run_dir, state.iteration, self.elapsed(),
-                          self.ledger, proposal_calls(self.request.config.minibatch_size, self.request.dataset))
+                          self.ledger, self.proposal_calls)
         k = self.request.config.parallel_proposals
         for condition in self.policies.stop.values():
             found = condition.reason(view)
@@ -243,11 +245,13 @@ class Run:
         reflector = request.reflector
         usage_before = _usage(reflector)
         plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
-        steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
-                      request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
-                      request.config.accept_top is None, lambda: self.ledger.used)
+        if self.steps is None:
+            self.steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance,
+                               state.pool, request.dataset.validation, state.validation_seed,
+                               request.config.skip_perfect_parents, request.config.accept_top is None,
+                               lambda: self.ledger.used)
         try:
-            return self.scheduler.run_round(plans, steps, self.emit, request.config.accept_top)
+            return self.scheduler.run_round(plans, self.steps, self.emit, request.config.accept_top)
         except CostCapReached as exc:
             log.warning("stopping the search mid-proposal: %s", exc)
             if exc.partial is not None:

@@ -34,6 +34,10 @@ class RoundPlanner:
     room: int  # metric calls it may spend
     plans: list[Plan] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self._minibatch, self._validation = min(self.config.minibatch_size, len(self.dataset.feedback)), len(
+            self.dataset.validation)
+
     @property
     def pool(self) -> Pool:
         return self.state.pool
@@ -47,7 +51,7 @@ class RoundPlanner:
         return len(self.plans) < self.k
 
     def fits(self, parents: int) -> bool:
-        return self.open and self.room >= proposal_calls(self.config.minibatch_size, self.dataset, parents)
+        return len(self.plans) < self.k and self.room >= (parents + 1) * self._minibatch + self._validation
 
     def parent(self) -> Candidate:
         return self.policies.parent.select(self.state.pool, self.state.rng)
@@ -60,7 +64,7 @@ class RoundPlanner:
         child_seed = paired_seed if config.paired_seeds or child is not None else draw_seed(rng)
         self.plans.append(Plan(self.state.iteration + len(self.plans), parents, minibatch, paired_seed, child_seed,
                                kind, child, components, parents[0].cursor))
-        self.room -= proposal_calls(config.minibatch_size, self.dataset, len(parents))
+        self.room -= (len(parents) + 1) * self._minibatch + self._validation
 
 
 def plan_round(state: SearchState, config: SearchConfig, policies: Policies, k: int, room: int,

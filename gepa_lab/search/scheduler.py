@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import partial
 from typing import Any
 
@@ -46,6 +46,10 @@ class _Turns:
             events[j].set()
 
 
+def _in_line(step: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
 class Scheduler:
     def __init__(self, workers: int):
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gepa-proposal") if workers > 1 else None
@@ -65,9 +69,13 @@ class Scheduler:
             future.result()
 
     def run_round(self, plans: list[Plan], steps: Steps, emit: Emit, accept_top: int | None) -> list[Proposal]:
-        turns = _Turns(len(plans))
+        steps.fresh_ids.clear()  # the round's new children, for the duplicate check
+        # Chains run one after the other need no turns: they are taken in proposal order anyway.
+        turns = _Turns(len(plans)) if self._pool is not None and len(plans) > 1 else None
 
         def chain(j: int) -> None:
+            if turns is None:
+                return propose(plans[j], steps, _in_line)
             try:
                 propose(plans[j], steps, partial(turns.turn, j))
             finally:
@@ -122,10 +130,11 @@ def _gain(plan: Plan) -> float:
 
 def _record(plan: Plan, steps: Steps, emit: Emit) -> None:
     """Record whatever this proposal has paid for and not yet recorded, in phase order."""
-    roles = [(("parent", "other")[i], "feedback-parent", p.id, plan.paired_seed, evals)
-             for i, (p, evals) in enumerate(zip(plan.parents, plan.parent_evals, strict=False))]
-    roles += [("child", "feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals),
-              ("validation", "validation", plan.child_id or "", steps.validation_seed, plan.validation_evals)]
-    for role, phase, candidate_id, seed, evaluations in roles:
-        if evaluations and role not in plan.batches:
-            plan.batches[role] = emit(phase, candidate_id, seed, evaluations)
+    for role, parent, evaluations in zip(("parent", "other"), plan.parents, plan.parent_evals, strict=False):
+        if role not in plan.batches:
+            plan.batches[role] = emit("feedback-parent", parent.id, plan.paired_seed, evaluations)
+    if plan.child_evals and "child" not in plan.batches:
+        plan.batches["child"] = emit("feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals)
+    if plan.validation_evals and "validation" not in plan.batches:
+        plan.batches["validation"] = emit("validation", plan.child_id or "", steps.validation_seed,
+                                          plan.validation_evals)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from gepa_lab.search.state import Pool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SearchView:
     """What a stop policy may look at before a round."""
 
