@@ -1,43 +1,23 @@
 """Proposal sources: what a round proposes. Reflection (GEPA's mutation: the reflector rewrites
 a parent's component) fills every round; GEPA+Merge (`search/merge=on`) may first add one merge of
 two frontier candidates that share an ancestor, combined component by component (`merged`). A
-source plans through the round (`Round`): it draws its parents, the round then draws the minibatch
-and seeds; the pipeline scores every parent and the child on that minibatch, and the acceptance
+source plans through the round (`gepa_lab.search.planning.RoundPlanner`: `fits(parents)`,
+`parent()`, `add(parents, child, components, kind)`): it draws its parents, the round then draws the
+minibatch and seeds; the pipeline scores every parent and the child on that minibatch, and the acceptance
 policy judges the child against its best parent — on Feedback cases only (Validation or Holdout
 would leak selection data into the proposal)."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id, get_component, with_component
 from gepa_lab.core.events import Proposal
 
 if TYPE_CHECKING:
+    from gepa_lab.search.planning import RoundPlanner as Round  # what a source plans through
     from gepa_lab.search.state import Candidate, Pool
-
-
-class Round(Protocol):
-    """The round being planned (`search/planning.py`)."""
-
-    pool: Pool
-    rng: random.Random
-    open: bool  # a proposal slot is left
-
-    def fits(self, parents: int) -> bool:
-        """A slot is left and the metric calls of a proposal with this many parents."""
-        ...
-
-    def parent(self) -> Candidate:
-        """The parent policy's choice (its draws)."""
-        ...
-
-    def add(self, parents: tuple[Candidate, ...], child: Artifact | None = None, components: tuple[str, ...] = (),
-            kind: str = "reflection") -> None:
-        """A proposal: the minibatch and the seeds are drawn now; `child` None: reflection makes it."""
-        ...
 
 
 class Reflection:
