@@ -194,8 +194,8 @@ def test_tampered_dataset_is_refused(tmp_path):
 
 
 def test_sigterm_checkpoints_exits_130_and_resume_finishes(tmp_path):
-    args = ["experiment=recipe", "tracking=none", "progress=log", "search.max_iterations=120",
-            "search.max_metric_calls=6000"]
+    args = ["experiment=recipe", "tracking=none", "progress=log", "search.max_iterations=60",
+            "search.max_metric_calls=3000"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "gepa_lab", *args], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

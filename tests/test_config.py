@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 from gepa_lab import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.config import Config, check_config, check_urls, register_configs, uses_lm
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import PRESETS
+from gepa_lab.core.settings import PRESETS, build_target
 from gepa_lab.lm.config import LMConfig
 from gepa_lab.search.policies import OPTIONS, build_policies
 from gepa_lab.search.policies.build import default_option, option_node
@@ -190,14 +190,20 @@ def _table_rows(path: Path) -> dict[str, list[str]]:
     return {row[0].strip("`"): row[1:] for row in rows}
 
 
-@pytest.mark.parametrize("group", sorted(OPTIONS))
-def test_every_policy_option_composes_builds_and_is_documented_with_its_defaults(group):
-    for name in OPTIONS[group]:
-        conf = check_config(composed("experiment=recipe", f"search/{group}={name}"))
-        policies = build_policies(conf.search)
-        built = policies.stop.get(name) if group == "stop" else getattr(policies, group)
-        assert (built is None) is (OPTIONS[group][name] is None)
-    assert _table_rows(DOCS / "research.md")[f"search/{group}"][0] == _options_cell(group)
+def test_every_policy_option_builds_composes_and_is_documented_with_its_defaults():
+    for group, options in OPTIONS.items():
+        for name, cls in options.items():
+            node = option_node(group, name)
+            built = build_target(f"search.{group}", node[name] if group == "stop" and node else node)
+            assert (built is None) is (cls is None) and (cls is None or type(built) is cls)
+        assert _table_rows(DOCS / "research.md")[f"search/{group}"][0] == _options_cell(group)
+    last = [f"search/{group}={list(options)[-1]}" for group, options in OPTIONS.items() if group != "stop"]
+    conf = check_config(composed("experiment=recipe", *last, "search/stop=[no_improvement,score_threshold,stop_file]"))
+    policies = build_policies(conf.search)
+    assert [type(getattr(policies, g)) for g in OPTIONS if g != "stop"] == [
+        list(options.values())[-1] for g, options in OPTIONS.items() if g != "stop"]
+    assert [type(p).__name__ for p in policies.stop.values()] == [
+        "MetricBudget", "NoImprovement", "ScoreThreshold", "StopFile"]
 
 
 def test_the_config_defaults_list_names_the_engine_s_default_policies():

@@ -300,35 +300,32 @@ def test_a_resume_is_exact_under_non_default_policies_of_every_kind(tmp_path, ki
 
 
 KILLABLE = Path(__file__).parent / "scripts" / "killable_run.py"
+BANDIT = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5, parent={"_target_": "helpers_long.BanditParent"})
 
 
-def _parents_after_sigkill(run_dir: Path, parent: str, kill_before: int) -> list[str]:
-    """Run under `parent`, SIGKILLed before the kill_before-th evaluation, then resumed to the end;
-    returns every proposal's parent."""
-    for kill, resume in ((kill_before, []), (0, ["--resume"])):
-        done = subprocess.run([sys.executable, str(KILLABLE), str(run_dir), str(run_dir.parent / "paid.jsonl"),
-                               str(kill), "--parent", parent, *resume], capture_output=True, text=True, timeout=120)
-        assert done.returncode == (-9 if kill else 0), done.stderr
-    return [p["parent_id"] for p in RunRecord(run_dir).proposals]
-
-
-@pytest.mark.parametrize("kill_before", [19, 41])
-def test_a_stateful_parent_selector_resumes_exactly_after_sigkill(tmp_path, kill_before):
+def test_a_stateful_parent_selector_resumes_exactly_after_sigkill(tmp_path):
     """A bandit parent selector (helpers_long.BanditParent: one class, one config value) learns from
     every round's outcomes; SIGKILLed mid-search and resumed, the run is the uninterrupted one."""
-    config = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5,
-                          parent={"_target_": "helpers_long.BanditParent"})
-    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config,
-                     run_dir=tmp_path / "clean")
-    parents = _parents_after_sigkill(tmp_path / "run", "helpers_long.BanditParent", kill_before)
-    assert strip_volatile(json.loads((tmp_path / "run" / "result.json").read_text())) == strip_volatile(
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), BANDIT, run_dir=tmp_path / "clean")
+    run_dir = tmp_path / "run"
+    for kill, resume in ((41, []), (0, ["--resume"])):  # killed before its 41st paid evaluation
+        done = subprocess.run([sys.executable, str(KILLABLE), str(run_dir), str(tmp_path / "paid.jsonl"), str(kill),
+                               "--parent", "helpers_long.BanditParent", *resume],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == (-9 if kill else 0), done.stderr
+    assert strip_volatile(json.loads((run_dir / "result.json").read_text())) == strip_volatile(
         json.loads(json.dumps(clean.to_dict())))
-    assert RunRecord(tmp_path / "run").comparable() == RunRecord(tmp_path / "clean").comparable()
-    assert parents == [p["parent_id"] for p in RunRecord(tmp_path / "clean").proposals]
+    assert RunRecord(run_dir).comparable() == RunRecord(tmp_path / "clean").comparable()
+    parents = [p["parent_id"] for p in RunRecord(run_dir).proposals]
     assert len(set(parents)) > 1  # it does choose: a selector that always took the seed would prove nothing
     # The same selector without its state in the snapshots resumes into other choices.
-    forgetful = _parents_after_sigkill(tmp_path / "forgetful", "helpers_long.ForgetfulBandit", kill_before)
-    assert forgetful != parents
+    forgetful = replace(BANDIT, parent={"_target_": "helpers_long.ForgetfulBandit"})
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(5), forgetful,
+                 run_dir=tmp_path / "forgetful")
+    optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), forgetful,
+             run_dir=tmp_path / "forgetful", resume=True)
+    assert [p["parent_id"] for p in RunRecord(tmp_path / "forgetful").proposals] != parents
 
 
 PLUGIN = '''
