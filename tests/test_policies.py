@@ -87,7 +87,7 @@ def test_epsilon_greedy_explores_with_probability_epsilon():
     assert {EpsilonGreedy(0.0).select(pool, random.Random(i)).id for i in range(200)} == {"A"}
     explored = Counter(EpsilonGreedy(1.0).select(pool, random.Random(i)).id for i in range(3000))
     assert set(explored) == {"A", "B", "C"} and explored["C"] / 3000 == pytest.approx(1 / 3, abs=0.04)
-    with pytest.raises(ValueError, match="epsilon must be between 0 and 1"):
+    with pytest.raises(ValueError, match="search.parent.epsilon must be a number between 0 and 1"):
         EpsilonGreedy(1.5)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from gepa_lab.core.contracts import Evaluation
+from gepa_lab.core.settings import check_number
 
 
 @dataclass(slots=True)
@@ -63,8 +64,7 @@ class ByMargin:
     draws = "none"
 
     def __init__(self, margin: float = 0.05):
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
-            raise ValueError(f"search.acceptance.margin must be a number in [0, 1) (got {margin!r})")
+        check_number(margin, "search.acceptance.margin", 0.0, 0.999)
         self.margin = float(margin)
 
     def judge(self, parent: Sequence[Evaluation], child: Sequence[Evaluation]) -> Verdict:

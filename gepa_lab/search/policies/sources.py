@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id, get_component, with_component
 from gepa_lab.core.events import Proposal
+from gepa_lab.core.settings import check_int
 
 if TYPE_CHECKING:
     from gepa_lab.search.planning import RoundPlanner as Round  # what a source plans through
@@ -68,8 +69,7 @@ class Merge:
     draws = "one randrange over the eligible (pair, ancestor) triples, when a merge is due"
 
     def __init__(self, max_merges: int = 5):
-        if isinstance(max_merges, bool) or not isinstance(max_merges, int) or max_merges < 1:
-            raise ValueError(f"search.merge.max_merges must be an integer >= 1 (got {max_merges!r})")
+        check_int(max_merges, "search.merge.max_merges", 1)
         self.max_merges = max_merges
         self.due, self.tried = 0, 0
         self._attempted: set[tuple[str, str, str]] = set()

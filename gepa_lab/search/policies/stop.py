@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from gepa_lab.core.settings import check_int, check_number
+
 if TYPE_CHECKING:
     from gepa_lab.search.ledger import Ledger
     from gepa_lab.search.state import Pool
@@ -86,8 +88,7 @@ class NoImprovement:
     draws = "none"
 
     def __init__(self, proposals: int = 20):
-        if isinstance(proposals, bool) or not isinstance(proposals, int) or proposals < 1:
-            raise ValueError(f"search.stop.no_improvement.proposals must be an integer >= 1 (got {proposals!r})")
+        check_int(proposals, "search.stop.no_improvement.proposals", 1)
         self.proposals = proposals
 
     def reason(self, view: SearchView) -> str | int | None:
@@ -101,8 +102,7 @@ class ScoreThreshold:
     draws = "none"
 
     def __init__(self, threshold: float = 1.0):
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise ValueError(f"search.stop.score_threshold.threshold must be in (0, 1] (got {threshold!r})")
+        check_number(threshold, "search.stop.score_threshold.threshold", 0.0, 1.0, open_low=True)
         self.threshold = float(threshold)
 
     def reason(self, view: SearchView) -> str | int | None:
