@@ -48,8 +48,9 @@ class Ledger:
             self.used += calls
 
     def add_task_cost(self, evaluations: Sequence[Evaluation]) -> None:
-        self.task_cost_usd += _cost(evaluations)
-        self.task_tokens += int(sum(ev.objectives.get("tokens", 0.0) for ev in evaluations))
+        if reported := [o for ev in evaluations if (o := ev.objectives)]:
+            self.task_cost_usd += math.fsum(o.get("cost_usd", 0.0) for o in reported)
+            self.task_tokens += int(sum(o.get("tokens", 0.0) for o in reported))
 
     def add_reflection(self, cost_usd: float, tokens: int) -> None:
         self.reflection_cost_usd += max(0.0, cost_usd)
