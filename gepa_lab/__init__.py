@@ -40,13 +40,7 @@ from gepa_lab.core.errors import (
 )
 from gepa_lab.core.events import Tracker
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-    from_mapping,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig, from_mapping
 from gepa_lab.data import (
     DatasetSource,
     HFSplits,

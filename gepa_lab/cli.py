@@ -25,13 +25,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from gepa_lab.config import Config, check_config, check_urls, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.errors import (
-    AlreadyDone,
-    ConfigError,
-    GepaLabError,
-    ReflectorUnavailable,
-    describe,
-)
+from gepa_lab.core.errors import AlreadyDone, ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.settings import build_target, check_int
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 

@@ -25,13 +25,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
 from gepa_lab.core.errors import ConfigError, describe
-from gepa_lab.core.settings import (
-    PRESETS,
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.settings import PRESETS, EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig
 

@@ -14,24 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
 from helpers_cli import gepa
-from helpers_long import (
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import (
-    Case,
-    Dataset,
-    Evaluation,
-    EvaluationSettings,
-    PromptArtifact,
-    RunAborted,
-    SearchConfig,
-    optimize,
-)
+from gepa_lab import Case, Dataset, Evaluation, EvaluationSettings, PromptArtifact, RunAborted, SearchConfig, optimize
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.result import Result
 from gepa_lab.runs.lock import RunLock

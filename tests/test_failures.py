@@ -13,14 +13,7 @@ from conftest import RunRecord, strip_volatile
 from helpers_cli import gepa
 from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import (
-    EvaluationSettings,
-    EvaluatorError,
-    ReflectionSettings,
-    ReflectorError,
-    SearchConfig,
-    optimize,
-)
+from gepa_lab import EvaluationSettings, EvaluatorError, ReflectionSettings, ReflectorError, SearchConfig, optimize
 from gepa_lab.core.errors import ProtocolError, is_transient
 
 CONFIG = SearchConfig(max_iterations=6, minibatch_size=2, random_seed=3)

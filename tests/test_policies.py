@@ -17,13 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
-from helpers_long import (
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
 from gepa_lab import Case, Evaluation, PromptArtifact, SearchConfig, SkillSpec, optimize
 from gepa_lab.search.policies import (

@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunRecord
-from helpers import (
-    IMPROVED_SCORE,
-    SEED_SCORE,
-    ImprovingReflector,
-    ToyEvaluator,
-    dataset,
-    is_improved,
-    seed_spec,
-)
+from helpers import IMPROVED_SCORE, SEED_SCORE, ImprovingReflector, ToyEvaluator, dataset, is_improved, seed_spec
 from helpers_cli import gepa
 
 from gepa_lab import SearchConfig, optimize

@@ -24,39 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict, artifact_id
-from gepa_lab.core.contracts import (
-    Case,
-    Dataset,
-    Evaluation,
-    Evaluator,
-    Reflector,
-    RevisionSubmitter,
-)
-from gepa_lab.core.errors import (
-    AlreadyDone,
-    GepaLabError,
-    ReflectorError,
-    ReflectorUnavailable,
-    ResumeError,
-    describe,
-)
-from gepa_lab.core.events import (
-    CandidateInfo,
-    IterationStats,
-    Proposal,
-    ResumePoint,
-    RunInfo,
-    ScoredBatch,
-    Tracker,
-)
+from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter
+from gepa_lab.core.errors import AlreadyDone, GepaLabError, ReflectorError, ReflectorUnavailable, ResumeError, describe
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, ResumePoint, RunInfo, ScoredBatch, Tracker
 from gepa_lab.core.redact import read_secrets
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.looks import count_decision
 from gepa_lab.runs.record import Recorded, RunRecord, now

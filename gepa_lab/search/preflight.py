@@ -12,12 +12,7 @@ from typing import Any
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import SPLITS, Dataset, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import GepaLabError, ProtocolError, declared_retryable, describe
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.search.planning import proposal_calls
 
 log = logging.getLogger("gepa_lab")

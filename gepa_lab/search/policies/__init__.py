@@ -13,29 +13,12 @@ Acceptance returns a `Verdict` (accepted, reason, gain); merge and reflection ar
 the budgets are stop policies like the configured stop conditions.
 """
 
-from gepa_lab.search.policies.acceptance import (
-    Acceptance,
-    AtLeast,
-    ByMargin,
-    StrictImprovement,
-    Verdict,
-)
+from gepa_lab.search.policies.acceptance import Acceptance, AtLeast, ByMargin, StrictImprovement, Verdict
 from gepa_lab.search.policies.batch import BatchSampler, EpochShuffled, PerIteration
 from gepa_lab.search.policies.build import OPTIONS, Policies, build_policies
-from gepa_lab.search.policies.component import (
-    AllComponents,
-    ComponentSelector,
-    MostFailures,
-    RoundRobin,
-)
+from gepa_lab.search.policies.component import AllComponents, ComponentSelector, MostFailures, RoundRobin
 from gepa_lab.search.policies.frontier import Frontier, Hybrid, Instance, Objective
-from gepa_lab.search.policies.parent import (
-    CurrentBest,
-    EpsilonGreedy,
-    ParentSelector,
-    Pareto,
-    TopKPareto,
-)
+from gepa_lab.search.policies.parent import CurrentBest, EpsilonGreedy, ParentSelector, Pareto, TopKPareto
 from gepa_lab.search.policies.sources import Merge, Reflection
 from gepa_lab.search.policies.stop import (
     CostBudget,
