@@ -5,15 +5,12 @@ when unpaired] — before any of the round runs."""
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
-
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Dataset
 from gepa_lab.core.settings import SearchConfig
 from gepa_lab.search.policies import Policies
 from gepa_lab.search.proposal import Plan
-from gepa_lab.search.state import Candidate, Pool, SearchState, draw_seed
+from gepa_lab.search.state import Candidate, SearchState, draw_seed
 
 
 def proposal_calls(minibatch_size: int, dataset: Dataset, parents: int = 1) -> int:
@@ -22,49 +19,32 @@ def proposal_calls(minibatch_size: int, dataset: Dataset, parents: int = 1) -> i
     return (parents + 1) * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
 
 
-@dataclass
 class RoundPlanner:
-    """The `Round` the proposal sources plan through (gepa_lab.search.policies.sources)."""
+    """What the proposal sources plan through (gepa_lab.search.policies.sources): the round's pool
+    and RNG, whether a proposal with n parents still fits, the parent policy's choice, `add`."""
 
-    state: SearchState
-    config: SearchConfig
-    policies: Policies
-    dataset: Dataset
-    k: int  # proposals the round may make
-    room: int  # metric calls it may spend
-    plans: list[Plan] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._minibatch, self._validation = min(self.config.minibatch_size, len(self.dataset.feedback)), len(
-            self.dataset.validation)
-
-    @property
-    def pool(self) -> Pool:
-        return self.state.pool
-
-    @property
-    def rng(self) -> random.Random:
-        return self.state.rng
-
-    @property
-    def open(self) -> bool:
-        return len(self.plans) < self.k
+    def __init__(self, state: SearchState, config: SearchConfig, policies: Policies, dataset: Dataset, k: int,
+                 room: int):
+        self.state, self.config, self.policies, self.dataset = state, config, policies, dataset
+        self.k, self.room, self.pool, self.rng = k, room, state.pool, state.rng
+        self.plans: list[Plan] = []
 
     def fits(self, parents: int) -> bool:
-        return len(self.plans) < self.k and self.room >= (parents + 1) * self._minibatch + self._validation
+        return len(self.plans) < self.k and self.room >= proposal_calls(self.config.minibatch_size, self.dataset,
+                                                                        parents)
 
     def parent(self) -> Candidate:
-        return self.policies.parent.select(self.state.pool, self.state.rng)
+        return self.policies.parent.select(self.pool, self.rng)
 
     def add(self, parents: tuple[Candidate, ...], child: Artifact | None = None, components: tuple[str, ...] = (),
             kind: str = "reflection") -> None:
-        rng, config = self.state.rng, self.config
+        rng, config = self.rng, self.config
         minibatch = self.policies.batch.sample(self.dataset.feedback, config.minibatch_size, rng)
         paired_seed = draw_seed(rng)
         child_seed = paired_seed if config.paired_seeds or child is not None else draw_seed(rng)
         self.plans.append(Plan(self.state.iteration + len(self.plans), parents, minibatch, paired_seed, child_seed,
                                kind, child, components, parents[0].cursor))
-        self.room -= (len(parents) + 1) * self._minibatch + self._validation
+        self.room -= proposal_calls(config.minibatch_size, self.dataset, len(parents))
 
 
 def plan_round(state: SearchState, config: SearchConfig, policies: Policies, k: int, room: int,

@@ -31,7 +31,7 @@ class Reflection:
         self.same_parent = same_parent
 
     def plan(self, r: Round) -> None:
-        same = r.parent() if self.same_parent and r.open else None
+        same = r.parent() if self.same_parent and len(r.plans) < r.k else None
         while r.fits(1):
             r.add((same or r.parent(),))
 

@@ -44,8 +44,7 @@ class MaxIterations:
         self.iterations = iterations
 
     def reason(self, view: SearchView) -> str | int | None:
-        left = self.iterations - view.iteration
-        return left if left > 0 else "max_iterations"
+        return max(0, self.iterations - view.iteration) or "max_iterations"
 
 
 class MetricBudget:
