@@ -76,18 +76,14 @@ class LMConfig:
 
     task: LMSettings = field(default_factory=LMSettings)
     reflection: LMSettings = field(default_factory=LMSettings)
-    # ServerSettings or its fields as a mapping (`lm=local`); None: no server of the run's own. Typed
-    # Any because OmegaConf cannot merge a mapping into an Optional dataclass node.
-    server: Any = None
+    server: ServerSettings | None = None  # lm=local: the run's own model server (gepa_lab/lm/server.py)
 
     def __post_init__(self) -> None:
         self.task.validate("lm.task")
         self.reflection.validate("lm.reflection")
-        if isinstance(self.server, Mapping):
+        if isinstance(self.server, Mapping):  # from Python: the fields as a mapping
             self.server = from_mapping(ServerSettings, self.server, "lm.server")
         if self.server is not None:
-            if not isinstance(self.server, ServerSettings):
-                raise ConfigError(f"lm.server must be a mapping of server settings, got {self.server!r}")
             self.server.validate()
 
 
