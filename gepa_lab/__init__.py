@@ -53,7 +53,7 @@ from gepa_lab.data import (
     resolve_path,
 )
 from gepa_lab.search.engine import optimize
-from gepa_lab.search.pareto import select_parent
+from gepa_lab.search.state import select_parent
 
 __version__ = "0.1.0"
 
