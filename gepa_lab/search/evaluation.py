@@ -61,6 +61,8 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
     checked = [_checked(ev) for ev in results]
+    if len(cases) == 1 and checked[0].case_id == cases[0].id:  # one case per call: the common reply
+        return checked
     ids = [case.id for case in cases]
     if [ev.case_id for ev in checked] == ids:
         return checked
