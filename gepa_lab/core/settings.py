@@ -41,25 +41,34 @@ def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
 
 
 def build_target(where: str, node: Any) -> Any:
-    """The one `_target_` builder (evaluators, reflectors, trackers, submitters, policies): Hydra's
-    instantiate, its errors as one line naming `where`. None when the node is empty; anything
-    but a mapping is already built (a policy object a library caller passes)."""
+    """The one `_target_` builder (evaluators, reflectors, trackers, submitters, policies): the class
+    located by Hydra and called with the node's other keys (resolved, as plain values; a node
+    nesting other `_target_` nodes goes through Hydra's instantiate), its errors as one line naming
+    `where`. None when the node is empty; anything but a mapping is already built (a policy object
+    a library caller passes)."""
     if node is None or (isinstance(node, Mapping) and not node):
         return None
     if not isinstance(node, Mapping):
         return node
     if "_target_" not in node:
         raise ConfigError(f"{where} needs a `_target_` naming its class (see conf/{where.replace('.', '/')}/)")
-    from hydra.utils import instantiate
+    from hydra.utils import get_object, instantiate
+    from omegaconf import OmegaConf
 
+    kwargs = dict(OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node)  # type: ignore[arg-type]
     try:
-        return instantiate(node, _convert_="all")
+        cls = get_object(str(kwargs.pop("_target_")))
     except Exception as exc:
-        cause = exc.__cause__ or exc
-        if isinstance(cause, ImportError):
-            while cause.__cause__ is not None:  # Hydra's wrappers around the import error
-                cause = cause.__cause__
-            raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
+            cause = cause.__cause__
+        raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
+    try:
+        if any(isinstance(v, Mapping) and "_target_" in v for v in kwargs.values()):
+            return instantiate(node, _convert_="all")
+        return cls(**kwargs)
+    except Exception as exc:
+        cause = exc.__cause__ or exc if type(exc).__module__.startswith("hydra") else exc
         if not isinstance(cause, (TypeError, ValueError)):
             raise GepaLabError(f"{where} could not be built: {describe(cause)}") from cause
         text = describe(cause)
