@@ -89,6 +89,7 @@ def test_placement_system_sends_the_prompt_as_the_system_message():
     ({"metric": "regex"}, "evaluator.metric=regex needs evaluator.pattern=<regular expression>"),
     ({"metric": "regex", "pattern": "("}, "evaluator.pattern is not a regular expression"),
     ({"labels": "positive"}, "evaluator.labels must be a list of answers"),
+    ({"labels": []}, "evaluator.labels must be a list of answers"),
 ])
 def test_bad_settings_are_one_line_errors(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
@@ -106,6 +107,18 @@ def test_cases_without_expected_or_a_wrong_artifact_kind_are_refused():
 
     with pytest.raises(ValueError, match="optimizes a prompt artifact"):
         evaluator.evaluate(RoutingPolicy("route"), [Case("c1", "x", "1")], 1)
+
+
+def test_a_seed_of_another_kind_is_refused_before_anything_is_paid(tmp_path):
+    from helpers import dataset, seed_spec
+
+    with StubLLM(toy_model) as stub:
+        with pytest.raises(ValueError, match=r"^the seed artifact does not fit the evaluator PromptEvaluator: "
+                                             r"ValueError: evaluator=prompt optimizes a prompt artifact .*, not a "
+                                             r"'skill' one; point dataset.seed_artifact at a prompt file$"):
+            optimize(seed_spec(), dataset(), PromptEvaluator(settings(stub)), PromptRulesReflector(),
+                     run_dir=tmp_path / "run")
+        assert stub.requests == []
 
 
 def record(n: int, text: str, expected: str, output: str, score: float) -> dict:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from gepa_lab import Artifact, Case, Evaluation
+from gepa_lab import Artifact, Case, Evaluation, PromptArtifact
 from gepa_lab.lm import LMCaller, LMSettings, chat
 
 METRICS = ("exact", "label", "numeric", "regex")
@@ -62,8 +62,8 @@ class PromptEvaluator(LMCaller):
             raise ValueError(f"evaluator.metric must be one of {', '.join(METRICS)} (got {metric!r})")
         if placement not in PLACEMENTS:
             raise ValueError(f"evaluator.placement must be one of {', '.join(PLACEMENTS)} (got {placement!r})")
-        if labels is not None and (isinstance(labels, str) or not all(isinstance(x, str) and x.strip()
-                                                                      for x in labels)):
+        if labels is not None and (isinstance(labels, str) or not labels
+                                   or not all(isinstance(x, str) and x.strip() for x in labels)):
             raise ValueError(f"evaluator.labels must be a list of answers, e.g. [positive, negative] (got {labels!r})")
         if metric == "regex":
             try:
@@ -89,13 +89,15 @@ class PromptEvaluator(LMCaller):
             if self.metric == "numeric" and _number(case.expected) is None:
                 raise ValueError(f"case {case.id!r}: expected {case.expected!r} is not a number (metric=numeric)")
 
-    def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
-        prompt = getattr(artifact, "text", None)
-        if artifact.kind != "prompt" or not isinstance(prompt, str):
+    def check_artifact(self, artifact: Artifact) -> None:
+        if not isinstance(artifact, PromptArtifact):
             raise ValueError(f"evaluator=prompt optimizes a prompt artifact ({{\"kind\": \"prompt\", \"text\": "
-                             f"...}}), got kind {artifact.kind!r}")
+                             f"...}}), not a {artifact.kind!r} one; point dataset.seed_artifact at a prompt file")
+
+    def evaluate(self, artifact: Artifact, cases: list[Case], seed: int) -> list[Evaluation]:
+        self.check_artifact(artifact)
         self.check_cases(cases)
-        return [self._one(prompt, case, seed) for case in cases]
+        return [self._one(cast(PromptArtifact, artifact).text, case, seed) for case in cases]
 
     def messages(self, prompt: str, text: str) -> list[dict[str, str]]:
         if self.placement == "system":

@@ -41,7 +41,7 @@ def read_api_key(settings: LMSettings, role: str = "lm") -> str:
             logging.getLogger("gepa_lab.lm").info("%s: %s is not set; sending no key to the local server %s",
                                                   role, name, settings.api_base)
             return NO_KEY
-        raise ConfigError(f"{role}: the API key variable {name} is not set; export {name}=<key>, or set "
+        raise ConfigError(f"{role}: the API key variable {name} is not set; export {name}=... (the key), or set "
                           f"{role}.api_key_env to the variable that holds it (null for a server without keys)")
     return key
 
