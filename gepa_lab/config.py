@@ -24,14 +24,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
-from gepa_lab.core.errors import ConfigError, GepaLabError, describe
-from gepa_lab.core.settings import (
-    PRESETS,
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.errors import ConfigError, describe
+from gepa_lab.core.settings import PRESETS, EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig
 
@@ -81,10 +75,18 @@ class Config:
 
 
 def register_configs() -> None:
+    from gepa_lab.search.policies.build import OPTIONS, default_option, option_node
+
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
     for name in PRESETS:
         store.store(group="promotion", name=name, node=PromotionPolicy.preset(name))
+    # The search's policies: each option of search/<slot> generated from its class, and a defaults
+    # list (conf/config.yaml includes it) naming the option SearchConfig defaults to.
+    for group, options in OPTIONS.items():
+        for name in options:
+            store.store(group=f"search/{group}", name=name, node=option_node(group, name))
+    store.store(name="search_policies", node={"defaults": [{f"search/{g}": default_option(g)} for g in OPTIONS]})
     # A resumed run logs into its own run dir, not into a stray new one...
     OmegaConf.register_new_resolver("gepa_lab.run_dir", lambda resume, fresh: str(resume) if resume else fresh,
                                     replace=True)
@@ -232,8 +234,8 @@ def uses_lm(cfg: DictConfig) -> bool:
 
 
 def check_config(cfg: DictConfig) -> Config:
-    """Everything that can be checked without building anything; raises ConfigError."""
-    from gepa_lab.search.policies import build_policies
+    """Everything that can be checked without building anything; raises ConfigError. (The
+    pre-flight also builds the search's policies, which check their own values.)"""
     from gepa_lab.tracking.progress import ProgressTracker
 
     conf = to_config(cfg)
@@ -241,23 +243,4 @@ def check_config(cfg: DictConfig) -> Config:
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
         _check_target(group, OmegaConf.select(cfg, group), required)
-    build_policies(conf.search)  # small pure objects: a bad policy value is refused before any job starts
     return conf
-
-
-def build(group: str, node: Any) -> Any:
-    """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
-    from hydra.utils import instantiate
-
-    if not node:  # check_config refused an empty required group
-        return None
-    try:
-        return instantiate(node, _convert_="all")
-    except Exception as exc:
-        cause = exc.__cause__ or exc
-        if isinstance(cause, (TypeError, ValueError)):
-            text = describe(cause)
-            if group == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
-                text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
-            raise ConfigError(f"{group}: {text}") from cause
-        raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause

@@ -13,8 +13,10 @@ from hydra import compose, initialize_config_dir
 from gepa_lab import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.config import Config, check_config, check_urls, register_configs, uses_lm
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import PRESETS
+from gepa_lab.core.settings import PRESETS, build_target
 from gepa_lab.lm.config import LMConfig
+from gepa_lab.search.policies import OPTIONS, build_policies
+from gepa_lab.search.policies.build import default_option, option_node
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 register_configs()
@@ -152,7 +154,7 @@ def test_too_many_workers_name_what_each_worker_is(backend, each):
 
 
 def test_a_transfer_evaluators_own_setting_is_named_under_transfer():
-    from gepa_lab.config import build
+    from gepa_lab.core.settings import build_target as build
 
     node = {"_target_": "evaluators.skillcraft.SkillCraftEvaluator", "agent_config": {"max_tool_calls": -1}}
     for group in ("evaluator", "transfer.evaluator"):
@@ -160,3 +162,66 @@ def test_a_transfer_evaluators_own_setting_is_named_under_transfer():
             build(group, node)
         assert str(info.value) == (f"{group}: ConfigError: agent_config.max_tool_calls must be an integer >= 1, got "
                                    f"-1; fix {group}.agent_config.max_tool_calls or leave it out (default 80)")
+
+
+# -- the search's policy options: generated from the classes, every default written once ----------
+DOCS = CONF.parent / "docs"
+
+
+def _flow(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _options_cell(group: str) -> str:
+    """The options of search/<group> as docs/research.md lists them: default first, with parameters."""
+    cells = []
+    for name in OPTIONS[group]:
+        node = option_node(group, name)
+        params = ", ".join(f"`{k}: {_flow(v)}`" for k, v in (node.get(name, {}) if group == "stop" else node).items() if k != "_target_")
+        cells.append(f"`{name}`" + (f" ({params})" if params else ""))
+    return ", ".join(cells)
+
+
+def _table_rows(path: Path) -> dict[str, list[str]]:
+    rows = [[cell.strip() for cell in line.strip().strip("|").split(" | ")]
+            for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    return {row[0].strip("`"): row[1:] for row in rows}
+
+
+def test_every_policy_option_builds_composes_and_is_documented_with_its_defaults():
+    for group, options in OPTIONS.items():
+        for name, cls in options.items():
+            node = option_node(group, name)
+            built = build_target(f"search.{group}", node[name] if group == "stop" and node else node)
+            assert (built is None) is (cls is None) and (cls is None or type(built) is cls)
+        assert _table_rows(DOCS / "research.md")[f"search/{group}"][0] == _options_cell(group)
+    last = [f"search/{group}={list(options)[-1]}" for group, options in OPTIONS.items() if group != "stop"]
+    conf = check_config(composed("experiment=recipe", *last, "search/stop=[no_improvement,score_threshold,stop_file]"))
+    policies = build_policies(conf.search)
+    assert [type(getattr(policies, g)) for g in OPTIONS if g != "stop"] == [
+        list(options.values())[-1] for g, options in OPTIONS.items() if g != "stop"]
+    assert [type(p).__name__ for p in policies.stop.values()] == [
+        "MetricBudget", "NoImprovement", "ScoreThreshold", "StopFile"]
+
+
+def test_the_config_defaults_list_names_the_engine_s_default_policies():
+    choices = composed("experiment=recipe", hydra=True).hydra.runtime.choices
+    assert {g: choices[f"search/{g}"] for g in OPTIONS} == {g: default_option(g) for g in OPTIONS}
+    assert [default_option(g) for g in OPTIONS] == [next(iter(OPTIONS[g])) for g in OPTIONS]  # listed first
+
+
+def test_the_documented_search_defaults_are_the_dataclass_s():
+    """docs/design.md §3.1 and docs/research.md quote SearchConfig's defaults: each as the code has it."""
+    rows = {**_table_rows(DOCS / "design.md"), **{k.removeprefix("search."): v
+                                                  for k, v in _table_rows(DOCS / "research.md").items()}}
+    defaults = SearchConfig()
+    checked = 0
+    for field in dataclasses.fields(SearchConfig):
+        value = getattr(defaults, field.name)
+        if field.name in rows and not isinstance(value, dict):
+            shown = rows[field.name][0].strip("`")
+            assert shown == ("none" if value is None else _flow(value)), field.name
+            checked += 1
+    assert checked >= 10

@@ -40,13 +40,7 @@ from fixtures_mlflow import (
 
 from gepa_lab import EvaluatorError, report
 from gepa_lab.core.errors import TrackingError
-from gepa_lab.tracking import (
-    mlflow_links,
-    mlflow_process,
-    mlflow_tracker,
-    mlflow_values,
-    mlflow_worker,
-)
+from gepa_lab.tracking import mlflow_links, mlflow_process, mlflow_tracker, mlflow_values, mlflow_worker
 from gepa_lab.tracking.mlflow_tracker import MlflowTracker, default_uri, views
 from gepa_lab.tracking.mlflow_values import DIGEST_MAX, PARAM_MAX, flatten_config, split_params
 

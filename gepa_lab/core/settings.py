@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.errors import ConfigError, GepaLabError, describe
 
 T = TypeVar("T")
 # Threads a run may start per pool (case workers, concurrent proposals): far beyond what a provider's
@@ -37,6 +38,43 @@ def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
     if unknown:
         raise ConfigError(f"unknown config key '{where}.{unknown[0]}'; {where} takes: {', '.join(sorted(known))}")
     return cls(**{str(k): v for k, v in value.items()})
+
+
+def build_target(where: str, node: Any) -> Any:
+    """The one `_target_` builder (evaluators, reflectors, trackers, submitters, policies): the class
+    located by Hydra and called with the node's other keys (resolved, as plain values; a node
+    nesting other `_target_` nodes goes through Hydra's instantiate), its errors as one line naming
+    `where`. None when the node is empty; anything but a mapping is already built (a policy object
+    a library caller passes)."""
+    if node is None or (isinstance(node, Mapping) and not node):
+        return None
+    if not isinstance(node, Mapping):
+        return node
+    if "_target_" not in node:
+        raise ConfigError(f"{where} needs a `_target_` naming its class (see conf/{where.replace('.', '/')}/)")
+    from hydra.utils import get_object, instantiate
+    from omegaconf import OmegaConf
+
+    kwargs = dict(OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node)  # type: ignore[arg-type]
+    try:
+        cls = get_object(str(kwargs.pop("_target_")))
+    except Exception as exc:
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
+            cause = cause.__cause__
+        raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
+    try:
+        if any(isinstance(v, Mapping) and "_target_" in v for v in kwargs.values()):
+            return instantiate(node, _convert_="all")
+        return cls(**kwargs)
+    except Exception as exc:
+        cause = exc.__cause__ or exc if type(exc).__module__.startswith("hydra") else exc
+        if not isinstance(cause, (TypeError, ValueError)):
+            raise GepaLabError(f"{where} could not be built: {describe(cause)}") from cause
+        text = describe(cause)
+        if where == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
+            text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
+        raise ConfigError(f"{where}: {text}") from cause
 
 
 def check_int(value: Any, name: str, minimum: int, hint: str = "", *, maximum: int | None = None,

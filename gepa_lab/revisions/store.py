@@ -54,14 +54,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.orm import (
-    DeclarativeBase,
-    Mapped,
-    MappedAsDataclass,
-    Session,
-    mapped_column,
-    sessionmaker,
-)
+from sqlalchemy.orm import DeclarativeBase, Mapped, MappedAsDataclass, Session, mapped_column, sessionmaker
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import Lineage
