@@ -23,7 +23,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config, build, check_config, check_urls, describe_config_error, uses_lm
+from gepa_lab.config import Config, build, check_config, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import (
     AlreadyDone,
@@ -32,6 +32,7 @@ from gepa_lab.core.errors import (
     ReflectorUnavailable,
     describe,
 )
+from gepa_lab.core.redact import redact
 from gepa_lab.core.settings import check_int
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
@@ -63,6 +64,7 @@ class SweepJobFailed(SystemExit, Exception):
 
 
 def fail(message: str, code: int) -> NoReturn:
+    message = redact(message)  # e.g. Hydra's `cannot take '<value>'` of a key pasted into a number
     # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
     _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
@@ -172,24 +174,12 @@ def check_sweep(config: DictConfig) -> None:
             check_config(_task(composed))
         except (HydraException, OmegaConfBaseException, ValueError) as exc:  # named: which job of the sweep
             reason = str(exc) if isinstance(exc, ConfigError) else describe_config_error(exc)
-            shown = " ".join(_shown(o) for o in job if o not in common)
+            # the job's own values, without a secret and without Hydra's escapes of a swept value (`\:`)
+            shown = redact(" ".join(o.replace("\\", "") for o in job if o not in common))
             raise ConfigError(f"sweep job {number} ({shown}): {reason}") from None
         unused.append(_lm_unused(composed))
     if unused and all(unused):
         raise ConfigError(str(unused[0]))
-
-
-def _shown(override: str) -> str:
-    """An override as a message may show it: without a secret (a password in a URL, a token)."""
-    from gepa_lab.core.redact import redact
-
-    override = override.replace("\\", "")  # Hydra's escapes of a swept value (`\:`)
-    key, _, value = override.partition("=")
-    try:
-        check_urls(value, key)
-    except ConfigError:
-        return f"{key}=<redacted>"
-    return redact(override)
 
 
 def _task(config: DictConfig) -> DictConfig:
@@ -325,8 +315,6 @@ def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, r
 def _redact(record: logging.LogRecord) -> bool:
     """A log filter: every line a run writes (stderr, gepa_lab.log) without credentials, as a
     provider's error may echo the key."""
-    from gepa_lab.core.redact import redact
-
     text = record.getMessage()
     if (clean := redact(text)) != text:
         record.msg, record.args = clean, None

@@ -5,7 +5,7 @@ Its groups are the engine's own dataclasses (`gepa_lab.core.settings`) and the d
 promotion presets are `PromotionPolicy.preset`'s, registered here as the options of `promotion`.
 Evaluators, reflectors, trackers and submitters are chosen by `_target_` in their YAML and built
 with `hydra.utils.instantiate`. `check_config` refuses what can be refused without building
-anything (types, unknown keys, ranges, `_target_` classes and their arguments, secrets in URLs),
+anything (types, unknown keys, ranges, `_target_` classes and their arguments, secrets),
 each as one line.
 """
 
@@ -15,7 +15,6 @@ import dataclasses
 import difflib
 import inspect
 import re
-import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,6 +24,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.core.redact import redact, url_secrets
 from gepa_lab.core.settings import (
     PRESETS,
     EvaluationSettings,
@@ -46,6 +46,12 @@ class SeedSource:
     from_store: str | None = None  # artifact name
     store: str | None = None  # store URL; None: submitter.url, else sqlite:///revisions.db
     prefer_store: bool = False
+
+    def __post_init__(self) -> None:
+        if self.from_store and self.prefer_store:
+            raise ConfigError(f"seed.from_store={self.from_store!r} and seed.prefer_store=true contradict each other: "
+                              "from_store requires the store's active revision of that artifact, prefer_store falls "
+                              "back to the seed file without one; keep one of them")
 
 
 @dataclass
@@ -152,37 +158,31 @@ def to_config(cfg: DictConfig) -> Config:
     return conf
 
 
-# -- secrets in URLs ----------------------------------------------------------------------------
-_SECRET_PARAMETER = re.compile(r"(?i)^(password|passwd|pwd|secret|token|access_token|api_?key)$")
-
-
+# -- secrets -----------------------------------------------------------------------------------
 # Where a secret comes from instead: the environment its library reads.
 _SECRET_FROM = {"postgres": "PGPASSWORD (or a ~/.pgpass file)",
                 "tracking.uri": "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"}
+_RECORDED = "and the config is recorded with the run (.hydra/, experiment.json, MLflow)"
 
 
-def check_urls(node: Any, key: str = "") -> None:
-    """A URL holding a password (or a secret query parameter) is refused, naming its key but never
-    its value: the resolved config is written to .hydra/, experiment.json and MLflow, so secrets
-    come from the environment only."""
+def check_secrets(node: Any, key: str = "") -> None:
+    """No credential in the config, which Hydra writes to .hydra/ before the run starts and the run
+    records: a URL with a password or a query parameter not known to be harmless, and any value
+    that looks like a credential (a key's shape, a secret variable's value), is refused naming its
+    key, never its value. Secrets come from the environment only."""
     if isinstance(node, dict):
         for name, value in node.items():
-            check_urls(value, f"{key}.{name}" if key else str(name))
+            check_secrets(value, f"{key}.{name}" if key else str(name))
     elif isinstance(node, list):
         for value in node:
-            check_urls(value, key)
-    elif isinstance(node, str) and "://" in node:
-        try:
-            url = urllib.parse.urlsplit(node)
-            secret = bool(url.password) or any(_SECRET_PARAMETER.match(name)
-                                               for name, _ in urllib.parse.parse_qsl(url.query))
-        except ValueError:  # not a URL after all
-            return
-        if secret:
-            source = _SECRET_FROM.get("postgres" if url.scheme.startswith("postgres") else key,
-                                      "the environment variable its client reads")
-            raise ConfigError(f"{key} holds a password, and the config is recorded with the run (.hydra/, "
-                              f"experiment.json, MLflow): remove it from the URL and set {source} instead")
+            check_secrets(value, key)
+    elif isinstance(node, str) and (parts := url_secrets(node) if "://" in node else []):
+        source = "the environment variable its client reads" if "query" in parts[0] else _SECRET_FROM.get(
+            "postgres" if node.startswith("postgres") else key, "the environment variable its client reads")
+        raise ConfigError(f"{key} holds {parts[0]}, {_RECORDED}: remove it from the URL and set {source} instead")
+    elif isinstance(node, str) and redact(node) != node:
+        raise ConfigError(f"{key} holds what looks like a credential, {_RECORDED}: keep it in an environment "
+                          "variable (an LM's key: name that variable in lm.<role>.api_key_env)")
 
 
 # -- `_target_` groups --------------------------------------------------------------------------
@@ -237,7 +237,7 @@ def check_config(cfg: DictConfig) -> Config:
     from gepa_lab.tracking.progress import ProgressTracker
 
     conf = to_config(cfg)
-    check_urls(dataclasses.asdict(conf))
+    check_secrets(dataclasses.asdict(conf))
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
         _check_target(group, OmegaConf.select(cfg, group), required)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import urllib.parse
+from typing import Any
 
 REDACTED = "[REDACTED]"
 TRUNCATION_MARKER = "\n...[truncated]...\n"
@@ -19,8 +21,10 @@ _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
 # `tokens=1200` is a count the reflector should see, not a credential.
 _NON_NUMERIC_VALUE = r"(\"[^\"]*\"|'[^']*'|(?![\d.,]+(?:[\s,;}&]|$))[^\s,;}&]+)"
 
-# Order matters: header forms first, then name=value pairs, then bare key shapes.
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+# Order matters: URLs first, then header forms, then name=value pairs, then bare key shapes.
+_URL = re.compile(r"(?i)(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^\s\"'<>`]+")
+_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
+    (_URL, lambda match: mask_url(match.group())),
     # Authorization: <any scheme> <credential> -> the whole value, to the quote or end of line
     (re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)[^\"\n]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + REDACTED),
@@ -33,38 +37,93 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # a provider's echo of the key it refused: "Incorrect API key provided: gsk_…"
     (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?\s*[:=]\s*)" + _VALUE),
      r"\1" + REDACTED),
-    # the password in a URL's userinfo: scheme://user:password@host
-    (re.compile(r"(?i)((?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"), r"\1" + REDACTED + "@"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), REDACTED),
 ]
 
 
-# Every pattern above needs one of these words; text without any skips the substitutions.
+# Every pattern above needs one of these; text without any skips the substitutions.
 _TRIGGER = re.compile(r"(?i)authorization|bearer|secret|passw|api[ _-]?key|access[_-]?key|private[_-]?key"
-                      r"|token|sk-|eyJ|://[^/\s:@]*:[^/\s@]+@")
+                      r"|token|sk-|eyJ|://")
+
+# Query parameters that only tune a connection (drivers, SQLite, Azure's api-version): their values
+# are shown. Any other parameter's value may be a credential (sig=, sslpassword=, key=) and is masked.
+SAFE_PARAMETERS = frozenset({"sslmode", "sslrootcert", "sslcert", "connect_timeout", "application_name", "charset",
+                             "target_session_attrs", "timeout", "mode", "cache", "uri", "immutable",
+                             "check_same_thread", "api-version"})
+
+
+def _url_parts(url: str) -> tuple[urllib.parse.SplitResult, list[str], list[str]] | None:
+    """(the split URL, the raw `name=value` pairs of its query, the names of its secret parts)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password, user = parts.password, parts.username
+    except ValueError:  # not a URL after all
+        return None
+    pairs = parts.query.split("&") if parts.query else []
+    # An HTTP URL's user-info is a credential (basic auth, a token as user); a database URL's user is a role.
+    found = ["a password"] if password is not None else (["user-info"] if user and parts.scheme in ("http", "https")
+                                                         else [])
+    names = (urllib.parse.unquote_plus(pair.partition("=")[0]) for pair in pairs)
+    return parts, pairs, found + [f"the query parameter {n!r}" for n in names if n not in SAFE_PARAMETERS]
+
+
+def url_secrets(url: str) -> list[str]:
+    """What in `url` may carry a credential: a password (an HTTP URL's whole user-info) and the
+    value of every query parameter outside SAFE_PARAMETERS."""
+    found = _url_parts(url)
+    return found[2] if found else []
+
+
+def mask_url(url: str) -> str:
+    """`url` for messages and records: its password (an HTTP URL's user-info) and every query
+    parameter value outside SAFE_PARAMETERS masked; the rest (host, path, a database user) kept."""
+    found = _url_parts(url)
+    if not found or not found[2]:
+        return url
+    parts, pairs, secrets = found
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if userinfo and secrets[0] in ("a password", "user-info"):
+        user = "" if parts.scheme in ("http", "https") else userinfo.partition(":")[0] + ":"
+        host = f"{user}{REDACTED}@{host}"
+    else:
+        host = parts.netloc
+    query = "&".join(pair if urllib.parse.unquote_plus(pair.partition("=")[0]) in SAFE_PARAMETERS
+                     else f"{pair.partition('=')[0]}={REDACTED}" for pair in pairs)
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+
 
 # Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):
 # OPENAI_API_KEY, GH_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, ...
 _SECRET_ENV = re.compile(r"(?i)API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY")
-_MIN_SECRET_CHARS = 8  # shorter values (TOKENIZERS_PARALLELISM=false, a flag "1") would blank ordinary words
-_secret_env_names: set[str] = set()
-# The secret variables' values, longest first (a key that contains another is replaced whole). Read
-# when a run starts and when a variable is declared secret, not per call: reading the environment
-# costs ~20 µs, and reflection records are redacted several times per proposal.
+# Shorter values of a variable that only *looks* secret (TOKENIZERS_PARALLELISM=false, MAX_TOKENS=2048)
+# are left alone: replacing them would blank ordinary words.
+_MIN_SECRET_CHARS = 8
+# Known secrets, redacted whatever their length: the variables an LM's `api_key_env` names (declared
+# when the LM is built) and the credentials gepa-lab's stores read.
+_secret_env_names: set[str] = {"PGPASSWORD", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN"}
+# The secret values, longest first (a key that contains another is replaced whole), as one pattern;
+# a known secret shorter than _MIN_SECRET_CHARS only as a whole word. Read when a run starts and
+# when a variable is declared secret, not per call: reading the environment costs ~20 µs, and
+# reflection records are redacted several times per proposal.
 _secret_values: list[str] = []
+_secret_pattern: re.Pattern[str] | None = None
 
 
 def read_secrets() -> None:
     """Read the secret environment variables' values again (a run's start: a sweep or a test may
     have changed them)."""
-    global _secret_values
-    _secret_values = sorted({value for name, value in os.environ.items() if len(value) >= _MIN_SECRET_CHARS
-                             and (name in _secret_env_names or _secret_name(name))}, key=len, reverse=True)
+    global _secret_values, _secret_pattern
+    _secret_values = sorted({value for name, value in os.environ.items() if value.strip() and (
+        name in _secret_env_names or (len(value) >= _MIN_SECRET_CHARS and _secret_name(name)))}, key=len, reverse=True)
+    _secret_pattern = re.compile("|".join(
+        re.escape(v) if len(v) >= _MIN_SECRET_CHARS else rf"(?<![A-Za-z0-9]){re.escape(v)}(?![A-Za-z0-9])"
+        for v in _secret_values)) if _secret_values else None
 
 
 def treat_as_secret(env_name: str) -> None:
-    """Redact the value of this environment variable too (e.g. an LM's `api_key_env`, whatever its name)."""
+    """Redact the value of this environment variable too, whatever its length (e.g. an LM's
+    `api_key_env`, whatever its name)."""
     _secret_env_names.add(env_name)
     read_secrets()
 
@@ -76,10 +135,10 @@ def _secret_name(name: str) -> bool:
 
 def redact(text: str) -> str:
     """Credentials out of `text`: the values of secret environment variables, wherever they appear,
-    and whatever looks like a credential (headers, NAME=value pairs, key shapes, URL passwords)."""
-    for value in _secret_values:
-        if value in text:
-            text = text.replace(value, REDACTED)
+    and whatever looks like a credential (URL passwords and query values, headers, NAME=value
+    pairs, key shapes)."""
+    if _secret_pattern is not None and any(value in text for value in _secret_values):
+        text = _secret_pattern.sub(REDACTED, text)
     if not _TRIGGER.search(text):
         return text
     for pattern, replacement in _PATTERNS:

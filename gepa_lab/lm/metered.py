@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from gepa_lab.lm.client import build_lm, transient_errors
+from gepa_lab.lm.client import build_lm, named_endpoint, transient_errors
 from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 from gepa_lab.lm.usage import Usage, usage_of
 
@@ -49,6 +49,7 @@ class LMCaller:
         else:  # a ready LM object (a dspy.LM the caller built), used as it is
             self.lm, self.settings = lm, settings_of(lm, role)
         self.retryable_exceptions = transient_errors()
+        self.role = role
         self.usage = Usage()
         self._usage_lock = threading.Lock()  # evaluation workers count concurrently
 
@@ -64,6 +65,10 @@ class LMCaller:
         with self._usage_lock:
             self.usage = self.usage + used
         return used
+
+    def endpoint(self) -> Any:
+        """The context of this LM's requests: a transient failure names the endpoint and its settings."""
+        return named_endpoint(self.settings, self.role, self.retryable_exceptions)
 
     def metered(self, seed: int, case_id: str, fn: Callable[[], Any]) -> Metered:
         """Run `fn()` with a copy of the LM as dspy's LM (carrying the case's provider seed when the
@@ -81,7 +86,7 @@ class LMCaller:
         error: Exception | None = None
         trace: list[Any] = []
         start = time.perf_counter()
-        with dspy.context(lm=own, trace=trace):
+        with dspy.context(lm=own, trace=trace), self.endpoint():
             try:
                 value = fn()
             except AdapterParseError as exc:

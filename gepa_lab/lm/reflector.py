@@ -68,7 +68,7 @@ class DspyReflector(LMCaller):
         extra = {"seed": self.seed} if self.seed is not None and self.sends_seed else {}
         lm = self.lm.copy()  # its own history: this call's usage only
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), self.endpoint():
                 # dspy 3.4 prefers lm15 Requests, which send `max_completion_tokens`; the messages
                 # form sends `max_tokens`, which every OpenAI-compatible server accepts.
                 warnings.filterwarnings("ignore", message="Passing OpenAI-style message", category=DeprecationWarning)
