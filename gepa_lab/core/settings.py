@@ -142,7 +142,8 @@ class EvaluationSettings(_Validated):
             raise ConfigError(f"evaluation.workers={self.workers} with evaluation.backend=process would start "
                               f"{self.workers} processes on {cpus} CPUs; set evaluation.workers <= {cpus} (or "
                               "evaluation.backend=thread for an evaluator that waits on a network)")
-        check_number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
+        # Below 0.1 s a timeout measures thread start-up, not the evaluator: every call would "time out".
+        check_number(self.timeout_s, "evaluation.timeout_s", 0.1, optional=True)
         check_int(self.max_retries, "evaluation.max_retries", 0)
         check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0, MAX_BACKOFF_S)
         check_int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from omegaconf import OmegaConf
 
 from gepa_lab.core.errors import ConfigError, describe
 from gepa_lab.core.fingerprint import fingerprint
@@ -21,7 +24,29 @@ from gepa_lab.search.policies.stop import StopCondition
 POLICY_KEYS = ("parent", "batch", "component", "acceptance", "frontier", "merge")
 
 
+# The policies' config groups: the wheel's gepa_lab/conf, or the checkout's conf/.
+_OPTIONS = next(p / "search" for p in (Path(__file__).parents[2] / "conf", Path(__file__).parents[3] / "conf")
+                if (p / "search").is_dir())
+
+
+def _option(key: str, name: str) -> Any:
+    """An option of conf/search/<key>/ by its name (`search.parent=current_best` on the command
+    line, `search={"parent": "current_best"}` from Python): its `_target_` mapping."""
+    folder = _OPTIONS / key.partition(".")[0]
+    options = sorted(path.stem for path in folder.glob("*.yaml"))
+    if name not in options:
+        raise ConfigError(f"search.{key} {name!r} is not a policy; pick one of {', '.join(options)} (or give a "
+                          "`_target_` mapping)")
+    loaded = OmegaConf.to_container(OmegaConf.load(folder / f"{name}.yaml")) or {}
+    return loaded.get(name, loaded) if isinstance(loaded, dict) else loaded  # search/stop options name their entry
+
+
+def _named(key: str, value: Any) -> Any:
+    return _option(key, value) if isinstance(value, str) else value
+
+
 def _build(key: str, value: Any) -> Any:
+    value = _named(key, value)
     if value is None or (isinstance(value, Mapping) and not value):
         return None
     if not isinstance(value, Mapping):
@@ -64,7 +89,10 @@ def build_policies(config: SearchConfig) -> Policies:
 
 def describe_policies(config: SearchConfig) -> dict[str, Any]:
     """The policies' part of the run identity: their configuration (or an object's fingerprint)."""
-    return {key: _plain(getattr(config, key), identity=True) for key in (*POLICY_KEYS, "stop")}
+    # An option named by a string ("current_best") is recorded as the mapping it stands for.
+    stop = {str(name): _named(f"stop.{name}", value) for name, value in (config.stop or {}).items()}
+    return {**{key: _plain(_named(key, getattr(config, key)), identity=True) for key in POLICY_KEYS},
+            "stop": _plain(stop, identity=True)}
 
 
 def _plain(value: Any, identity: bool = False) -> Any:
