@@ -24,7 +24,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
-from gepa_lab.core.redact import redact, url_secrets
+from gepa_lab.core.redact import refuse_secrets
 from gepa_lab.core.settings import (
     PRESETS,
     EvaluationSettings,
@@ -158,33 +158,6 @@ def to_config(cfg: DictConfig) -> Config:
     return conf
 
 
-# -- secrets -----------------------------------------------------------------------------------
-# Where a secret comes from instead: the environment its library reads.
-_SECRET_FROM = {"postgres": "PGPASSWORD (or a ~/.pgpass file)",
-                "tracking.uri": "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"}
-_RECORDED = "and the config is recorded with the run (.hydra/, experiment.json, MLflow)"
-
-
-def check_secrets(node: Any, key: str = "") -> None:
-    """No credential in the config, which Hydra writes to .hydra/ before the run starts and the run
-    records: a URL with a password or a query parameter not known to be harmless, and any value
-    that looks like a credential (a key's shape, a secret variable's value), is refused naming its
-    key, never its value. Secrets come from the environment only."""
-    if isinstance(node, dict):
-        for name, value in node.items():
-            check_secrets(value, f"{key}.{name}" if key else str(name))
-    elif isinstance(node, list):
-        for value in node:
-            check_secrets(value, key)
-    elif isinstance(node, str) and (parts := url_secrets(node) if "://" in node else []):
-        source = "the environment variable its client reads" if "query" in parts[0] else _SECRET_FROM.get(
-            "postgres" if node.startswith("postgres") else key, "the environment variable its client reads")
-        raise ConfigError(f"{key} holds {parts[0]}, {_RECORDED}: remove it from the URL and set {source} instead")
-    elif isinstance(node, str) and redact(node) != node:
-        raise ConfigError(f"{key} holds what looks like a credential, {_RECORDED}: keep it in an environment "
-                          "variable (an LM's key: name that variable in lm.<role>.api_key_env)")
-
-
 # -- `_target_` groups --------------------------------------------------------------------------
 TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False,  # required?
                  "transfer.evaluator": False}
@@ -237,7 +210,7 @@ def check_config(cfg: DictConfig) -> Config:
     from gepa_lab.tracking.progress import ProgressTracker
 
     conf = to_config(cfg)
-    check_secrets(dataclasses.asdict(conf))
+    refuse_secrets(dataclasses.asdict(conf))
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
         _check_target(group, OmegaConf.select(cfg, group), required)

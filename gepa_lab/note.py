@@ -29,6 +29,7 @@ from typing import Any
 
 from gepa_lab import report
 from gepa_lab.core.errors import describe, fail, run_main
+from gepa_lab.core.redact import redact
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking.mlflow_tracker import default_uri
 from gepa_lab.tracking.mlflow_values import clip
@@ -154,8 +155,8 @@ def _command(args: argparse.Namespace) -> int:
         if args.list:
             return list_notes(args)
         note = {"time": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", ""),
-                "author": args.author or getpass.getuser(), "conclusion": " ".join(args.conclusion.split()),
-                "next": " ".join(args.next.split())}
+                "author": args.author or getpass.getuser(), "conclusion": args.conclusion, "next": args.next}
+        note = {key: redact(" ".join(value.split())) for key, value in note.items()}  # a pasted key stays out
         run_dir, run_id, uri = locate(args.run, args.tracking_uri)
         where = add_note(run_dir, run_id, uri, note)
     except report.UsageError as exc:

@@ -277,4 +277,5 @@ def test_a_refused_sweep_job_is_named_by_number_and_its_own_values_without_secre
                 "submitter.url=sqlite:///r.db,postgresql://gepa:s3cret@db/revisions", cwd=tmp_path)
     assert done.returncode == 2 and "s3cret" not in done.stderr
     assert done.stderr.strip().startswith("gepa_lab: error: sweep job 1 (search.random_seed=1 "
-                                          "submitter.url=postgresql://gepa:[REDACTED]@db/revisions): submitter.url holds a password")
+                                          "submitter.url=postgresql://gepa:[REDACTED]@db/revisions): submitter.url holds a password, and it is "
+                                          "recorded with the run")

@@ -6,7 +6,10 @@ import functools
 import os
 import re
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
+
+from gepa_lab.core.errors import ConfigError
 
 REDACTED = "[REDACTED]"
 TRUNCATION_MARKER = "\n...[truncated]...\n"
@@ -53,44 +56,61 @@ SAFE_PARAMETERS = frozenset({"sslmode", "sslrootcert", "sslcert", "connect_timeo
                              "check_same_thread", "api-version"})
 
 
-def _url_parts(url: str) -> tuple[urllib.parse.SplitResult, list[str], list[str]] | None:
-    """(the split URL, the raw `name=value` pairs of its query, the names of its secret parts)."""
+def url_secrets(url: str) -> list[str]:
+    """What in `url` may carry a credential: a password (an HTTP URL's whole user-info: basic auth,
+    a token as user; a database URL's user is a role) and every query parameter outside
+    SAFE_PARAMETERS."""
     try:
         parts = urllib.parse.urlsplit(url)
-        password, user = parts.password, parts.username
+        user, password = parts.username, parts.password
     except ValueError:  # not a URL after all
-        return None
-    pairs = parts.query.split("&") if parts.query else []
-    # An HTTP URL's user-info is a credential (basic auth, a token as user); a database URL's user is a role.
-    found = ["a password"] if password is not None else (["user-info"] if user and parts.scheme in ("http", "https")
-                                                         else [])
-    names = (urllib.parse.unquote_plus(pair.partition("=")[0]) for pair in pairs)
-    return parts, pairs, found + [f"the query parameter {n!r}" for n in names if n not in SAFE_PARAMETERS]
+        return []
+    pairs = [pair.partition("=") for pair in parts.query.split("&") if pair]
+    found = ["a password"] if password is not None else ["user-info"] if user and parts.scheme in _HTTP else []
+    names = [urllib.parse.unquote_plus(name) if is_pair else None for name, is_pair, _ in pairs]
+    return found + [f"the query parameter {n!r}" if n else "a query value" for n in names if n not in SAFE_PARAMETERS]
 
 
-def url_secrets(url: str) -> list[str]:
-    """What in `url` may carry a credential: a password (an HTTP URL's whole user-info) and the
-    value of every query parameter outside SAFE_PARAMETERS."""
-    found = _url_parts(url)
-    return found[2] if found else []
+_HTTP = ("http", "https")
+_USERINFO = re.compile(r"^([^:/?#]+://)([^/?#@:]*)(:[^/?#@]*)?@")
+_PARAMETER = re.compile(r"([?&])([^=&#]*)(=[^&#]*)?")
 
 
 def mask_url(url: str) -> str:
-    """`url` for messages and records: its password (an HTTP URL's user-info) and every query
-    parameter value outside SAFE_PARAMETERS masked; the rest (host, path, a database user) kept."""
-    found = _url_parts(url)
-    if not found or not found[2]:
+    """`url` for messages and records: what `url_secrets` names masked, the rest (host, path, a
+    database user, the harmless parameters) kept."""
+    if not url_secrets(url):
         return url
-    parts, pairs, secrets = found
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if userinfo and secrets[0] in ("a password", "user-info"):
-        user = "" if parts.scheme in ("http", "https") else userinfo.partition(":")[0] + ":"
-        host = f"{user}{REDACTED}@{host}"
-    else:
-        host = parts.netloc
-    query = "&".join(pair if urllib.parse.unquote_plus(pair.partition("=")[0]) in SAFE_PARAMETERS
-                     else f"{pair.partition('=')[0]}={REDACTED}" for pair in pairs)
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+    head, mark, fragment = url.partition("#")
+    http = head.lower().startswith(("http:", "https:"))
+    head = _USERINFO.sub(lambda m: f"{m[1]}{'' if http else m[2] + ':'}{REDACTED}@" if http or m[3] else m[0], head)
+    head = _PARAMETER.sub(_masked_parameter, head)
+    return head + mark + fragment
+
+
+def _masked_parameter(match: re.Match[str]) -> str:
+    """`name=value` with the value masked unless the name is safe; a bare value (`?abc`) masked whole."""
+    if not match[3]:
+        return match[0] if not match[2] else f"{match[1]}{REDACTED}"
+    return match[0] if urllib.parse.unquote_plus(match[2]) in SAFE_PARAMETERS else f"{match[1]}{match[2]}={REDACTED}"
+
+
+def refuse_secrets(node: Any, key: str = "") -> None:
+    """No credential in settings that are recorded (the config, which Hydra writes to .hydra/ before
+    the run starts; experiment.json; MLflow): any value redaction would change (a URL's password or
+    unlisted query parameter, a key's shape, a secret variable's value) is refused naming its key,
+    never its value. Secrets come from the environment only."""
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            refuse_secrets(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            refuse_secrets(value, key)
+    elif isinstance(node, str) and redact(node) != node:
+        what = (url_secrets(node) or ["what looks like a credential"])[0]
+        raise ConfigError(f"{key} holds {what}, and it is recorded with the run (.hydra/, experiment.json, MLflow): "
+                          "remove it and keep the secret where its client reads it (PGPASSWORD, "
+                          "MLFLOW_TRACKING_PASSWORD; an LM's key in the variable lm.<role>.api_key_env names)")
 
 
 # Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):
@@ -99,9 +119,11 @@ _SECRET_ENV = re.compile(r"(?i)API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|
 # Shorter values of a variable that only *looks* secret (TOKENIZERS_PARALLELISM=false, MAX_TOKENS=2048)
 # are left alone: replacing them would blank ordinary words.
 _MIN_SECRET_CHARS = 8
-# Known secrets, redacted whatever their length: the variables an LM's `api_key_env` names (declared
+_MIN_KNOWN_CHARS = 4  # a known secret shorter than this is no key (a test's "k"): it would blank letters
+# Known secrets, redacted whatever their (real) length: the variables an LM's `api_key_env` names (declared
 # when the LM is built) and the credentials gepa-lab's stores read.
 _secret_env_names: set[str] = {"PGPASSWORD", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN"}
+_secret_given: set[str] = set()  # keys handed over directly (a caller's `dspy.LM(api_key=...)`)
 # The secret values, longest first (a key that contains another is replaced whole), as one pattern;
 # a known secret shorter than _MIN_SECRET_CHARS only as a whole word. Read when a run starts and
 # when a variable is declared secret, not per call: reading the environment costs ~20 µs, and
@@ -114,17 +136,20 @@ def read_secrets() -> None:
     """Read the secret environment variables' values again (a run's start: a sweep or a test may
     have changed them)."""
     global _secret_values, _secret_pattern
-    _secret_values = sorted({value for name, value in os.environ.items() if value.strip() and (
-        name in _secret_env_names or (len(value) >= _MIN_SECRET_CHARS and _secret_name(name)))}, key=len, reverse=True)
+    known = {value for name, value in os.environ.items() if name in _secret_env_names} | _secret_given
+    _secret_values = sorted({value for value in known if len(value.strip()) >= _MIN_KNOWN_CHARS} | {
+        value for name, value in os.environ.items() if len(value) >= _MIN_SECRET_CHARS and _secret_name(name)},
+        key=len, reverse=True)
     _secret_pattern = re.compile("|".join(
-        re.escape(v) if len(v) >= _MIN_SECRET_CHARS else rf"(?<![A-Za-z0-9]){re.escape(v)}(?![A-Za-z0-9])"
+        re.escape(v) if len(v) >= _MIN_SECRET_CHARS else rf"(?<![A-Za-z0-9_]){re.escape(v)}(?![A-Za-z0-9_])"
         for v in _secret_values)) if _secret_values else None
 
 
-def treat_as_secret(env_name: str) -> None:
-    """Redact the value of this environment variable too, whatever its length (e.g. an LM's
-    `api_key_env`, whatever its name)."""
-    _secret_env_names.add(env_name)
+def treat_as_secret(env_name: str | None = None, value: Any = None) -> None:
+    """Redact the value of this environment variable too (e.g. an LM's `api_key_env`, whatever its
+    name), or this value, whatever its length."""
+    _secret_env_names.update([env_name] if env_name else [])
+    _secret_given.update([value] if isinstance(value, str) and value.strip() else [])
     read_secrets()
 
 
@@ -133,13 +158,13 @@ def _secret_name(name: str) -> bool:
     return _SECRET_ENV.search(name) is not None
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, shapes: bool = True) -> str:
     """Credentials out of `text`: the values of secret environment variables, wherever they appear,
-    and whatever looks like a credential (URL passwords and query values, headers, NAME=value
-    pairs, key shapes)."""
+    and (`shapes`) whatever looks like a credential (URL passwords and query values, headers,
+    NAME=value pairs, key shapes)."""
     if _secret_pattern is not None and any(value in text for value in _secret_values):
         text = _secret_pattern.sub(REDACTED, text)
-    if not _TRIGGER.search(text):
+    if not shapes or not _TRIGGER.search(text):
         return text
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
@@ -147,6 +172,17 @@ def redact(text: str) -> str:
 
 
 read_secrets()
+
+
+def without_known_secrets(value: Any) -> Any:
+    """A reply (text, or JSON-like data) without the values of secret variables: a model that echoes
+    its key must not put it into a candidate or the record. Key shapes stay (an ordinary instruction
+    may say `token: the page cursor`)."""
+    if isinstance(value, str):
+        return redact(value, shapes=False)
+    if isinstance(value, Mapping):
+        return {key: without_known_secrets(item) for key, item in value.items()}
+    return [without_known_secrets(item) for item in value] if isinstance(value, (list, tuple)) else value
 
 
 def cap_chars(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:

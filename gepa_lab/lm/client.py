@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from gepa_lab.core.errors import ConfigError, describe
-from gepa_lab.core.redact import mask_url, treat_as_secret
+from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.redact import treat_as_secret
 from gepa_lab.lm.config import LMSettings
 
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
@@ -73,21 +71,3 @@ def transient_errors() -> tuple[type[BaseException], ...]:
 
     return (e.LMRateLimitError, e.LMServerError, e.LMTimeoutError, e.LMTransportError)
 
-
-
-class LMEndpointError(ConnectionError):
-    """A request that failed transiently (rate limit, server error, deadline, connection), named by
-    its endpoint and the settings that reach it; still transient (a ConnectionError) for the retry
-    layer."""
-
-
-@contextmanager
-def named_endpoint(settings: LMSettings, role: str, transient: tuple[type[BaseException], ...]) -> Iterator[None]:
-    """Run LM requests; a transient failure becomes one line naming the endpoint (never the key)
-    and the settings to change."""
-    try:
-        yield
-    except transient as exc:
-        where = mask_url(settings.api_base) if settings.api_base else f"the provider's endpoint for {settings.model}"
-        raise LMEndpointError(f"{role} at {where} failed ({describe(exc)}); check {role}.api_base, or raise "
-                              f"{role}.timeout_s (the deadline of each request: {settings.timeout_s:g} s)") from exc

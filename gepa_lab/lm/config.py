@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.redact import mask_url, url_secrets
+from gepa_lab.core.redact import refuse_secrets
 from gepa_lab.core.settings import check_int, check_number, from_mapping
 
 ENGINES = ("litellm", "auto")
@@ -112,9 +112,6 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
 
 def _check_api_base(api_base: Any, role: str) -> None:
     if api_base is not None and not str(api_base).startswith(("http://", "https://")):
-        raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 (got "
-                          f"{mask_url(str(api_base))!r})")
-    if api_base is not None and (parts := url_secrets(api_base)):  # the endpoint is recorded with the run
-        raise ConfigError(f"{role}.api_base holds {parts[0]}, and it is recorded with the run: remove it from the "
-                          f"URL (a key: export it and name its variable in {role}.api_key_env)")
+        raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {api_base!r})")
+    refuse_secrets({"api_base": api_base}, role)  # the endpoint is recorded with the run
 

@@ -236,10 +236,9 @@ def parse_url(url: str) -> URL:
 
 
 def _engine(url: URL) -> Engine:
-    if url.get_backend_name() == "postgresql":  # an unreachable server: one line after this, not a hang
-        return create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
-    if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+    if url.get_backend_name() != "sqlite":  # an unreachable PostgreSQL server: one line after a deadline, not a hang
+        deadline = {"connect_timeout": CONNECT_TIMEOUT_S} if url.get_backend_name() == "postgresql" else {}
+        return create_engine(url, pool_pre_ping=True, connect_args=deadline)
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
@@ -296,17 +295,15 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
             raise
 
     def _check_integrity(self) -> None:
-        """A damaged SQLite file is refused before anything reads or writes it (`quick_check`: the
-        pages and indexes, linear in the file's size)."""
-        if self.url.get_backend_name() != "sqlite":
-            return  # a database server checks its own storage
-        with self.engine.connect() as connection:
-            found = [str(row[0]) for row in connection.exec_driver_sql("PRAGMA quick_check")]
-        if found != ["ok"]:
-            raise RevisionStoreError(f"revision store {self.display_url} is damaged (SQLite quick_check: "
-                                     f"{found[0].splitlines()[-1]}); "
-                                     "nothing was read or changed: restore it from a backup (or `sqlite3 FILE "
-                                     "'.recover'` into a new file), then run the command again")
+        """A damaged SQLite file is refused before anything reads or writes it (`quick_check`: pages
+        and indexes, linear in the file's size); a database server checks its own storage."""
+        if self.url.get_backend_name() == "sqlite":
+            with self.engine.connect() as connection:
+                found = str(connection.exec_driver_sql("PRAGMA quick_check").scalar())
+            if found != "ok":
+                raise RevisionStoreError(f"revision store {self.display_url} is damaged (SQLite quick_check: "
+                                         f"{found.splitlines()[-1]}); nothing was read or changed: restore it from a "
+                                         "backup (or `sqlite3 FILE '.recover'` into a new file), then run it again")
 
     def close(self) -> None:
         self.engine.dispose()

@@ -49,7 +49,7 @@ from gepa_lab.core.events import (
     ScoredBatch,
     Tracker,
 )
-from gepa_lab.core.redact import read_secrets
+from gepa_lab.core.redact import read_secrets, without_known_secrets
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import (
     EvaluationSettings,
@@ -156,7 +156,7 @@ class Run:
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
         reflector = self.request.reflector
         try:
-            return self._retry(reflector.reflect, artifact, component, records)
+            return without_known_secrets(self._retry(reflector.reflect, artifact, component, records))
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):
