@@ -178,3 +178,36 @@ def test_a_transfer_evaluators_own_setting_is_named_under_transfer():
             build(group, node)
         assert str(info.value) == (f"{group}: ConfigError: agent_config.max_tool_calls must be an integer >= 1, got "
                                    f"-1; fix {group}.agent_config.max_tool_calls or leave it out (default 80)")
+
+
+# -- one validation path: the CLI, the Python API and the DSPy teleprompter --------------------
+NOT_A_POLICY = ("search.parent 'nope' is not a policy; pick one of current_best, epsilon_greedy, pareto, top_k_pareto "
+                "(or give a `_target_` mapping)")
+
+
+def test_a_policy_is_named_by_its_option_in_python_as_on_the_command_line(tmp_path):
+    from gepa_lab.search.policies import CurrentBest, build_policies
+    from gepa_lab.search.policies.build import describe_policies
+
+    assert isinstance(build_policies(SearchConfig(parent="current_best")).parent, CurrentBest)
+    assert describe_policies(SearchConfig(parent="current_best")) == describe_policies(
+        SearchConfig(parent={"_target_": "gepa_lab.search.policies.CurrentBest"}))  # the same run identity
+    with pytest.raises(ConfigError) as info:
+        build_policies(SearchConfig(parent="nope"))
+    assert str(info.value) == NOT_A_POLICY  # the line docs/errors.md shows for search.parent=nope
+    with pytest.raises(ConfigError, match=r"^search.stop.idle 'stale' is not a policy; pick one of no_improvement, "):
+        build_policies(SearchConfig(stop={"idle": "stale"}))
+
+
+def test_the_dspy_teleprompter_refuses_an_unknown_policy_with_the_same_line(tmp_path, monkeypatch):
+    dspy = pytest.importorskip("dspy")
+    from gepa_lab.dspy import GEPA
+
+    monkeypatch.chdir(tmp_path)
+    lm = dspy.LM("openai/never-called", api_base="http://127.0.0.1:9/v1", api_key="unused", cache=False)
+    examples = [dspy.Example(question=f"q{i}", answer="a").with_inputs("question") for i in range(4)]
+    optimizer = GEPA(lambda gold, pred: 1.0, reflection_lm=lm, task_lm=lm, run_dir=tmp_path / "run", mlflow=False,
+                     progress="off", search={"parent": "nope"})
+    with pytest.raises(ConfigError) as info:
+        optimizer.compile(dspy.Predict("question -> answer"), trainset=examples)
+    assert str(info.value) == NOT_A_POLICY and not (tmp_path / "run").exists()

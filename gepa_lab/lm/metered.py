@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from gepa_lab.core.errors import describe
-from gepa_lab.core.redact import mask_url, treat_as_secret
+from gepa_lab.core.redact import treat_as_secret
 from gepa_lab.lm.client import build_lm, transient_errors
 from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 from gepa_lab.lm.usage import Usage, usage_of
@@ -82,7 +82,7 @@ class LMCaller:
             yield
         except self.retryable_exceptions as exc:
             s = self.settings
-            where = mask_url(s.api_base) if s.api_base else f"the provider's endpoint for {s.model}"
+            where = s.api_base or f"the provider's endpoint for {s.model}"  # it holds no secret (settings refuse one)
             raise LMEndpointError(f"{self.role} at {where} failed ({describe(exc)}); check {self.role}.api_base, "
                                   f"or raise {self.role}.timeout_s (deadline {s.timeout_s:g} s)") from exc
 

@@ -37,7 +37,7 @@ def unreachable(tracking_uri: str) -> str | None:
     if not is_server(tracking_uri):
         return None
     try:
-        with urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=10) as reply:
+        with urllib.request.urlopen(ui_base(tracking_uri) + "/health", timeout=10) as reply:  # no credentials
             reply.read()
     except OSError as exc:
         return (f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}; start it, or point the "
