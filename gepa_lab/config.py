@@ -24,13 +24,13 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
-from gepa_lab.core.redact import refuse_secrets
 from gepa_lab.core.settings import (
     PRESETS,
     EvaluationSettings,
     PromotionPolicy,
     ReflectionSettings,
     SearchConfig,
+    refuse_secrets,
 )
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig

@@ -13,8 +13,8 @@ from hydra import compose, initialize_config_dir
 from gepa_lab import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.config import Config, check_config, register_configs, uses_lm
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.redact import read_secrets, refuse_secrets
-from gepa_lab.core.settings import PRESETS
+from gepa_lab.core.redact import read_secrets
+from gepa_lab.core.settings import PRESETS, refuse_secrets
 from gepa_lab.lm.config import LMConfig
 
 CONF = Path(__file__).resolve().parents[1] / "conf"

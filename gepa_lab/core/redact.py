@@ -9,8 +9,6 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from gepa_lab.core.errors import ConfigError
-
 REDACTED = "[REDACTED]"
 TRUNCATION_MARKER = "\n...[truncated]...\n"
 
@@ -20,7 +18,11 @@ _NAME_START = r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
 _NAME_REST = r"[A-Za-z0-9_.-]*"
 _SECRET_NAME = _NAME_START + r"(?:SECRET|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY)" + _NAME_REST
 _TOKEN_NAME = _NAME_START + r"TOKEN" + _NAME_REST
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
+# A value holds a letter or digit (`api_key="..."` is a placeholder in a hint, not a key), and
+# `NAME= word` (a space after `=` but none before, then a plain word) is prose, as in dspy's hint
+# "(api_key= on dspy.LM)"; `NAME = value`, `NAME: value` and `NAME= key_123` keep their value.
+_SEP = r"(?:\s*:\s*|\s+=\s*|=(?!\s+[a-z]+\b)\s*)"
+_VALUE = r"(?=[\"']?[^\s\"',;}&]*[A-Za-z0-9])(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
 # `tokens=1200` is a count the reflector should see, not a credential.
 _NON_NUMERIC_VALUE = r"(\"[^\"]*\"|'[^']*'|(?![\d.,]+(?:[\s,;}&]|$))[^\s,;}&]+)"
 
@@ -32,13 +34,13 @@ _PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)[^\"\n]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + REDACTED),
     # NAME=value, NAME: value, "NAME": "value" for secret-like names
-    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?\s*[:=]\s*)" + _VALUE), r"\1" + REDACTED),
-    (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?\s*[:=]\s*)" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?" + _SEP + ")" + _VALUE), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?" + _SEP + ")" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
     # --api-key value / --token=value
     (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"),
      r"\1" + REDACTED),
     # a provider's echo of the key it refused: "Incorrect API key provided: gsk_…"
-    (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?\s*[:=]\s*)" + _VALUE),
+    (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?" + _SEP + ")" + _VALUE),
      r"\1" + REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), REDACTED),
@@ -93,24 +95,6 @@ def _masked_parameter(match: re.Match[str]) -> str:
     if not match[3]:
         return match[0] if not match[2] else f"{match[1]}{REDACTED}"
     return match[0] if urllib.parse.unquote_plus(match[2]) in SAFE_PARAMETERS else f"{match[1]}{match[2]}={REDACTED}"
-
-
-def refuse_secrets(node: Any, key: str = "") -> None:
-    """No credential in settings that are recorded (the config, which Hydra writes to .hydra/ before
-    the run starts; experiment.json; MLflow): any value redaction would change (a URL's password or
-    unlisted query parameter, a key's shape, a secret variable's value) is refused naming its key,
-    never its value. Secrets come from the environment only."""
-    if isinstance(node, Mapping):
-        for name, value in node.items():
-            refuse_secrets(value, f"{key}.{name}" if key else str(name))
-    elif isinstance(node, (list, tuple)):
-        for value in node:
-            refuse_secrets(value, key)
-    elif isinstance(node, str) and redact(node) != node:
-        what = (url_secrets(node) or ["what looks like a credential"])[0]
-        raise ConfigError(f"{key} holds {what}, and it is recorded with the run (.hydra/, experiment.json, MLflow): "
-                          "remove it and keep the secret where its client reads it (PGPASSWORD, "
-                          "MLFLOW_TRACKING_PASSWORD; an LM's key in the variable lm.<role>.api_key_env names)")
 
 
 # Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):

@@ -82,7 +82,8 @@ class LMCaller:
             yield
         except self.retryable_exceptions as exc:
             s = self.settings
-            where = s.api_base or f"the provider's endpoint for {s.model}"  # it holds no secret (settings refuse one)
+            # where the requests went (lm=local: the server's URL); it holds no secret: settings refuse one
+            where = (getattr(self.lm, "kwargs", None) or {}).get("api_base") or f"the provider's endpoint for {s.model}"
             raise LMEndpointError(f"{self.role} at {where} failed ({describe(exc)}); check {self.role}.api_base, "
                                   f"or raise {self.role}.timeout_s (deadline {s.timeout_s:g} s)") from exc
 
