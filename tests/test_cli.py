@@ -106,9 +106,10 @@ def test_a_url_with_a_password_is_refused_before_anything_is_written(tmp_path):
     done = gepa("experiment=recipe", "tracking=mlflow", "tracking.uri=postgresql://gepa:s3cret@db/mlflow",
                 "submit=true", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("gepa_lab: error: tracking.uri holds a password, and the config is recorded with "
-                                   "the run (.hydra/, experiment.json, MLflow): remove it from the URL and set "
-                                   "PGPASSWORD (or a ~/.pgpass file) instead")
+    assert done.stderr.strip() == ("gepa_lab: error: tracking.uri holds a password, and it is recorded with the run "
+                                   "(.hydra/, experiment.json, MLflow): remove it and keep the secret where its client "
+                                   "reads it (PGPASSWORD, MLFLOW_TRACKING_PASSWORD; an LM's key in the variable "
+                                   "lm.<role>.api_key_env names)")
     assert not list(tmp_path.iterdir())  # no run dir, no .hydra/, no MLflow store
 
 

@@ -75,7 +75,7 @@ def url_secrets(url: str) -> list[str]:
 
 _HTTP = ("http", "https")
 _USERINFO = re.compile(r"^([^:/?#]+://)([^/?#@:]*)(:[^/?#@]*)?@")
-_PARAMETER = re.compile(r"([?&])([^=&#]*)(=[^&#]*)?")
+_PARAMETER = re.compile(r"([?&])([^=&#]+)(=[^&#]*)?")
 
 
 def mask_url(url: str) -> str:
@@ -86,15 +86,10 @@ def mask_url(url: str) -> str:
     head, mark, fragment = url.partition("#")
     http = head.lower().startswith(("http:", "https:"))
     head = _USERINFO.sub(lambda m: f"{m[1]}{'' if http else m[2] + ':'}{REDACTED}@" if http or m[3] else m[0], head)
-    head = _PARAMETER.sub(_masked_parameter, head)
+    # a parameter outside the safe ones, name and value (a bare `?abc` may be a token): masked whole
+    head = _PARAMETER.sub(lambda m: m[0] if m[3] and urllib.parse.unquote_plus(m[2]) in SAFE_PARAMETERS
+                          else m[1] + REDACTED, head)
     return head + mark + fragment
-
-
-def _masked_parameter(match: re.Match[str]) -> str:
-    """`name=value` with the value masked unless the name is safe; a bare value (`?abc`) masked whole."""
-    if not match[3]:
-        return match[0] if not match[2] else f"{match[1]}{REDACTED}"
-    return match[0] if urllib.parse.unquote_plus(match[2]) in SAFE_PARAMETERS else f"{match[1]}{match[2]}={REDACTED}"
 
 
 # Environment variables whose values are credentials whatever their shape (gsk_…, AIza…, hex):

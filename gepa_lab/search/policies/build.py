@@ -29,9 +29,11 @@ _OPTIONS = next(p / "search" for p in (Path(__file__).parents[2] / "conf", Path(
                 if (p / "search").is_dir())
 
 
-def _option(key: str, name: str) -> Any:
-    """An option of conf/search/<key>/ by its name (`search.parent=current_best` on the command
-    line, `search={"parent": "current_best"}` from Python): its `_target_` mapping."""
+def _named(key: str, name: Any) -> Any:
+    """A policy named by its option of conf/search/<key>/ (`search.parent=current_best` on the command
+    line, `search={"parent": "current_best"}` from Python) as that option's mapping; else `name` itself."""
+    if not isinstance(name, str):
+        return name
     folder = _OPTIONS / key.partition(".")[0]
     options = sorted(path.stem for path in folder.glob("*.yaml"))
     if name not in options:
@@ -39,10 +41,6 @@ def _option(key: str, name: str) -> Any:
                           "`_target_` mapping)")
     loaded = OmegaConf.to_container(OmegaConf.load(folder / f"{name}.yaml")) or {}
     return loaded.get(name, loaded) if isinstance(loaded, dict) else loaded  # search/stop options name their entry
-
-
-def _named(key: str, value: Any) -> Any:
-    return _option(key, value) if isinstance(value, str) else value
 
 
 def _build(key: str, value: Any) -> Any:
