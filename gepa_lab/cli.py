@@ -23,9 +23,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config, check_config, check_urls, describe_config_error, uses_lm
+from gepa_lab.config import Config, check_config, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import AlreadyDone, ConfigError, GepaLabError, ReflectorUnavailable, describe
+from gepa_lab.core.redact import redact
 from gepa_lab.core.settings import build_target, check_int
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
 
@@ -57,6 +58,7 @@ class SweepJobFailed(SystemExit, Exception):
 
 
 def fail(message: str, code: int) -> NoReturn:
+    message = redact(message)  # e.g. Hydra's `cannot take '<value>'` of a key pasted into a number
     # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
     _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
@@ -167,7 +169,8 @@ def check_sweep(config: DictConfig) -> None:
             _preflight(_task(composed))
         except (HydraException, OmegaConfBaseException, ValueError) as exc:  # named: which job of the sweep
             reason = str(exc) if isinstance(exc, ConfigError) else describe_config_error(exc)
-            shown = " ".join(_shown(o) for o in job if o not in common)
+            # the job's own values, without a secret and without Hydra's escapes of a swept value (`\:`)
+            shown = redact(" ".join(o.replace("\\", "") for o in job if o not in common))
             raise ConfigError(f"sweep job {number} ({shown}): {reason}") from None
         unused.append(_lm_unused(composed))
     if unused and all(unused):
@@ -182,19 +185,6 @@ def _preflight(config: DictConfig) -> Config:
     conf = check_config(config)
     build_policies(conf.search)
     return conf
-
-
-def _shown(override: str) -> str:
-    """An override as a message may show it: without a secret (a password in a URL, a token)."""
-    from gepa_lab.core.redact import redact
-
-    override = override.replace("\\", "")  # Hydra's escapes of a swept value (`\:`)
-    key, _, value = override.partition("=")
-    try:
-        check_urls(value, key)
-    except ConfigError:
-        return f"{key}=<redacted>"
-    return redact(override)
 
 
 def _task(config: DictConfig) -> DictConfig:
@@ -330,8 +320,6 @@ def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, r
 def _redact(record: logging.LogRecord) -> bool:
     """A log filter: every line a run writes (stderr, gepa_lab.log) without credentials, as a
     provider's error may echo the key."""
-    from gepa_lab.core.redact import redact
-
     text = record.getMessage()
     if (clean := redact(text)) != text:
         record.msg, record.args = clean, None

@@ -81,7 +81,9 @@ def sweep_selector(text: str) -> str:
     """`--sweep`: an id as given, or the id of an existing sweep directory."""
     from gepa_lab.cli import sweep_id
 
-    return sweep_id(text) if ("/" in text or os.path.isdir(text)) else text
+    if "/" in text and not os.path.isdir(text):  # a path, not an id: its id would match nothing
+        raise UsageError(f"--sweep {text}: no such folder; give the sweep's directory (hydra.sweep.dir) or its id")
+    return sweep_id(text) if os.path.isdir(text) else text
 
 
 # -- reading MLflow -------------------------------------------------------------------------------

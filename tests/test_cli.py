@@ -109,9 +109,10 @@ def test_a_url_with_a_password_is_refused_before_anything_is_written(tmp_path):
     done = gepa("experiment=recipe", "tracking=mlflow", "tracking.uri=postgresql://gepa:s3cret@db/mlflow",
                 "submit=true", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("gepa_lab: error: tracking.uri holds a password, and the config is recorded with "
-                                   "the run (.hydra/, experiment.json, MLflow): remove it from the URL and set "
-                                   "PGPASSWORD (or a ~/.pgpass file) instead")
+    assert done.stderr.strip() == ("gepa_lab: error: tracking.uri holds a password, and it is recorded with the run "
+                                   "(.hydra/, experiment.json, MLflow): remove it and keep the secret where its client "
+                                   "reads it (PGPASSWORD, MLFLOW_TRACKING_PASSWORD; an LM's key in the variable "
+                                   "lm.<role>.api_key_env names)")
     assert not list(tmp_path.iterdir())  # no run dir, no .hydra/, no MLflow store
 
 
@@ -281,4 +282,5 @@ def test_a_refused_sweep_job_is_named_by_number_and_its_own_values_without_secre
                 "submitter.url=sqlite:///r.db,postgresql://gepa:s3cret@db/revisions", cwd=tmp_path)
     assert done.returncode == 2 and "s3cret" not in done.stderr
     assert done.stderr.strip().startswith("gepa_lab: error: sweep job 1 (search.random_seed=1 "
-                                          "submitter.url=<redacted>): submitter.url holds a password")
+                                          "submitter.url=postgresql://gepa:[REDACTED]@db/revisions): submitter.url holds a password, and it is "
+                                          "recorded with the run")

@@ -572,7 +572,7 @@ def test_links_leave_out_a_tracking_uri_with_a_password() -> None:
     tracker._started, tracker.run_id, tracker.experiment_id = True, "r1", "7"
     links = tracker.links()
     assert "mlflow_tracking_uri" not in links and "s3cret" not in json.dumps(links)
-    assert links["mlflow_ui_command"] == "mlflow ui --backend-store-uri postgresql://gepa:***@127.0.0.1/mlflow"
+    assert links["mlflow_ui_command"] == "mlflow ui --backend-store-uri postgresql://gepa:[REDACTED]@127.0.0.1/mlflow"
     assert MlflowTracker(uri="http://127.0.0.1:5000").links() == {}  # no run yet
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.core.redact import redact, url_secrets
 
 T = TypeVar("T")
 # Threads a run may start per pool (case workers, concurrent proposals): far beyond what a provider's
@@ -99,6 +100,24 @@ def check_number(value: Any, name: str, low: float, high: float = math.inf, *, o
         raise ConfigError(f"{name} must be a number {bound}{suffix} (got {value!r})")
 
 
+def refuse_secrets(node: Any, key: str = "") -> None:
+    """No credential in settings that are recorded (the config, which Hydra writes to .hydra/ before
+    the run starts; experiment.json; MLflow): any value redaction would change (a URL's password or
+    unlisted query parameter, a key's shape, a secret variable's value) is refused naming its key,
+    never its value. Secrets come from the environment only."""
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            refuse_secrets(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            refuse_secrets(value, key)
+    elif isinstance(node, str) and redact(node) != node:
+        what = (url_secrets(node) or ["what looks like a credential"])[0]
+        raise ConfigError(f"{key} holds {what}, and it is recorded with the run (.hydra/, experiment.json, MLflow): "
+                          "remove it and keep the secret where its client reads it (PGPASSWORD, "
+                          "MLFLOW_TRACKING_PASSWORD; an LM's key in the variable lm.<role>.api_key_env names)")
+
+
 class _Validated:
     """Settings are validated on construction (and again by `optimize`: dataclasses are mutable)."""
 
@@ -180,7 +199,8 @@ class EvaluationSettings(_Validated):
             raise ConfigError(f"evaluation.workers={self.workers} with evaluation.backend=process would start "
                               f"{self.workers} processes on {cpus} CPUs; set evaluation.workers <= {cpus} (or "
                               "evaluation.backend=thread for an evaluator that waits on a network)")
-        check_number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
+        # Below 0.1 s a timeout measures thread start-up, not the evaluator: every call would "time out".
+        check_number(self.timeout_s, "evaluation.timeout_s", 0.1, optional=True)
         check_int(self.max_retries, "evaluation.max_retries", 0)
         check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0, MAX_BACKOFF_S)
         check_int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)

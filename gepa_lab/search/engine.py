@@ -27,7 +27,7 @@ from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict,
 from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import AlreadyDone, GepaLabError, ReflectorError, ReflectorUnavailable, ResumeError, describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, ResumePoint, RunInfo, ScoredBatch, Tracker
-from gepa_lab.core.redact import read_secrets
+from gepa_lab.core.redact import read_secrets, without_known_secrets
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.runs.lock import RunLock
@@ -133,7 +133,7 @@ class Run:
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
         reflector = self.request.reflector
         try:
-            return self._retry(reflector.reflect, artifact, component, records)
+            return without_known_secrets(self._retry(reflector.reflect, artifact, component, records))
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):

@@ -13,10 +13,11 @@ view unless the browser chose "Model training" in the sidebar; it has no per-exp
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
+
+from gepa_lab.core.redact import mask_url as masked  # a URI for messages and commands: no secret
 
 LOCAL_UI = "http://127.0.0.1:5000"  # where `mlflow ui` listens by default
 CLASSIC_VIEW = "workflowType=machine_learning"
@@ -24,11 +25,6 @@ CLASSIC_VIEW = "workflowType=machine_learning"
 # opens with (parent runs, decision columns); the tracker writes it, `experiment_url` names it.
 DECISIONS_VIEW = "gepa-lab-decisions"
 CANDIDATES_VIEW = "gepa-lab-candidates"
-
-
-def masked(uri: str) -> str:
-    """A URI for messages and commands: never a password."""
-    return re.sub(r"//([^/:@]+):[^/@]*@", r"//\1:***@", uri)
 
 
 def is_server(tracking_uri: str) -> bool:
@@ -41,10 +37,11 @@ def unreachable(tracking_uri: str) -> str | None:
     if not is_server(tracking_uri):
         return None
     try:
-        with urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=10) as reply:
+        with urllib.request.urlopen(ui_base(tracking_uri) + "/health", timeout=10) as reply:  # no credentials
             reply.read()
     except OSError as exc:
-        return f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}"
+        return (f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}; start it, or point the "
+                "tracking URI (tracking.uri, --tracking-uri, MLFLOW_TRACKING_URI) at one that runs")
     return None
 
 

@@ -17,7 +17,10 @@ from typing import Any
 
 ENV_DEFAULTS = {  # offline; and stdout is the CLI's summary, not a "View run at" line per run
     "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+    # A deadline on every request to a tracking server (MLflow's defaults, 120 s and 7 retries
+    # backing off, wait minutes on a server that stopped answering).
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2"}
 WORKER = Path(__file__).with_name("mlflow_worker.py")
 PIPE_BYTES = 1 << 20  # the engine's writes wait only when the logger is this far behind
 

@@ -47,7 +47,14 @@ class AtLeast:
 
     draws = "none"
 
+    # Objectives where lower is better (what a tie-break can prefer); a typo would accept every tie.
+    TIE_BREAKS = ("tokens", "agent_tokens", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms",
+                  "tool_calls", "lm_calls")
+
     def __init__(self, tie_break: str | None = "tokens"):
+        if tie_break is not None and tie_break not in self.TIE_BREAKS:
+            raise ValueError(f"search.acceptance.tie_break must be one of {', '.join(self.TIE_BREAKS)}, or null to "
+                             f"accept every tie (got {tie_break!r})")
         self.tie_break = tie_break
 
     def judge(self, parent: Sequence[Evaluation], child: Sequence[Evaluation]) -> Verdict:

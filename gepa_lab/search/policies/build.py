@@ -44,6 +44,19 @@ def option_node(group: str, name: str) -> dict[str, Any]:
     return {name: node} if group == "stop" else node
 
 
+def named(key: str, value: Any) -> Any:
+    """A policy named by its option (`search.parent=current_best` on the command line,
+    `search={"parent": "current_best"}` from Python) as that option's node; else `value` itself."""
+    if not isinstance(value, str):
+        return value
+    group, _, name = key.partition(".")
+    if value not in OPTIONS[group]:
+        raise ConfigError(f"search.{key} {value!r} is not a policy; pick one of {', '.join(sorted(OPTIONS[group]))} "
+                          "(or give a `_target_` mapping)")
+    node = option_node(group, value)
+    return node.get(value, {}) if name else node
+
+
 def default_option(group: str) -> str:
     """The option of search/<group> that SearchConfig's default names (the empty one: none)."""
     target = (getattr(SearchConfig(), group) or {}).get("_target_")
@@ -87,12 +100,13 @@ def _budgets(config: SearchConfig) -> dict[str, Any]:
 
 
 def build_policies(config: SearchConfig) -> Policies:
-    built = {key: build_target(f"search.{key}", getattr(config, key)) for key in SLOTS}
+    built = {key: build_target(f"search.{key}", named(key, getattr(config, key))) for key in SLOTS}
     missing = [key for key in SLOTS if key != "merge" and built[key] is None]
     if missing:
         raise ConfigError(f"search.{missing[0]} is not configured; pick an option (search/{missing[0]}=<name>)")
     budgets = _budgets(config)
-    configured = {str(k): build_target(f"search.stop.{k}", v) for k, v in (config.stop or {}).items()}
+    configured = {str(k): build_target(f"search.stop.{k}", named(f"stop.{k}", v))
+                  for k, v in (config.stop or {}).items()}
     if clash := set(budgets) & set(configured):
         raise ConfigError(f"search.stop.{min(clash)}: the name is a budget's; name the stop condition otherwise")
     merge = built["merge"]
@@ -103,7 +117,9 @@ def build_policies(config: SearchConfig) -> Policies:
 
 def describe_policies(config: SearchConfig) -> dict[str, Any]:
     """The policies' part of the run identity: their configuration (or an object's fingerprint)."""
-    return {key: _plain(getattr(config, key)) for key in (*SLOTS, "stop")}
+    # An option named by a string ("current_best") is recorded as the node it stands for.
+    stop = {str(k): named(f"stop.{k}", v) for k, v in (config.stop or {}).items()}
+    return {**{key: _plain(named(key, getattr(config, key))) for key in SLOTS}, "stop": _plain(stop)}
 
 
 def _plain(value: Any) -> Any:
