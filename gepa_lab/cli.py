@@ -68,7 +68,7 @@ def fail(message: str, code: int) -> NoReturn:
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """Before Hydra writes anything into the run dir: it must be new (or the run being resumed,
     not in use by another process) and writable."""
-    from gepa_lab.runs.lock import LOCK_FILE, holder
+    from gepa_lab.runs.lock import LOCK_FILE, holder, in_use
     from gepa_lab.runs.record import EVALUATIONS_FILE, EVENTS_FILE, run_state
 
     state = run_state(run_dir)
@@ -92,8 +92,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         raise GepaLabError(f"cannot write the run directory {run_dir} ({where}{exc.strerror or exc}); {fix}") from None
     pid = holder(run_dir) if resume else None
     if pid is not None:
-        raise GepaLabError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to finish or "
-                           "stop it, then resume")
+        raise in_use(run_dir, pid)
 
 
 # -- the pre-flight: before a run directory exists, before any job of a sweep starts -------------

@@ -30,6 +30,7 @@ from typing import Any
 
 from gepa_lab.comparison import TOLERANCE
 from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
+from gepa_lab.runs.record import simulated
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
 from gepa_lab.tracking.mlflow_links import masked, unreachable
 from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
@@ -179,7 +180,7 @@ def records_frame(runs: Sequence[Any]) -> Any:
             "holdout_reuse": math.nan if result.get("holdout_reuse") is None else result["holdout_reuse"],
             "stop_reason": result.get("stop_reason", ""), "reason": result.get("promotion_reason", ""),
             "run_id": links.get("mlflow_run_id", ""), "gepa_experiment_id": result.get("experiment_id", ""),
-            "run_dir": str(run.run_dir), "simulated": _simulated(run.config),
+            "run_dir": str(run.run_dir), "simulated": simulated(run.config),
             "conclusion": note.get("conclusion", ""), "next_hypothesis": note.get("next", ""),
             "run_url": links.get("mlflow_run_url", "")})
     return _table(rows, "run_dir")
@@ -190,10 +191,6 @@ def _latest_note(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "notes.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     return json.loads(lines[-1]) if lines else {}
-
-
-def _simulated(config: dict[str, Any]) -> bool:
-    return str((config.get("evaluator") or {}).get("_target_", "")).startswith("evaluators.skillcraft")
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -266,9 +263,9 @@ def summary_lines(frame: Any) -> list[str]:
         deltas = done["holdout_delta"].dropna()
         mean = f", mean holdout delta {deltas.mean():+.4f}" if len(deltas) else ""
         eligible = int(done["eligible"].astype(bool).sum()) if len(done) else 0
-        simulated = " (SkillCraft-sim: simulated numbers that calibrate the harness, not an LM)" \
+        sim = " (SkillCraft-sim: simulated numbers that calibrate the harness, not an LM)" \
             if group["simulated"].any() else ""
-        out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}{simulated}")
+        out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}{sim}")
         reuse = group["holdout_reuse"].max()
         if reuse >= HOLDOUT_REUSE_WARNING:
             out.append(f"{name}: up to {int(reuse)} earlier decisions were taken on its holdout split (the look "
@@ -474,7 +471,7 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
              *whys, *opposite_signs(rows), *holdout_looks(runs), *status]
     if any(r.result and r.result.get("warnings") for r in runs):
         notes.append("Some runs carry pre-flight warnings (see their result.json).")
-    if any(_simulated(r.config) for r in runs):
+    if any(simulated(r.config) for r in runs):
         notes.append("SkillCraft-sim runs: these numbers calibrate the harness, not an LM.")
     stem = f"compare-{args.compare.replace('/', '.')}"
     written = _write(args, f"sweep-{sweep_selector(args.sweep)}", stem, frame,

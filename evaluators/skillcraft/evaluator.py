@@ -75,15 +75,9 @@ class SkillCraftEvaluator:
     # Its dollars are simulated tokens times a configured price, not a bill: the summary says so.
     simulated = True
 
-    def __init__(
-        self,
-        family: str = "recipe",
-        data_dir: str | Path | None = None,
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
-        usd_per_1k_tokens: float = DEFAULT_USD_PER_1K_TOKENS,
-        agent_config: AgentConfig | Mapping[str, Any] | None = None,
-        fixed_episodes: bool = False,
-    ) -> None:
+    def __init__(self, family: str = "recipe", data_dir: str | Path | None = None,
+                 token_budget: int = DEFAULT_TOKEN_BUDGET, usd_per_1k_tokens: float = DEFAULT_USD_PER_1K_TOKENS,
+                 agent_config: AgentConfig | Mapping[str, Any] | None = None, fixed_episodes: bool = False) -> None:
         if not isinstance(token_budget, int) or token_budget <= 0:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
         if not math.isfinite(float(usd_per_1k_tokens)) or usd_per_1k_tokens < 0:
@@ -113,13 +107,10 @@ class SkillCraftEvaluator:
                                                    ("key", "support", "acts", "lapses"))]
                  for b in self.spec.behaviours]
         behaviours = hashlib.sha256(json.dumps(table).encode()).hexdigest()[:16]
-        return json.dumps(
-            {"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
-             "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
-             "fixtures": fixtures_digest(self.data_dir), "behaviours": behaviours,
-             **({"fixed_episodes": True} if self.fixed_episodes else {})},
-            sort_keys=True,
-        )
+        return json.dumps({"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
+                           "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
+                           "fixtures": fixtures_digest(self.data_dir), "behaviours": behaviours,
+                           **({"fixed_episodes": True} if self.fixed_episodes else {})}, sort_keys=True)
 
     # -- caches: parsing the skill and the case is pure, so it is done once per distinct input.
     def profile(self, artifact: Any) -> SkillProfile:
@@ -152,20 +143,10 @@ class SkillCraftEvaluator:
         for case, task in zip(cases, tasks, strict=True):
             episode = simulate(self.spec, self.world, task, profile, self.draws(seed, case), self.agent_config)
             score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
-            out.append(Evaluation(
-                case_id=case.id,
-                score=score,
-                output=episode.artifact_text,
-                feedback=feedback,
-                trace=render_trace(episode, profile.name, task.output_file),
-                objectives={
-                    "official_quality": quality,
-                    "passed": 1.0 if passed else 0.0,
-                    "agent_tokens": float(episode.tokens),
-                    "tool_calls": float(len(episode.calls)),
-                    "skill_loaded": 1.0 if episode.loaded else 0.0,
-                    "latency_ms": round(episode.latency_ms, 3),
-                    "cost_usd": episode.tokens / 1000.0 * self.usd_per_1k_tokens,
-                },
-            ))
+            objectives = {"official_quality": quality, "passed": 1.0 if passed else 0.0,
+                          "agent_tokens": float(episode.tokens), "tool_calls": float(len(episode.calls)),
+                          "skill_loaded": 1.0 if episode.loaded else 0.0, "latency_ms": round(episode.latency_ms, 3),
+                          "cost_usd": episode.tokens / 1000.0 * self.usd_per_1k_tokens}
+            out.append(Evaluation(case_id=case.id, score=score, output=episode.artifact_text, feedback=feedback,
+                                  trace=render_trace(episode, profile.name, task.output_file), objectives=objectives))
         return out

@@ -111,12 +111,8 @@ def read_item(text: str, behaviours: tuple[Behaviour, ...], entities: frozenset[
     return Item(frozenset(pos), frozenset(anti), scope, _caps(text, scope, cap_nouns))
 
 
-def analyse(
-    skill: dict[str, Any],
-    behaviours: tuple[Behaviour, ...],
-    entities: frozenset[str],
-    cap_nouns: tuple[str, ...] = (),
-) -> SkillProfile:
+def analyse(skill: dict[str, Any], behaviours: tuple[Behaviour, ...], entities: frozenset[str],
+            cap_nouns: tuple[str, ...] = ()) -> SkillProfile:
     """Build the profile of a skill dict (SkillSpec fields) for one family."""
     steps = [str(s) for s in skill.get("steps") or []]
     pitfalls = [str(p) for p in skill.get("pitfalls") or []]
@@ -126,11 +122,5 @@ def analyse(
     chars = len(description) + len(when) + sum(map(len, steps)) + sum(map(len, pitfalls))
     by_length = max(ADHERENCE_FLOOR, 1.0 - max(0, chars - ADHERENCE_FREE_CHARS) / ADHERENCE_SPAN_CHARS)
     adherence = by_length * max(0.6, 1.0 - 0.03 * max(0, len(items) - ADHERENCE_FREE_ITEMS))
-    return SkillProfile(
-        name=str(skill.get("name") or ""),
-        chars=chars,
-        items=items,
-        adherence=adherence,
-        skill_tokens=30 + chars // 4,
-        trigger_stems=frozenset(content_words(description + " " + when)),
-    )
+    return SkillProfile(name=str(skill.get("name") or ""), chars=chars, items=items, adherence=adherence,
+                        skill_tokens=30 + chars // 4, trigger_stems=frozenset(content_words(description + " " + when)))

@@ -20,6 +20,7 @@ from typing import Any
 
 from gepa_lab.core.redact import redact
 from gepa_lab.revisions.store import fmt_score, parse_url
+from gepa_lab.runs.record import simulated
 
 REVIEW = "python -m gepa_lab.revisions"
 SIMULATED = "SkillCraft-sim: these scores calibrate the harness, not an LM"
@@ -49,16 +50,6 @@ def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
         return parse_url(url).render_as_string(hide_password=True) if isinstance(url, str) else None
     except Exception:  # an unusable URL: the run's own error says so
         return None
-
-
-def _simulated(experiment: dict[str, Any]) -> bool:
-    try:
-        from hydra.utils import get_class
-
-        target = ((experiment.get("config") or {}).get("evaluator") or {})["_target_"]
-        return getattr(get_class(target), "simulated", False) is True
-    except Exception:  # no evaluator recorded, or not importable here
-        return False
 
 
 def _headline(promotion: dict[str, Any], revision: dict[str, Any]) -> str:
@@ -124,7 +115,7 @@ def summary(run_dir: Path | str, log: Path | str | None = None) -> str:
              f"{promotion.get('reason')}",
              f"- **holdout**: seed {fmt_score(baseline.get('score'))} -> winner {fmt_score(candidate.get('score'))} "
              f"(delta {fmt_score(promotion.get('holdout_delta'), signed=True)}, {candidate.get('cases', '?')} cases)"
-             + (f"; {SIMULATED}" if _simulated(experiment) else ""),
+             + (f"; {SIMULATED}" if simulated(config) else ""),
              f"- **revision store**: {promotion.get('submission_reason')}"]
     if store:
         lines.append(f"- **store**: `{store}`")

@@ -14,20 +14,27 @@ from gepa_lab.core.errors import ResumeError
 LOCK_FILE = ".lock"
 
 
-def holder(run_dir: Path) -> int | None:
-    """The PID holding the run dir's lock, or None when it is free."""
-    path = run_dir / LOCK_FILE
-    if not path.exists():
+def _locked_by(fh: IO[str]) -> str | None:
+    """Take the lock on the open lock file; None when taken, else the holder's PID as written there."""
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        return fh.read().strip() or "unknown"
+    return None
+
+
+def in_use(run_dir: Path, pid: str) -> ResumeError:
+    return ResumeError(f"{run_dir} is in use by another gepa_lab process (pid {pid}); wait for it to finish or "
+                       "stop it, then resume")
+
+
+def holder(run_dir: Path) -> str | None:
+    """The PID holding the run dir's lock ("unknown" when it wrote none), or None when it is free."""
+    if not (run_dir / LOCK_FILE).exists():
         return None
-    with open(path, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            text = fh.read().strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return None
+    with open(run_dir / LOCK_FILE, "a+", encoding="utf-8") as fh:
+        return _locked_by(fh)  # a lock taken here ends when the file closes
 
 
 class RunLock:
@@ -40,14 +47,10 @@ class RunLock:
     def __enter__(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held until __exit__)
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            pid = fh.read().strip() or "unknown"
+        pid = _locked_by(fh)
+        if pid is not None:
             fh.close()
-            raise ResumeError(f"{self.path.parent} is in use by another gepa_lab process (pid {pid}); wait for it "
-                              "to finish or stop it, then resume") from None
+            raise in_use(self.path.parent, pid)
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

@@ -319,6 +319,16 @@ class RecordedExperiment:
             raise ValueError(f"experiment {self.id} recorded unusable evaluation settings: {describe(exc)}") from exc
 
 
+def simulated(config: dict[str, Any]) -> bool:
+    """Whether a run's recorded evaluator is a simulation (its class says `simulated = True`)."""
+    try:
+        from hydra.utils import get_class
+
+        return getattr(get_class((config.get("evaluator") or {})["_target_"]), "simulated", False) is True
+    except Exception:  # no evaluator recorded, or not importable here
+        return False
+
+
 def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     """The run's recorded experiment; a split whose cases no longer match the recorded digest is a
     ValueError (the record was edited)."""
