@@ -249,14 +249,9 @@ def _move(session: Session, store: RevisionStore, row: RevisionRow, status: str,
           detail: dict[str, Any] | None = None) -> None:
     """Put `row` in `status` and audit it as `action`. A `decision` (approve, reject) is also the
     review decision, set once: archive and rollback never touch it."""
-    row.status = status
-    row.status_by = actor
-    row.status_at = utcnow()
-    row.status_reason = reason
+    row.status, row.status_by, row.status_at, row.status_reason = status, actor, utcnow(), reason
     if decision:
-        row.decided_by = actor
-        row.decided_at = row.status_at
-        row.decision_comment = comment
+        row.decided_by, row.decided_at, row.decision_comment = actor, row.status_at, comment
     store.audit_entry(session, artifact=row.artifact_name, revision_id=row.id, action=action, actor=actor,
                       comment=comment, detail=detail)
 

@@ -117,11 +117,9 @@ def parse_task(world: CatFactsWorld, case: Case) -> CatFactsTask:
         raise ValueError(f"case {case.id!r}: unknown catfacts keyword {f.keyword!r}")
     wanted = "fact facts distinct" + (" word" if f.keyword else "") + (
         " length characters" if f.max_length is not None or f.min_length is not None else "")
-    return CatFactsTask(
-        **common(case, params, "facts.json", lambda: ground_truth(world, params)),
-        filter=f, n=n, average=bool(params.get("average")),
-        entities=frozenset({f.keyword} if f.keyword else ()), task_words=words(wanted),
-    )
+    return CatFactsTask(**common(case, params, "facts.json", lambda: ground_truth(world, params)), filter=f, n=n,
+                        average=bool(params.get("average")), entities=frozenset({f.keyword} if f.keyword else ()),
+                        task_words=words(wanted))
 
 
 def entity_names(world: CatFactsWorld) -> frozenset[str]:

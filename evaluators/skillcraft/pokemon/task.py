@@ -58,11 +58,9 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
     chain = world.chains[int(world.species[species]["evolution_chain"]["id"])]["chain"]
     names = [n for n, _ in members(chain)]
     wanted = "evolution chain stats" + (" type move effectiveness" if moves else "")
-    return PokemonTask(
-        **common(case, params, "chain.json", lambda: ground_truth(world, params)),
-        species=species, moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
-        world=world,
-    )
+    return PokemonTask(**common(case, params, "chain.json", lambda: ground_truth(world, params)), species=species,
+                       moves=moves, entities=frozenset(" ".join(tokens(n)) for n in names), task_words=words(wanted),
+                       world=world)
 
 
 def entity_names(world: PokemonWorld) -> frozenset[str]:

@@ -39,18 +39,14 @@ def _collect(run: AgentRun, tools: RecipeTools, by: str, value: str, caps: list[
         if res is None:
             break  # a skipped error loses the cursor, and with it the rest of the listing
         pages_read += 1
-        if hint is None:
-            hint = res["total_hint"]
+        hint = res["total_hint"] if hint is None else hint
         if not res["items"]:
             if not run.right("stop_on_empty_page", key):
                 run.repeat_until_noticed(tools, key, "search_recipes", by=by, value=value, page=page)
             break
         ids.extend(item["id"] for item in res["items"])
-        if res["next_page"] is None or not paginate:
-            break
-        if page_cap is not None and pages_read >= page_cap:
-            break
-        if limit is not None and len(set(ids)) >= limit:
+        if (res["next_page"] is None or not paginate or (page_cap is not None and pages_read >= page_cap)
+                or (limit is not None and len(set(ids)) >= limit)):
             break
         page = res["next_page"]
     if exact is not None and len(set(ids)) < exact:
@@ -79,14 +75,9 @@ def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
         for rid in [i for i in first if i not in needed][:WASTED_DETAIL_LIMIT]:
             run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
             run.bump("wasted")
-    metric = run.right("normalise_units")
-    fill = run.right("fill_required_fields")
-    out = []
-    for rid in sorted(needed):
-        rec = run.ask(tools, f"get:{rid}", "get_recipe", id=rid)
-        if rec is not None:
-            out.append(recipe_entry(tools.world, rec, metric=metric, fill=fill))
-    return out
+    metric, fill = run.right("normalise_units"), run.right("fill_required_fields")
+    found = (run.ask(tools, f"get:{rid}", "get_recipe", id=rid) for rid in sorted(needed))
+    return [recipe_entry(tools.world, rec, metric=metric, fill=fill) for rec in found if rec is not None]
 
 
 def _assemble(run: AgentRun, task: RecipeTask, collected: dict[tuple[str, str], Listing],

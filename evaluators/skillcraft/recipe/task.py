@@ -58,10 +58,7 @@ def recipe_entry(world: RecipeWorld, rec: dict[str, Any], metric: bool = True,
             if fill:
                 lines.append({"name": ing["name"], "quantity": None, "unit": None})
             continue
-        if metric:
-            q, u = world.to_metric(ing["quantity"], ing["unit"])
-        else:
-            q, u = ing["quantity"], ing["unit"]
+        q, u = world.to_metric(ing["quantity"], ing["unit"]) if metric else (ing["quantity"], ing["unit"])
         lines.append({"name": ing["name"], "quantity": q, "unit": u})
     entry["ingredients"] = lines
     return entry
@@ -77,11 +74,8 @@ def parse_task(world: RecipeWorld, case: Case) -> RecipeTask:
     kinds = {b for b, _ in lists} | ({"ingredient", "metric"} if details else set())
     wanted = [w for w in ("category", "cuisine", "ingredient", "metric") if w in kinds]
     entities = {v.lower() for _, v in lists} | {x.lower() for pair in details for x in pair}
-    return RecipeTask(
-        **common(case, params, "cookbook.json", lambda: ground_truth(world, params)),
-        lists=lists, details=details,
-        entities=frozenset(entities), task_words=words(" ".join(wanted)),
-    )
+    return RecipeTask(**common(case, params, "cookbook.json", lambda: ground_truth(world, params)), lists=lists,
+                      details=details, entities=frozenset(entities), task_words=words(" ".join(wanted)))
 
 
 def entity_names(world: RecipeWorld) -> frozenset[str]:

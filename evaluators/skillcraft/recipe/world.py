@@ -50,12 +50,8 @@ class RecipeWorld:
             start = (p - 1) * self.page_size - (1 if q["overlap"] and p > 1 else 0)
             chunk = ids[start : p * self.page_size]
             nxt = p + 1 if p < n or q["sentinel"] else None
-            pages.append({
-                "page": p,
-                "items": [{"id": i, "name": self.recipes[i]["name"]} for i in chunk],
-                "next_page": nxt,
-                "total_hint": hint,
-            })
+            pages.append({"page": p, "items": [{"id": i, "name": self.recipes[i]["name"]} for i in chunk],
+                          "next_page": nxt, "total_hint": hint})
         if q["sentinel"]:  # the loop trap: empty, and the cursor points back at itself
             pages.append({"page": n + 1, "items": [], "next_page": n + 1, "total_hint": hint})
         return pages
@@ -83,12 +79,9 @@ class RecipeTools(Api[RecipeWorld]):
             return rate_limited()
         key = self.world.listing_key(by, value)
         pages = self.world.pages.get(key, []) if key else []
-        if 1 <= page <= len(pages):
-            result = pages[page - 1]
-        else:
-            result = {"page": page, "items": [], "next_page": None, "total_hint": 0}
-        status = "ok" if result["items"] else "empty"
-        return result, status, 25 + 14 * len(result["items"])
+        result = pages[page - 1] if 1 <= page <= len(pages) else {"page": page, "items": [], "next_page": None,
+                                                                   "total_hint": 0}
+        return result, "ok" if result["items"] else "empty", 25 + 14 * len(result["items"])
 
     def get_recipe(self, id: str) -> ToolReply:  # noqa: A002 (the tool's parameter name)
         return self.serve(f"get:{id}", lambda: or_not_found(self.world.recipes.get(id),

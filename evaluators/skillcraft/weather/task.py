@@ -65,12 +65,10 @@ def ground_truth(world: WeatherWorld, params: dict[str, Any]) -> dict[str, Any]:
         rows = [{"date": d, **{FIELDS[v]: daily[v][first + k] for v in params["variables"]}}
                 for k, d in enumerate(dates)]
         cities[label(world, name, admin1, country)] = {
-            "latitude": c["latitude"], "longitude": c["longitude"],
+            "latitude": c["latitude"], "longitude": c["longitude"], "daily": rows,
             "units": {UNIT_KEYS[v]: METRIC[UNIT_KEYS[v]] for v in params["variables"]},
-            "daily": rows,
             "summary": summarise(dates, daily["temperature_2m_max"][first:first + len(dates)],
-                                 daily["precipitation_sum"][first:first + len(dates)]),
-        }
+                                 daily["precipitation_sum"][first:first + len(dates)])}
     out: dict[str, Any] = {"cities": cities}
     if len(cities) > 1:
         out["wettest_city"] = best({k: v["summary"]["total_precipitation"] for k, v in cities.items()})
@@ -97,11 +95,9 @@ def parse_task(world: WeatherWorld, case: Case) -> WeatherTask:
         shared = len(world.index[world.cities[cid]["ascii_name"].lower()]) > 1
         places.append(Place(name, admin1, country, label(world, name, admin1, country), cid, shared))
     wanted = "temperature precipitation daily" + (" wind" if "wind_speed_10m_max" in variables else "")
-    return WeatherTask(
-        **common(case, params, "forecast.json", lambda: ground_truth(world, params)),
-        places=tuple(places), dates=tuple(_dates(world, start, end)),
-        variables=variables, entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted),
-    )
+    return WeatherTask(**common(case, params, "forecast.json", lambda: ground_truth(world, params)),
+                       places=tuple(places), dates=tuple(_dates(world, start, end)), variables=variables,
+                       entities=frozenset(" ".join(tokens(p.name)) for p in places), task_words=words(wanted))
 
 
 def entity_names(world: WeatherWorld) -> frozenset[str]:

@@ -121,12 +121,10 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
         raise ValueError(f"case {case.id!r}: years {start}..{end} are outside the data {years[0]}..{years[-1]}")
     wanted = "indicator change country " + " ".join(UNITS[i][3] for i in indicators)
-    return WorldBankTask(
-        **common(case, params, "indicators.json", lambda: ground_truth(world, params), (ValueError, IndexError)),
-        countries=countries, indicators=indicators, start_year=start, end_year=end, top=top,
-        entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted),
-        world=world,
-    )
+    return WorldBankTask(**common(case, params, "indicators.json", lambda: ground_truth(world, params),
+                                  (ValueError, IndexError)),
+                         countries=countries, indicators=indicators, start_year=start, end_year=end, top=top,
+                         entities=frozenset(" ".join(tokens(c)) for c in countries), task_words=words(wanted), world=world)
 
 
 def entity_names(world: WorldBankWorld) -> frozenset[str]:
