@@ -343,7 +343,7 @@ class Run:
         request, validation = self.request, recorded.batches[0]
         self.state = SearchState(random.Random(), validation.seed, Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
-                                      len(validation.evaluations)))
+                                      len(validation.evaluations) * request.config.validation_repeats))
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
         for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
             self.state.pool.add(Candidate(
