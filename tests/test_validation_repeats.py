@@ -16,7 +16,7 @@ from conftest import RunRecord, strip_volatile
 from helpers import ImprovingReflector, ToyEvaluator, dataset, is_improved, seed_spec
 from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import SearchConfig, optimize
+from gepa_lab import EvaluationSettings, SearchConfig, optimize
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.search.state import validation_seeds
 
@@ -91,3 +91,11 @@ def test_a_sigkill_mid_repeats_resumes_to_the_uninterrupted_run_without_paying_t
     lines = [tuple(json.loads(line)) for line in paid.read_text().splitlines()]
     assert max(Counter(lines).values()) == 1  # no (artifact, case, seed) was paid twice
     assert len({seed for _, case, seed in lines if case.startswith("val")}) == 3
+
+
+def test_repeats_give_the_same_run_whatever_the_number_of_workers():
+    config = SearchConfig(max_iterations=6, minibatch_size=2, random_seed=4, parallel_proposals=2, validation_repeats=3)
+    one, many = (optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config,
+                          evaluation=EvaluationSettings(workers=workers)) for workers in (1, 3))
+    assert strip_volatile(one.to_dict()) == strip_volatile(many.to_dict())
+    assert len(one.pool) >= 2 and one.seeds["validation_seeds"] == many.seeds["validation_seeds"]
