@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import RunRecord, strip_volatile
 from helpers import ImprovingReflector, ToyEvaluator, dataset, is_improved, seed_spec
-from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
 from gepa_lab import EvaluationSettings, SearchConfig, optimize
-from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.errors import ConfigError, ResumeError
 from gepa_lab.search.state import validation_seeds
 
 SCRIPT = Path(__file__).parent / "scripts" / "killable_run.py"
@@ -99,3 +99,21 @@ def test_repeats_give_the_same_run_whatever_the_number_of_workers():
                           evaluation=EvaluationSettings(workers=workers)) for workers in (1, 3))
     assert strip_volatile(one.to_dict()) == strip_volatile(many.to_dict())
     assert len(one.pool) >= 2 and one.seeds["validation_seeds"] == many.seeds["validation_seeds"]
+
+
+def test_a_run_recorded_before_the_setting_existed_resumes_with_one_repeat_only(tmp_path):
+    config = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5)
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config)
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(3), config, run_dir=tmp_path)
+    path = tmp_path / "experiment.json"
+    experiment = json.loads(path.read_text())
+    del experiment["identity"]["search"]["validation_repeats"]  # as a record written before it
+    path.write_text(json.dumps(experiment))
+    with pytest.raises(ResumeError, match=r"search setting validation_repeats changed \(1 → 3\)"):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(),
+                 SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5, validation_repeats=3),
+                 run_dir=tmp_path, resume=True)
+    resumed = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config, run_dir=tmp_path,
+                       resume=True)
+    assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
