@@ -30,8 +30,7 @@ from typing import Any
 
 from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
-from gepa_lab.tracking.mlflow_links import masked, unreachable
-from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, masked, unreachable
 
 PROG = "gepa_lab.report"
 NOTE_WIDTH = 60  # the table's note and next columns; report.md lists every note whole
@@ -83,7 +82,7 @@ def client_for(uri: str) -> Any:
     `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
 
-    from gepa_lab.tracking.mlflow_worker import sqlite_path
+    from gepa_lab.tracking.mlflow_logger import sqlite_path
 
     why, db = unreachable(uri), sqlite_path(uri)
     if why is not None:
@@ -98,8 +97,8 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     found = client.get_experiment_by_name(mlflow_experiment)
     if found is None:
         raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
-    from gepa_lab.tracking.mlflow_tracker import PARENT_FILTER
-    from gepa_lab.tracking.mlflow_worker import search_all
+    from gepa_lab.tracking.mlflow_links import PARENT_FILTER
+    from gepa_lab.tracking.mlflow_logger import search_all
 
     return search_all(client, [found.experiment_id], f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
 

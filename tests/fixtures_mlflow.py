@@ -8,7 +8,6 @@ reflection-rejected twice, duplicate).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -27,7 +26,6 @@ import pytest
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize
 from gepa_lab.tracking.mlflow_tracker import MlflowTracker, candidates_experiment
-from gepa_lab.tracking.mlflow_worker import LOCK_FILE
 
 IMPROVED = "Check the improved result."
 PROPOSAL_EVENTS = {"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected"}
@@ -134,26 +132,6 @@ def table_rows(client: Any, run_id: str, path: str, tmp: Path) -> list[dict[str,
     """A table artifact (MLflow's `{"columns", "data"}` layout) as one dict per row."""
     stored = json.loads(read_artifact(client, run_id, path, tmp))
     return [dict(zip(stored["columns"], row, strict=True)) for row in stored["data"]]
-
-
-def wait_for_logger(run_dir: Path, timeout: float = 120.0) -> None:
-    """Until the logging process of a run in a new run dir is done: it writes `mlflow_run.json`
-    while it holds the run dir's MLflow lock, and keeps the lock until the run has ended."""
-    deadline = time.monotonic() + timeout
-    while not (run_dir / "mlflow_run.json").is_file():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no MLflow run was created for {run_dir}")
-        time.sleep(0.2)
-    with open(run_dir / LOCK_FILE, "a") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(handle, fcntl.LOCK_UN)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"the MLflow logging process still holds {run_dir / LOCK_FILE}") from None
-                time.sleep(0.2)
 
 
 def artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:

@@ -102,7 +102,7 @@ def test_nothing_below_the_entry_points_imports_the_package_root():
 LAYERS: dict[str, tuple[str, ...]] = {
     "gepa_lab.core": (),
     "gepa_lab.runs": ("gepa_lab.core",),
-    "gepa_lab.tracking": ("gepa_lab.core",),
+    "gepa_lab.tracking": ("gepa_lab.core", "gepa_lab.runs"),
     "gepa_lab.lm": ("gepa_lab.core",),
     "gepa_lab.data": ("gepa_lab.core",),
     "gepa_lab.summary": ("gepa_lab.core",),

@@ -1,7 +1,7 @@
-"""What MLflow accepts, built from gepa-lab values: keys, params (whole, never cut), tags (cut
-visibly), readable metric values, per-batch metrics and tables, readable artifact text and diffs.
-Pure functions (no MLflow import); `mlflow_tracker.py` builds the payloads, `mlflow_worker.py`
-logs them."""
+"""What MLflow gets, built from gepa-lab values: keys, params (whole, never cut), tags (cut
+visibly), metric values rounded for reading, tables, readable artifact text and diffs, and what a
+run, a pool member, a proposal and a decision put into MLflow. Pure functions (no MLflow import);
+`mlflow_logger.py` logs them."""
 
 from __future__ import annotations
 
@@ -10,14 +10,17 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.events import ScoredBatch
+from gepa_lab.core.artifacts import Artifact, artifact_dict
+from gepa_lab.core.events import CandidateInfo, Proposal, RunInfo, ScoredBatch
+from gepa_lab.core.result import Result
 
 # MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
+SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 
 
 def safe_key(*parts: str) -> str:
@@ -71,33 +74,206 @@ def render(artifact: Artifact) -> str:
                      for name, value in artifact.to_dict().items())
 
 
+def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "candidate") -> str:
+    """A unified diff of two rendered artifacts (a `.txt` artifact: MLflow previews it)."""
+    diff = "".join(difflib.unified_diff(parent.splitlines(keepends=True), child.splitlines(keepends=True),
+                                        fromfile=fromfile, tofile=tofile))
+    return diff or f"{tofile} is identical to {fromfile}\n"
+
+
+def readable(values: Mapping[str, float | None]) -> dict[str, float]:
+    """Metric values as the UI's columns should show them (it has no number format): 4 decimals,
+    4 significant digits below 0.001, whole numbers whole; result.json keeps every bit. NaN / inf
+    are legal in MLflow but useless in comparisons: left out, as are values not known (None)."""
+    out = {}
+    for key, value in values.items():
+        if value is not None and math.isfinite(x := float(value)):
+            out[key] = x if x.is_integer() else round(x, max(4, 3 - math.floor(math.log10(abs(x)))))
+    return out
+
+
+def table(columns: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """MLflow's table layout (what `log_table` writes), for tables inside JSON files."""
+    return {"columns": list(columns), "data": [list(row) for row in zip(*columns.values(), strict=True)]}
+
+
+def scores_table(batch: ScoredBatch) -> dict[str, Any]:
+    """Per-case scores and objectives."""
+    names = sorted({name for ev in batch.evaluations for name in ev.objectives})
+    columns: dict[str, list[Any]] = {"case_id": [ev.case_id for ev in batch.evaluations], "score": batch.scores}
+    columns.update({name: [ev.objectives.get(name) for ev in batch.evaluations] for name in names})
+    return table(columns)
+
+
 def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
     """`validation_mean` and `validation.<objective>` of a candidate's validation batch: what
-    candidates are compared on (minibatch objectives stay in the run record: every metric is a
-    row MLflow writes, for each pool member)."""
+    candidates are compared on (minibatch objectives stay in the run record)."""
     if batch is None:
         return {}
     summary = batch.summary
     return {"validation_mean": summary.score, **{safe_key("validation", k): v for k, v in summary.objectives.items()}}
 
 
-def scores_table(batch: ScoredBatch) -> dict[str, list[Any]]:
-    """Per-case scores and objectives, as a `log_table` table."""
-    names = sorted({name for ev in batch.evaluations for name in ev.objectives})
-    table: dict[str, list[Any]] = {"case_id": [ev.case_id for ev in batch.evaluations], "score": batch.scores}
-    table.update({name: [ev.objectives.get(name) for ev in batch.evaluations] for name in names})
-    return table
+# -- the parent run ------------------------------------------------------------------------------
+def common_tags(run: RunInfo) -> dict[str, str]:
+    """Tags of the parent and of every pool member's run (filter either by experiment and seed)."""
+    tags = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
+    sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
+    return tags | ({"sweep_id": str(sweep["id"])} if sweep.get("id") else {})
 
 
-def readable(values: Mapping[str, float | None]) -> dict[str, float]:
-    """Metric values without binary noise (12 significant digits: 0.6000000000000001 -> 0.6, which
-    the UI's columns show; result.json keeps every bit). NaN / inf are legal in MLflow but useless
-    in comparisons: left out, as are values not known (None)."""
-    return {k: float(f"{float(v):.12g}") for k, v in values.items() if v is not None and math.isfinite(float(v))}
+def parent_tags(run: RunInfo, version: str) -> dict[str, str]:
+    ds, sweep = run.dataset, run.config.get("sweep") or {}
+    tags = {**common_tags(run), "gepa.run_kind": "parent", "algorithm": run.algorithm,
+            "gepa.experiment_id": run.experiment_id, "gepa_lab.version": version, "dataset.id": ds.id,
+            "dataset.version": ds.version, "submit": str(run.submit).lower(), "promotion_eligible": "pending",
+            "simulated": str(run.simulated).lower()}
+    for split, digest in run.digests.items():
+        tags |= {f"dataset.digest.{split}": digest, f"dataset.cases.{split}": str(len(ds.split(split)))}
+    for group, option in (run.config.get("hydra_choices") or {}).items():
+        if option is not None and not str(group).startswith("hydra/"):
+            tags[safe_key("hydra", str(group))] = str(option)
+    if sweep.get("id"):
+        tags |= {"sweep_dir": clip(str(sweep.get("dir", ""))), "sweep_job": str(sweep.get("job", ""))}
+    if run.run_dir:
+        tags["run_dir"] = clip(str(Path(run.run_dir).resolve()))
+    return tags
 
 
-def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "candidate") -> str:
-    """A unified diff of two rendered artifacts (a `.txt` artifact: MLflow previews it)."""
-    diff = "".join(difflib.unified_diff(parent.splitlines(keepends=True), child.splitlines(keepends=True),
-                                        fromfile=fromfile, tofile=tofile))
-    return diff or f"{tofile} is identical to {fromfile}\n"
+def parent_files(run: RunInfo) -> tuple[dict[str, str], dict[str, Any]]:
+    """(params, files): the resolved config flattened (whole values too long for a param go to
+    `config/long_params.json`), the config itself and the seed."""
+    params, long_values = split_params(flatten_config(
+        {k: v for k, v in run.config.items() if k not in ("hydra_choices", "sweep")}))
+    files: dict[str, Any] = {"config/resolved_config.json": run.config, "seed.json": artifact_dict(run.seed)}
+    return params, files | ({"config/long_params.json": long_values} if long_values else {})
+
+
+# -- pool members and proposals ------------------------------------------------------------------
+def member_files(artifact: Artifact, parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
+    """A pool member's files: its text, its diff to its parent, and one JSON of the rest."""
+    text = render(artifact)
+    diff = diff_text(render(parent), text) if parent is not None else "the seed has no parent: no diff\n"
+    return {"candidate.md": text, "diff.txt": diff, "candidate.json": {"artifact": artifact_dict(artifact), **details}}
+
+
+def seed_member(info: CandidateInfo) -> dict[str, Any]:
+    """The seed's run in the candidates experiment (key, name, tags, metrics, files)."""
+    return {"key": "seed", "name": f"seed-{info.id[:8]}", "candidate_id": info.id,
+            "tags": {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
+                     "status": "seed", "reason": "seed artifact"},
+            "metrics": readable({"iteration": -1.0, **validation_metrics(info.validation)}),
+            "files": member_files(info.artifact, None, {"validation": scores_table(info.validation)})}
+
+
+def proposal_row(p: Proposal) -> dict[str, Any]:
+    """A row of the parent's proposals table (every candidate's text too, the rejected ones')."""
+    return {"iteration": p.iteration, "kind": p.kind, "status": p.status, "component": p.component,
+            "parent_id": p.parent_id, "parents": ",".join(p.parents), "candidate_id": p.candidate_id,
+            "candidate": render(p.artifact) if p.artifact is not None else None,
+            "minibatch_parent_sum": p.parent_sum, "minibatch_child_sum": p.child_sum,
+            "validation_mean": validation_metrics(p.validation_batch).get("validation_mean"),
+            "reason": clip(p.reason, 500), "rationale": clip(p.rationale, 500), "paired_seed": p.paired_seed,
+            "minibatch": ",".join(p.minibatch)}
+
+
+def accepted_member(p: Proposal) -> dict[str, Any]:
+    """An accepted child's run: tags, metrics, and what the reflector saw and replied."""
+    assert p.artifact is not None and p.candidate_id is not None
+    row = proposal_row(p)
+    child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
+    cases = [ev.case_id for ev in p.parent_batch.evaluations]
+    details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
+                              "rationale": p.rationale, "status": p.status, "reason": p.reason},
+               "minibatch": table({"case_id": cases, "parent_score": p.parent_batch.scores,
+                                   "child_score": [child.get(c) for c in cases]})}
+    if p.validation_batch is not None:
+        details["validation"] = scores_table(p.validation_batch)
+    tagged = ("candidate_id", "parent_id", "parents", "kind", "component", "iteration", "status", "paired_seed",
+              "minibatch")
+    return {"key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
+            "candidate_id": p.candidate_id,
+            "tags": {**{k: clip(str(row[k])) for k in tagged}, "reason": clip(p.reason)},
+            "metrics": readable({"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
+                                 **validation_metrics(p.validation_batch), "minibatch_child_sum": p.child_sum}),
+            "files": member_files(p.artifact, p.parent, details)}
+
+
+# -- the decision --------------------------------------------------------------------------------
+def holdout_text(result: Result) -> str:
+    """`+0.1757 [+0.0995, +0.2541] 95% CI`: the delta and its interval, short enough for a column."""
+    if not result.baseline_holdout.cases:
+        return "no holdout split"
+    text = f"{result.holdout_delta:+.4f}"
+    if result.holdout_interval is not None:
+        low, high = result.holdout_interval
+        level = f" {result.confidence * 100:g}%" if result.confidence is not None else ""
+        text += f" [{low:+.4f}, {high:+.4f}]{level} CI"
+    return text
+
+
+def decision_metrics(result: Result) -> dict[str, float]:
+    """One name per quantity: what the per-iteration `search/...` series already ends on is not
+    repeated; `total_*` include the holdout comparison, `search/metric_calls` does not."""
+    cost = result.cost_usd or {}
+    metrics: dict[str, float | None] = {
+        "promotion_eligible": float(result.promotion_eligible),
+        "seed_validation_mean": result.baseline_validation.score,
+        "total_metric_calls": result.metric_calls, "total_cost_usd": sum(cost.values()),
+        "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_tokens": result.reflection_tokens,
+        "holdout_reuse": result.holdout_reuse}
+    if result.baseline_holdout.cases:
+        metrics |= {"holdout_delta": result.holdout_delta, "seed_holdout_mean": result.baseline_holdout.score,
+                    "winner_holdout_mean": result.candidate_holdout.score}
+        for side, summary in (("seed_holdout", result.baseline_holdout), ("winner_holdout", result.candidate_holdout)):
+            metrics |= {safe_key(side, k): v for k, v in summary.objectives.items()}
+    if result.holdout_interval is not None:
+        metrics |= {"holdout_delta_low": result.holdout_interval[0], "holdout_delta_high": result.holdout_interval[1]}
+    if result.transfer is not None and result.transfer["delta"] is not None:
+        metrics |= {"transfer_delta": result.transfer["delta"], "transfer_seed_mean": result.transfer["baseline"],
+                    "transfer_winner_mean": result.transfer["candidate"]}
+    for rule in result.promotion_rules:
+        metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
+    return readable(metrics)
+
+
+def decision_tags(result: Result, submit: bool) -> dict[str, str]:
+    revision = result.revision or {}
+    submission = (str(revision.get("status", "submitted")) if revision
+                  else "not_submitted" if submit else "not_requested")
+    tags = {"promotion_eligible": str(result.promotion_eligible).lower(),
+            "promotion_reason": clip(result.promotion_reason), "stop_reason": result.stop_reason,
+            "winner": "seed" if result.best_id == result.seed_id else result.best_id[:12],
+            "holdout_delta_ci": holdout_text(result), "submission.status": submission,
+            "submission.revision_id": str(revision.get("revision_id", "")),
+            "submission.reason": clip(result.submission_reason or "")}
+    for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
+        tags[safe_key("rule", rule["rule"])] = str(rule.get("status") or ("passed" if rule["passed"] else "failed"))
+    return tags
+
+
+def decision_files(run: RunInfo, result: Result) -> tuple[dict[str, Any], dict[str, dict[str, list[Any]]]]:
+    """(files, tables) of the decision: the result, the winner and its diff to the seed; the
+    holdout comparison and the promotion rules as MLflow tables (`mlflow.load_table` reads them)."""
+    columns = ("case_id", "critical", "baseline", "candidate", "delta")
+    fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
+    return ({"result.json": result.to_dict(), "winner.md": render(result.best),
+             "winner.json": artifact_dict(result.best),
+             "winner_diff.txt": diff_text(render(run.seed), render(result.best), "seed", "winner")},
+            {"holdout_comparison.json": {c: [case[c] for case in result.holdout_cases] for c in columns},
+             "promotion_rules.json": {c: [rule.get(c) for rule in result.promotion_rules] for c in fields}})
+
+
+def description(run: RunInfo, result: Result, search_calls: int, links: Mapping[str, str]) -> str:
+    """The parent run's description in the UI (markdown); `links` (text -> relative URL) lead on
+    from it, so they work on any host."""
+    verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
+    winner = "the seed" if result.best_id == result.seed_id else f"`{result.best_id[:12]}`"
+    lines = [f"**{verdict}**: {result.promotion_reason}.",
+             f"Holdout delta {holdout_text(result)} over {result.baseline_holdout.cases} cases; winner {winner} of "
+             f"{result.candidate_count} pool members after {result.proposals} proposals ({result.stop_reason}; "
+             f"{search_calls} metric calls in the search, {result.metric_calls} in all)."]
+    if links:
+        lines.append(" · ".join(f"[{text}]({url})" for text, url in links.items())
+                     + "; every proposal: `proposals.json`.")
+    return "\n\n".join(lines + ([SIMULATION_NOTE] if run.simulated else []))

@@ -1,0 +1,472 @@
+"""The MLflow logging process: every MLflow call of `MlflowTracker`, off the engine (on the
+default recipe run MLflow's client costs more CPU than the search; here it runs on another core:
+experiments/reports/mlflow_logging_cost.md). Only MLflow's public client API is used.
+
+Protocol: the tracker writes the engine's events, length-prefixed pickles of `(method, args)`, to
+this process's stdin (`python -P -m gepa_lab.tracking.mlflow_logger`); a reader thread queues them
+(the engine never waits) and `serve` runs them in order against one `RunLogger` per run, replying
+`opened` after a start and `ended` after an end on the original stdout (fd 1 goes to stderr: a
+stray print cannot corrupt the replies). It serves run after run; input ending with a run open
+(the engine was killed) ends that run KILLED once everything received is written.
+
+Per run: the parent run (created, or reopened on resume, learning what it holds so a replay logs
+nothing twice), one run per pool member, the parent's per-iteration metrics and proposals table
+(written when idle, at most every FLUSH_EVERY_S), at the end the decision, plots and status. An
+MLflow failure is counted, never raised: the run record in the run dir is the source of truth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from gepa_lab.core.errors import describe
+from gepa_lab.core.events import CandidateInfo, Proposal, RunInfo
+from gepa_lab.core.result import Result
+from gepa_lab.runs.files import write_text_atomic
+from gepa_lab.tracking import mlflow_links as links
+from gepa_lab.tracking import mlflow_values as values
+
+RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues, and its store
+PARENT_RUN_TAG = "mlflow.parentRunId"  # MLflow's own: the UI links a pool member to its parent
+DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
+NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
+FLUSH_EVERY_S = 2.0
+KILLED = {"stop_reason": "killed", "promotion_eligible": "false",
+          "promotion_reason": "run did not finish (its process was killed)"}
+HEADER = struct.Struct("!Q")  # a message's length
+
+
+def pack(message: Any) -> bytes:
+    """A message on the wire, pickled whole first (a value that cannot be pickled sends nothing)."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(data)) + data
+
+
+def unpack(stream: IO[bytes]) -> bytes | None:
+    """The next message's bytes; None at end of input."""
+    head = stream.read(HEADER.size)
+    size = HEADER.unpack(head)[0] if len(head) == HEADER.size else -1
+    data = stream.read(size) if size >= 0 else b""
+    return data if len(data) == size else None
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
+    raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
+    return Path(raw).resolve() if raw and raw != ":memory:" else None
+
+
+def git_commit(path: str) -> str | None:
+    """HEAD of the git checkout holding `path` (MLflow's own helper would import GitPython)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        return (done.stdout.strip() or None) if done.returncode == 0 else None
+    return None
+
+
+def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
+    """Every run of the experiments that matches, page after page."""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs(experiment_ids, filter_string, max_results=1000, page_token=token)
+        runs, token = runs + list(page), page.token
+        if not token:
+            return runs
+
+
+def _metrics(values: dict[str, float], step: int) -> list[Any]:
+    from mlflow.entities import Metric
+
+    return [Metric(k, v, int(time.time() * 1000), step) for k, v in values.items()]
+
+
+def _tags(tags: dict[str, str]) -> list[Any]:
+    from mlflow.entities import RunTag
+
+    return [RunTag(k, v) for k, v in tags.items()]
+
+
+class RunLogger:
+    """One run's MLflow calls, `method(*args)` per message; made by the `start` message, which
+    opens (or reopens) the parent run."""
+
+    def __init__(self, uri: str, run: RunInfo, plots: bool, experiments: list[tuple[str, str | None]],
+                 reopen: str | None, version: str, env: dict[str, str]):
+        os.environ.update(env)  # the engine's MLFLOW_* settings now, not when this process started
+        self.uri, self.run, self.plots, self.common = uri, run, plots, values.common_tags(run)
+        self.client: Any = None
+        self.run_id: str | None = None
+        self.experiment_id = self.candidates_id = ""
+        self.errors: list[str] = []
+        self.start_error: str | None = None
+        self.reuse: int | None = None  # the store's runs already decided on this run's holdout split
+        self.logged_keys: set[str] = set()  # pool members' runs in the store (gepa.key)
+        self.logged_steps: set[int] = set()  # parent metric steps in the store
+        self.nested: dict[str, str] = {}  # candidate id -> its run id
+        self.pending: dict[int, dict[str, float]] = {}  # step -> metrics not yet logged
+        self.rows: dict[int, dict[str, Any]] = {}  # iteration -> proposals-table row not yet written
+        self.rows_written: set[int] = set()
+        self.table_due, self.flushed_at, self.ended = False, 0.0, False  # due: a round ended with rows
+        try:
+            created = self._open(experiments, reopen, version)
+            if run.digests.get("holdout") and run.dataset.holdout:
+                self.reuse = self.safe("count the runs decided on this holdout split", self._holdout_reuse)
+        except Exception as exc:
+            self.start_error = describe(exc)
+            if self.run_id is not None:
+                self.safe("mark the parent run FAILED", self.client.set_terminated, self.run_id, "FAILED")
+            self.run_id = None
+            return
+        if created:  # a failure from here on is counted, like every later one
+            self.safe("log the config and seed files", self.files, self.run_id, values.parent_files(run)[1])
+            self.safe("log the dataset inputs", self._inputs)
+
+    def safe(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # any MLflow / IO failure (or a bug in a payload): count it, keep logging
+            self.errors.append(f"{what}: {describe(exc)}")
+            return None
+
+    def state(self) -> dict[str, Any]:
+        """What the tracker learns in a reply (errors capped: a reply never fills the pipe)."""
+        return {"run_id": self.run_id, "experiment_id": self.experiment_id, "start_error": self.start_error,
+                "holdout_reuse": self.reuse, "errors": self.errors[:20], "error_count": len(self.errors),
+                "cpu_s": sum(os.times()[:2])}
+
+    # -- start --------------------------------------------------------------------------------------
+    def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None, version: str) -> bool:
+        """The parent run, reopened or new (True); its own view (every parent, this one pinned)."""
+        from filelock import FileLock
+        from mlflow import MlflowClient
+
+        db = sqlite_path(self.uri)
+        # One process at a time creates (or upgrades) a SQLite store's tables: MLflow's own
+        # initialisation races when parallel sweep jobs open a new store.
+        with FileLock(f"{db}.lock") if db else contextlib.nullcontext():
+            self.client = MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = self._experiment(*experiments[0], decisions=True)
+            self.candidates_id = self._experiment(*experiments[1])
+        reopened = bool(reopen) and self._reopen(str(reopen))
+        if not reopened:
+            self._create_parent(version)
+        assert self.run_id is not None
+        self.client.set_experiment_tag(self.experiment_id, links.VIEW_TAG + links.run_view(self.run_id),
+                                       json.dumps(links.view_state("decisions", pinned=[self.run_id])))
+        if self.run.run_dir:
+            stored = {"run_id": self.run_id, "experiment_id": self.experiment_id, "tracking_uri": self.uri}
+            write_text_atomic(Path(self.run.run_dir) / RUN_FILE, json.dumps(stored, indent=2) + "\n")
+        return not reopened
+
+    def _experiment(self, name: str, location: str | None, decisions: bool = False) -> str:
+        """The experiment's id, created if missing; the parents' opens on the decisions view."""
+        from mlflow.exceptions import MlflowException
+
+        if (found := self.client.get_experiment_by_name(name)) is None:
+            with contextlib.suppress(MlflowException):  # created concurrently by a sibling job of a multirun
+                self.client.create_experiment(name, artifact_location=location)
+            if (found := self.client.get_experiment_by_name(name)) is None:
+                raise LookupError(f"MLflow experiment {name!r} could not be created")
+        key, view = links.VIEW_TAG + links.DECISIONS_VIEW, json.dumps(links.view_state("decisions"))
+        if decisions and found.tags.get(key) != view:
+            self.client.set_experiment_tag(found.experiment_id, key, view)
+        return str(found.experiment_id)
+
+    def _create_parent(self, version: str) -> None:
+        from mlflow.entities import Param
+        from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
+
+        run = self.run
+        tags = {**values.parent_tags(run, version), "gepa.candidates_experiment_id": self.candidates_id,
+                DESCRIPTION_TAG: f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed})."}
+        # The client adds no source tags (fluent start_run does): the commit of the gepa_lab checkout,
+        # else of the working directory; none outside a git checkout.
+        if commit := next(filter(None, map(git_commit, [str(Path(__file__).parents[1]), os.getcwd()])), None):
+            tags[MLFLOW_GIT_COMMIT] = commit
+        name = f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}"
+        start_ms = int(datetime.fromisoformat(run.started_at).timestamp() * 1000)
+        self.run_id = self.client.create_run(self.experiment_id, start_ms, tags, run_name=name).info.run_id
+        # `holdout_delta` is NaN (undecided) until the end: logged first, it is the metric MLflow's
+        # comparison plots by default (the UI takes a run's metrics in the order they were created).
+        params = values.parent_files(run)[0]
+        self.client.log_batch(self.run_id, params=[Param(k, v) for k, v in params.items()],
+                              metrics=_metrics({"holdout_delta": math.nan}, step=0))
+
+    def _inputs(self) -> None:
+        """One dataset input per split (context = split); MLflow's digest is a 36-char prefix of ours."""
+        import pandas as pd
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+        from mlflow.data.pandas_dataset import from_pandas
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+        from tenacity import Retrying, stop_after_attempt, wait_incrementing
+
+        ds, source = self.run.dataset, CodeDatasetSource({"gepa_lab.run_dir": self.run.run_dir or ""})
+        inputs = []
+        for split, digest in self.run.digests.items():
+            frame = pd.DataFrame([{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
+                                   "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in ds.split(split)],
+                                 columns=["id", "input", "expected", "critical", "metadata"])
+            data = from_pandas(frame, source=source, name=f"{ds.id}/{split}", digest=digest[:36])
+            inputs.append(DatasetInput(Dataset(**data.to_dict()), [
+                InputTag(MLFLOW_DATASET_CONTEXT, split), InputTag("sha256", digest),
+                InputTag("dataset.version", ds.version)]))
+        # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
+        for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
+            with attempt:
+                self.client.log_inputs(self.run_id, datasets=inputs)
+
+    def _holdout_reuse(self) -> int:
+        """Parent runs anywhere in the store, this one aside, already decided on this holdout split."""
+        experiments = [e.experiment_id for e in self.client.search_experiments(max_results=50_000)]
+        decided = (f"tags.`dataset.digest.holdout` = '{self.run.digests['holdout']}' and "
+                   f"{links.PARENT_FILTER} and metrics.promotion_eligible >= 0")
+        return sum(run.info.run_id != self.run_id for run in search_all(self.client, experiments, decided))
+
+    def _reopen(self, run_id: str) -> bool:
+        """Continue the interrupted run's parent; learn what it already holds so replayed
+        iterations are not logged twice. False: no such run in this store."""
+        from mlflow.exceptions import MlflowException
+
+        client = self.client
+        try:
+            parent = client.get_run(run_id)
+        except MlflowException:
+            return False
+        if parent.info.lifecycle_stage != "active":
+            return False
+        tags = parent.data.tags
+        self.run_id, self.experiment_id = run_id, parent.info.experiment_id
+        self.candidates_id = tags.get("gepa.candidates_experiment_id") or self.candidates_id
+        client.update_run(run_id, status="RUNNING")
+        client.log_batch(run_id, tags=_tags({"resume_count": str(int(tags.get("resume_count", "0")) + 1),
+                                             "promotion_eligible": "pending"}))
+        for stale in {"error", "stop_reason"} & set(tags):  # the interruption's outcome; interruptions/ keeps it
+            client.delete_tag(run_id, stale)
+        for child in search_all(client, [self.candidates_id], links.pool_filter(run_id)):
+            if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
+                client.delete_run(child.info.run_id)
+                continue
+            self.logged_keys.add(child.data.tags.get("gepa.key", ""))
+            self.nested[child.data.tags.get("candidate_id", "")] = child.info.run_id
+        self.logged_steps = {m.step for m in client.get_metric_history(run_id, "search/best_validation_mean")}
+        with tempfile.TemporaryDirectory() as tmp, contextlib.suppress(Exception):  # no table: a run killed early
+            table = json.loads(Path(client.download_artifacts(run_id, "proposals.json", tmp)).read_text("utf-8"))
+            self.rows_written = {int(row[table["columns"].index("iteration")]) for row in table["data"]}
+        if missing := sorted(set(range(self.run.resume.iteration if self.run.resume else 0)) - self.logged_steps):
+            client.set_tag(run_id, "mlflow_tracker.missing_iterations",  # both processes killed: named, not silent
+                           f"{len(missing)} iteration(s) between {missing[0]} and {missing[-1]} are not in MLflow "
+                           "(the logging process was killed); the run record has them")
+        return True
+
+    # -- during the search --------------------------------------------------------------------------
+    def files(self, run_id: str | None, files: dict[str, Any]) -> None:
+        """Text as it is, anything else as JSON: each file previews in the UI."""
+        for name, content in files.items():
+            text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False,
+                                                                        default=str)
+            self.client.log_text(run_id, text, name)
+
+    def member(self, m: dict[str, Any]) -> None:
+        """A pool member's run: create (tags) -> metrics -> files -> FINISHED; one cut short ends
+        FAILED (a resume replaces it). Skipped when a replay finds it logged."""
+        if self.run_id is None or m["key"] in self.logged_keys:
+            return
+        tags = {**self.common, **m["tags"], "gepa.run_kind": "candidate", "gepa.key": m["key"],
+                PARENT_RUN_TAG: self.run_id, links.LINK_TAG: self.run_id}
+        run_id = self.client.create_run(self.candidates_id, tags=tags, run_name=m["name"]).info.run_id
+        try:
+            self.client.log_batch(run_id, metrics=_metrics(m["metrics"], step=0))
+            self.files(run_id, m["files"])
+        except BaseException:
+            self.safe("end an unfinished candidate run", self.client.set_terminated, run_id, "FAILED")
+            raise
+        self.client.set_terminated(run_id, "FINISHED")
+        self.logged_keys.add(m["key"])
+        self.nested[m["candidate_id"]] = run_id
+
+    def candidate(self, info: CandidateInfo) -> None:
+        """The seed's run. (An accepted child is logged with its proposal.)"""
+        self.safe("log candidate seed", self.member, values.seed_member(info))
+
+    def proposal(self, p: Proposal) -> None:
+        """A row of the proposals table; an accepted proposal's pool member."""
+        if self.run_id is not None and p.iteration not in self.rows_written:
+            self.rows[p.iteration] = values.proposal_row(p)
+        if p.status == "accepted" and p.candidate_id is not None and p.artifact is not None:
+            self.safe(f"log candidate iteration-{p.iteration}", self.member, values.accepted_member(p))
+
+    def iteration(self, step: int, series: dict[str, float]) -> None:
+        """An iteration's metrics; its rows are due too (an engine that does not end rounds still
+        gets its table written as it goes)."""
+        if self.run_id is not None and step not in self.logged_steps:
+            self.pending[step] = series
+        self.round_end()
+
+    def round_end(self) -> None:
+        self.table_due = self.table_due or bool(self.rows)
+
+    def note(self, tags: dict[str, str]) -> None:
+        if self.run_id is not None:
+            self.client.log_batch(self.run_id, tags=_tags(tags))
+
+    def wait_s(self) -> float | None:
+        """How long `serve` may wait for a message before `idle()` has something to write."""
+        if self.run_id is None or self.ended or not (self.pending or self.table_due):
+            return None
+        return max(0.0, self.flushed_at + FLUSH_EVERY_S - time.monotonic())
+
+    def idle(self) -> None:
+        """Nothing queued: write what waits, at most once per FLUSH_EVERY_S (a fast search's
+        iterations share one write; a slow one's are written within seconds of their round)."""
+        if self.wait_s() == 0.0:
+            self.flush(table=self.table_due)
+            self.flushed_at = time.monotonic()
+
+    def flush(self, table: bool = True) -> None:
+        """The pending per-iteration metrics (one call) and, with `table`, the rows not yet in the
+        proposals table (`log_table` appends to an existing table)."""
+        if self.pending:
+            metrics = [m for step, series in sorted(self.pending.items()) for m in _metrics(series, step)]
+            self.safe("log the per-iteration metrics", self.client.log_batch, self.run_id, metrics=metrics)
+            self.logged_steps |= set(self.pending)
+            self.pending = {}
+        if table and self.rows:
+            self.table_due = False
+            rows = [self.rows[i] for i in sorted(self.rows)]
+            columns = {c: [row.get(c) for row in rows] for c in dict.fromkeys(k for row in rows for k in row)}
+            try:
+                self.client.log_table(self.run_id, columns, "proposals.json")
+            except Exception as exc:  # the rows stay for the next write
+                self.errors.append(f"log the proposals table: {describe(exc)}")
+                return
+            self.rows_written |= set(self.rows)
+            self.rows = {}
+
+    # -- the end ------------------------------------------------------------------------------------
+    def decision(self, result: Result, search_calls: int) -> None:
+        """The run's outcome (metrics, tags, description, files, tables); its pool members' view,
+        the winner pinned and tagged; the description links on to both views and the winner's diff."""
+        if self.run_id is None or self.ended:
+            return
+        self.flush()
+        client, best = self.client, self.nested.get(result.best_id)
+        pool = links.view_state("candidates", [best] if best else [], links.pool_filter(self.run_id))
+        self.safe("save the pool members' view", client.set_experiment_tag, self.candidates_id,
+                  links.VIEW_TAG + links.pool_view(self.run_id), json.dumps(pool))
+        leads = {"all runs' decisions": links.experiment_url("", self.experiment_id, links.run_view(self.run_id)),
+                 "the winner's diff to the seed": links.run_url("", self.experiment_id, self.run_id, "winner_diff.txt"),
+                 "this run's pool members": links.experiment_url("", self.candidates_id, links.pool_view(self.run_id))}
+        notes = self.safe("read the run's notes", self._notes) or ""
+        tags = {**values.decision_tags(result, self.run.submit),
+                DESCRIPTION_TAG: values.description(self.run, result, search_calls, leads) + notes}
+        self.safe("log the decision", client.log_batch, self.run_id,
+                  metrics=_metrics(values.decision_metrics(result), 0), tags=_tags(tags))
+        files, tables = values.decision_files(self.run, result)
+        self.safe("log the decision files", self.files, self.run_id, files)
+        for name, data in tables.items():
+            self.safe(f"log {name}", client.log_table, self.run_id, data, name)
+        if best is not None:
+            self.safe("tag the best candidate", client.set_tag, best, "is_best", "true")
+
+    def _notes(self) -> str:
+        """The researcher's notes already in the description (added while the run ran)."""
+        text = self.client.get_run(self.run_id).data.tags.get(DESCRIPTION_TAG, "")
+        return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
+
+    def end(self, status: str, tags: dict[str, str], result: Result | None = None,
+            error: tuple[str, str] | None = None) -> None:
+        """End the parent run with `status` and `tags`, once the run's plots (of `result`) and the
+        error's (text, file: kept as history, a resume finishes the run) are logged."""
+        if self.run_id is None or self.ended:
+            return
+        if result is not None and self.plots:
+            from gepa_lab.tracking.plots import run_figures
+
+            label = f"{self.run.name}, random seed {self.run.search.random_seed}"
+            for name, figure in (self.safe("draw the plots", run_figures, result, label) or {}).items():
+                self.safe(f"log {name}.png", self.client.log_figure, self.run_id, figure, f"{name}.png")
+        self.flush()
+        if error:
+            self.safe("log the error", self.client.log_text, self.run_id, *error)
+        tags = {**tags, "mlflow_tracker.errors": str(len(self.errors))}
+        if self.errors:
+            tags["mlflow_tracker.first_error"] = self.errors[0][:8000]
+        self.safe("log the tracker status", self.client.log_batch, self.run_id, tags=_tags(tags))
+        self.safe("end the parent run", self.client.set_terminated, self.run_id, status)
+        self.ended = True
+
+
+def serve(messages: queue.Queue[bytes | None], reply: Callable[[tuple[str, dict[str, Any]]], None]) -> None:
+    """The messages in order; pending writes when idle; at end of input a run still open ends KILLED."""
+    logger: RunLogger | None = None
+    while True:
+        try:
+            data = messages.get(timeout=logger.wait_s() if logger else None)
+        except queue.Empty:
+            data = b""
+        if data is None:
+            break
+        try:
+            method, args = pickle.loads(data) if data else ("", ())
+        except Exception as exc:  # e.g. a plugin's class this process cannot import: that event is lost
+            method, args = "", ()
+            if logger is not None:
+                logger.errors.append(f"read an event: {describe(exc)}")
+        if method == "start":
+            logger = RunLogger(*args)
+            reply(("opened", logger.state()))
+        elif method and logger is not None:
+            logger.safe(f"log {method}", getattr(logger, method), *args)
+            if method == "end":
+                reply(("ended", logger.state()))
+        if logger is not None and messages.empty():
+            logger.idle()
+    if logger is not None:
+        logger.end("KILLED", KILLED)
+
+
+def main() -> None:
+    outbox = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # prints from any library go to stderr, never into the replies
+    messages: queue.Queue[bytes | None] = queue.Queue()
+
+    def read() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while (data := unpack(sys.stdin.buffer)) is not None:
+                messages.put(data)
+        messages.put(None)
+
+    def reply(message: tuple[str, dict[str, Any]]) -> None:
+        with contextlib.suppress(OSError):  # the engine process is gone: keep writing what it sent
+            outbox.write(pack(message))
+            outbox.flush()
+
+    threading.Thread(target=read, daemon=True).start()  # reading from the start: the engine never waits
+    warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")  # MLflow's about its own dependencies
+    import mlflow.data.pandas_dataset  # noqa: F401  (what the first run needs, while the engine gets ready)
+    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+
+    serve(messages, reply)
+    os._exit(0)  # all written and replied: skip the teardown of MLflow, pandas, SQLAlchemy (a `| tee` waits)
+
+
+if __name__ == "__main__":
+    main()
