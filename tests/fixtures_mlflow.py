@@ -64,17 +64,6 @@ class ToyReflector:
         return "no json here"
 
 
-class RoundEnd:
-    """After the MLflow tracker: calls its `round_end()` after every iteration, as the engine does
-    once a round of proposals is durably recorded (one proposal per round in these toy runs)."""
-
-    def __init__(self, tracker: MlflowTracker):
-        self.tracker = tracker
-
-    def iteration(self, stats: Any) -> None:
-        self.tracker.round_end()
-
-
 class InterruptAfterIteration:
     """A tracker after the MLflow tracker that raises KeyboardInterrupt from the `iteration` hook:
     the iteration is in MLflow but not in a checkpoint, so a resume replays it."""
@@ -110,7 +99,7 @@ def toy_run(uri: str, run_dir: Path | None, *, experiment: str = "toy", random_s
               **(run_config or {})}
     optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), reflector or ToyReflector(),
              SearchConfig(max_iterations=iterations, minibatch_size=2, random_seed=random_seed),
-             run_dir=run_dir, resume=resume, trackers=[*before, tracker, RoundEnd(tracker), *after],
+             run_dir=run_dir, resume=resume, trackers=[*before, tracker, *after],
              name=experiment, run_config=config)
     return tracker
 

@@ -267,9 +267,9 @@ def test_plots_read(finished, tmp_path) -> None:
 
 # -- what the engine waits for ---------------------------------------------------------------
 
-def test_round_end_writes_the_round_while_the_run_goes_on(mlflow_uri, mlflow_client, tmp_path) -> None:
-    """After round 2 ends, MLflow gets iterations 0-2 (metrics, proposals table) before the run
-    finishes; the engine never waited for them."""
+def test_rounds_are_written_while_the_run_goes_on(mlflow_uri, mlflow_client, tmp_path) -> None:
+    """While iteration 3 runs (its hook waits here), MLflow gets iterations 0-2 (metrics, proposals
+    table): the logger writes what it has when nothing else is queued; the engine never waited."""
     seen: dict[str, Any] = {}
 
     class Watch:
@@ -314,7 +314,7 @@ def test_hooks_return_before_mlflow_has_the_data(mlflow_uri, tmp_path) -> None:
     class Pause:
         def iteration(self, stats: Any) -> None:
             if stats.iteration == 0:
-                pid = tracker.process.proc.pid  # the test reaches in: which process to pause
+                pid = tracker.process.pid  # the test reaches in: which process to pause
                 os.kill(pid, signal.SIGSTOP)
                 paused.append(pid)
             if stats.iteration == 4:
@@ -515,8 +515,8 @@ def test_a_dead_logger_never_stops_the_search(mlflow_uri, tmp_path, caplog) -> N
     class KillLogger:
         def iteration(self, stats: Any) -> None:
             if stats.iteration == 1:
-                tracker.process.proc.kill()  # the test reaches in: which process to kill
-                tracker.process.proc.wait()
+                tracker.process.kill()  # the test reaches in: which process to kill
+                tracker.process.wait()
 
     toy_run(mlflow_uri, tmp_path, experiment="toy-dead-logger", tracker=tracker, after=(KillLogger(),))
     assert json.loads((tmp_path / "result.json").read_text())["promotion_eligible"] is True  # the run finished
@@ -557,7 +557,7 @@ def test_recipe_cli_run_logs_every_proposal(tmp_path) -> None:
     assert record["links"]["mlflow_run_id"] == parent.info.run_id
     # The summary's link and the command that serves it name the same port.
     port = re.search(r"serve it first: mlflow ui --backend-store-uri \S+ --port (\d+)\n", done.stdout).group(1)
-    url = mlflow_links.experiment_url(uri, experiment.experiment_id, mlflow_links.run_view(parent.info.run_id))
+    url = mlflow_links.experiment_url(uri, experiment.experiment_id, mlflow_links.RUN_VIEW.format(parent.info.run_id))
     url = url.replace(f":{mlflow_links.ui_port()}/", f":{port}/")
     assert f"  mlflow      {url}\n              serve it first: mlflow ui --backend-store-uri {uri} --port {port}\n" \
         in done.stdout

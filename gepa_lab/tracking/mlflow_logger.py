@@ -1,18 +1,12 @@
-"""The MLflow logging process: every MLflow call of `MlflowTracker`, off the engine (on the
-default recipe run MLflow's client costs more CPU than the search; here it runs on another core:
-experiments/reports/mlflow_logging_cost.md). Only MLflow's public client API is used.
+"""The MLflow logging process: every MLflow call of `MlflowTracker`, off the engine, on another
+core (experiments/reports/mlflow_logging_cost.md). Only MLflow's public client API is used.
 
-Protocol: the tracker writes the engine's events, length-prefixed pickles of `(method, args)`, to
-this process's stdin (`python -P -m gepa_lab.tracking.mlflow_logger`); a reader thread queues them
-(the engine never waits) and `serve` runs them in order against one `RunLogger` per run, replying
-`opened` after a start and `ended` after an end on the original stdout (fd 1 goes to stderr: a
-stray print cannot corrupt the replies). It serves run after run; input ending with a run open
-(the engine was killed) ends that run KILLED once everything received is written.
-
-Per run: the parent run (created, or reopened on resume, learning what it holds so a replay logs
-nothing twice), one run per pool member, the parent's per-iteration metrics and proposals table
-(written when idle, at most every FLUSH_EVERY_S), at the end the decision, plots and status. An
-MLflow failure is counted, never raised: the run record in the run dir is the source of truth.
+The tracker writes the engine's events, length-prefixed pickles of `(method, args)`, to this
+process's stdin; a reader thread queues them (the engine never waits) and `serve` runs them in
+order against one `RunLogger` per run, replying `opened` / `ended` on the original stdout (fd 1 goes
+to stderr: a stray print cannot corrupt the replies). Input ending with a run open (the engine was
+killed) ends that run KILLED once everything received is written. An MLflow failure is counted,
+never raised: the run record in the run dir is the source of truth.
 """
 
 from __future__ import annotations
@@ -23,8 +17,6 @@ import math
 import os
 import pickle
 import queue
-import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,10 +25,10 @@ import warnings
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from gepa_lab.core.errors import describe
-from gepa_lab.core.events import CandidateInfo, Proposal, RunInfo
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
 from gepa_lab.core.result import Result
 from gepa_lab.runs.files import write_text_atomic
 from gepa_lab.tracking import mlflow_links as links
@@ -49,35 +41,18 @@ NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a descr
 FLUSH_EVERY_S = 2.0
 KILLED = {"stop_reason": "killed", "promotion_eligible": "false",
           "promotion_reason": "run did not finish (its process was killed)"}
-HEADER = struct.Struct("!Q")  # a message's length
 
 
 def pack(message: Any) -> bytes:
-    """A message on the wire, pickled whole first (a value that cannot be pickled sends nothing)."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return HEADER.pack(len(data)) + data
-
-
-def unpack(stream: IO[bytes]) -> bytes | None:
-    """The next message's bytes; None at end of input."""
-    head = stream.read(HEADER.size)
-    size = HEADER.unpack(head)[0] if len(head) == HEADER.size else -1
-    data = stream.read(size) if size >= 0 else b""
-    return data if len(data) == size else None
+    """A message on the wire: its pickle, pickled again (read whole even when its classes cannot
+    be loaded; a value that cannot be pickled sends nothing)."""
+    return pickle.dumps(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def sqlite_path(uri: str) -> Path | None:
     """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
     raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
     return Path(raw).resolve() if raw and raw != ":memory:" else None
-
-
-def git_commit(path: str) -> str | None:
-    """HEAD of the git checkout holding `path` (MLflow's own helper would import GitPython)."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        done = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        return (done.stdout.strip() or None) if done.returncode == 0 else None
-    return None
 
 
 def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
@@ -104,11 +79,10 @@ def _tags(tags: dict[str, str]) -> list[Any]:
 
 
 class RunLogger:
-    """One run's MLflow calls, `method(*args)` per message; made by the `start` message, which
-    opens (or reopens) the parent run."""
+    """One run's MLflow calls, `method(*args)` per message; the `start` message opens its parent run."""
 
     def __init__(self, uri: str, run: RunInfo, plots: bool, experiments: list[tuple[str, str | None]],
-                 reopen: str | None, version: str, env: dict[str, str]):
+                 reopen: str | None, env: dict[str, str]):
         os.environ.update(env)  # the engine's MLFLOW_* settings now, not when this process started
         self.uri, self.run, self.plots, self.common = uri, run, plots, values.common_tags(run)
         self.client: Any = None
@@ -117,15 +91,14 @@ class RunLogger:
         self.errors: list[str] = []
         self.start_error: str | None = None
         self.reuse: int | None = None  # the store's runs already decided on this run's holdout split
-        self.logged_keys: set[str] = set()  # pool members' runs in the store (gepa.key)
-        self.logged_steps: set[int] = set()  # parent metric steps in the store
+        # What the store holds (pool members by gepa.key, metric steps, table rows) and what waits.
+        self.logged_keys, self.logged_steps, self.rows_written = set[str](), set[int](), set[int]()
         self.nested: dict[str, str] = {}  # candidate id -> its run id
-        self.pending: dict[int, dict[str, float]] = {}  # step -> metrics not yet logged
-        self.rows: dict[int, dict[str, Any]] = {}  # iteration -> proposals-table row not yet written
-        self.rows_written: set[int] = set()
-        self.table_due, self.flushed_at, self.ended = False, 0.0, False  # due: a round ended with rows
+        self.pending: dict[int, dict[str, float]] = {}  # step -> metrics
+        self.rows: dict[int, dict[str, Any]] = {}  # iteration -> proposals-table row
+        self.flushed_at, self.ended, self.search_calls = 0.0, False, 0
         try:
-            created = self._open(experiments, reopen, version)
+            created = self._open(experiments, reopen)
             if run.digests.get("holdout") and run.dataset.holdout:
                 self.reuse = self.safe("count the runs decided on this holdout split", self._holdout_reuse)
         except Exception as exc:
@@ -148,12 +121,10 @@ class RunLogger:
     def state(self) -> dict[str, Any]:
         """What the tracker learns in a reply (errors capped: a reply never fills the pipe)."""
         return {"run_id": self.run_id, "experiment_id": self.experiment_id, "start_error": self.start_error,
-                "holdout_reuse": self.reuse, "errors": self.errors[:20], "error_count": len(self.errors),
-                "cpu_s": sum(os.times()[:2])}
+                "holdout_reuse": self.reuse, "errors": self.errors[:20], "error_count": len(self.errors)}
 
-    # -- start --------------------------------------------------------------------------------------
-    def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None, version: str) -> bool:
-        """The parent run, reopened or new (True); its own view (every parent, this one pinned)."""
+    def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None) -> bool:
+        """The parent run, reopened or new (True), and its view: every parent, this one pinned."""
         from filelock import FileLock
         from mlflow import MlflowClient
 
@@ -166,9 +137,9 @@ class RunLogger:
             self.candidates_id = self._experiment(*experiments[1])
         reopened = bool(reopen) and self._reopen(str(reopen))
         if not reopened:
-            self._create_parent(version)
+            self._create_parent()
         assert self.run_id is not None
-        self.client.set_experiment_tag(self.experiment_id, links.VIEW_TAG + links.run_view(self.run_id),
+        self.client.set_experiment_tag(self.experiment_id, links.VIEW_TAG + links.RUN_VIEW.format(self.run_id),
                                        json.dumps(links.view_state("decisions", pinned=[self.run_id])))
         if self.run.run_dir:
             stored = {"run_id": self.run_id, "experiment_id": self.experiment_id, "tracking_uri": self.uri}
@@ -189,16 +160,17 @@ class RunLogger:
             self.client.set_experiment_tag(found.experiment_id, key, view)
         return str(found.experiment_id)
 
-    def _create_parent(self, version: str) -> None:
+    def _create_parent(self) -> None:
         from mlflow.entities import Param
+        from mlflow.utils.git_utils import get_git_commit
         from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
 
         run = self.run
-        tags = {**values.parent_tags(run, version), "gepa.candidates_experiment_id": self.candidates_id,
+        tags = {**values.parent_tags(run), "gepa.candidates_experiment_id": self.candidates_id,
                 DESCRIPTION_TAG: f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed})."}
         # The client adds no source tags (fluent start_run does): the commit of the gepa_lab checkout,
         # else of the working directory; none outside a git checkout.
-        if commit := next(filter(None, map(git_commit, [str(Path(__file__).parents[1]), os.getcwd()])), None):
+        if commit := next(filter(None, map(get_git_commit, [str(Path(__file__).parents[1]), os.getcwd()])), None):
             tags[MLFLOW_GIT_COMMIT] = commit
         name = f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}"
         start_ms = int(datetime.fromisoformat(run.started_at).timestamp() * 1000)
@@ -211,23 +183,21 @@ class RunLogger:
 
     def _inputs(self) -> None:
         """One dataset input per split (context = split); MLflow's digest is a 36-char prefix of ours."""
-        import pandas as pd
-        from mlflow.data.code_dataset_source import CodeDatasetSource
-        from mlflow.data.pandas_dataset import from_pandas
         from mlflow.entities import Dataset, DatasetInput, InputTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
         from tenacity import Retrying, stop_after_attempt, wait_incrementing
 
-        ds, source = self.run.dataset, CodeDatasetSource({"gepa_lab.run_dir": self.run.run_dir or ""})
+        ds, source = self.run.dataset, json.dumps({"tags": {"gepa_lab.run_dir": self.run.run_dir or ""}})
+        schema = json.dumps({"mlflow_colspec": [{"type": kind, "name": name, "required": True} for name, kind in (
+            ("id", "string"), ("input", "string"), ("expected", "string"), ("critical", "boolean"),
+            ("metadata", "string"))]})
         inputs = []
         for split, digest in self.run.digests.items():
-            frame = pd.DataFrame([{"id": c.id, "input": c.input, "expected": c.expected or "", "critical": c.critical,
-                                   "metadata": json.dumps(dict(c.metadata), sort_keys=True)} for c in ds.split(split)],
-                                 columns=["id", "input", "expected", "critical", "metadata"])
-            data = from_pandas(frame, source=source, name=f"{ds.id}/{split}", digest=digest[:36])
-            inputs.append(DatasetInput(Dataset(**data.to_dict()), [
-                InputTag(MLFLOW_DATASET_CONTEXT, split), InputTag("sha256", digest),
-                InputTag("dataset.version", ds.version)]))
+            size = len(ds.split(split))
+            dataset = Dataset(f"{ds.id}/{split}", digest[:36], "code", source, schema,
+                              json.dumps({"num_rows": size, "num_elements": 5 * size}))
+            inputs.append(DatasetInput(dataset, [InputTag(MLFLOW_DATASET_CONTEXT, split),
+                                                 InputTag("sha256", digest), InputTag("dataset.version", ds.version)]))
         # Parallel jobs registering one new dataset: MLflow's insert races (PostgreSQL).
         for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
             with attempt:
@@ -241,8 +211,7 @@ class RunLogger:
         return sum(run.info.run_id != self.run_id for run in search_all(self.client, experiments, decided))
 
     def _reopen(self, run_id: str) -> bool:
-        """Continue the interrupted run's parent; learn what it already holds so replayed
-        iterations are not logged twice. False: no such run in this store."""
+        """Continue an interrupted run's parent, learning what it holds (False: not in this store)."""
         from mlflow.exceptions import MlflowException
 
         client = self.client
@@ -260,7 +229,7 @@ class RunLogger:
                                              "promotion_eligible": "pending"}))
         for stale in {"error", "stop_reason"} & set(tags):  # the interruption's outcome; interruptions/ keeps it
             client.delete_tag(run_id, stale)
-        for child in search_all(client, [self.candidates_id], links.pool_filter(run_id)):
+        for child in search_all(client, [self.candidates_id], links.POOL_FILTER.format(run_id)):
             if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
                 client.delete_run(child.info.run_id)
                 continue
@@ -276,7 +245,6 @@ class RunLogger:
                            "(the logging process was killed); the run record has them")
         return True
 
-    # -- during the search --------------------------------------------------------------------------
     def files(self, run_id: str | None, files: dict[str, Any]) -> None:
         """Text as it is, anything else as JSON: each file previews in the UI."""
         for name, content in files.items():
@@ -285,8 +253,7 @@ class RunLogger:
             self.client.log_text(run_id, text, name)
 
     def member(self, m: dict[str, Any]) -> None:
-        """A pool member's run: create (tags) -> metrics -> files -> FINISHED; one cut short ends
-        FAILED (a resume replaces it). Skipped when a replay finds it logged."""
+        """A pool member's run (not again on replay); one cut short ends FAILED: a resume replaces it."""
         if self.run_id is None or m["key"] in self.logged_keys:
             return
         tags = {**self.common, **m["tags"], "gepa.run_kind": "candidate", "gepa.key": m["key"],
@@ -313,43 +280,34 @@ class RunLogger:
         if p.status == "accepted" and p.candidate_id is not None and p.artifact is not None:
             self.safe(f"log candidate iteration-{p.iteration}", self.member, values.accepted_member(p))
 
-    def iteration(self, step: int, series: dict[str, float]) -> None:
-        """An iteration's metrics; its rows are due too (an engine that does not end rounds still
-        gets its table written as it goes)."""
-        if self.run_id is not None and step not in self.logged_steps:
-            self.pending[step] = series
-        self.round_end()
+    def iteration(self, s: IterationStats) -> None:
+        series = {"best_validation_mean": s.best_validation_mean, "pool_size": s.pool_size, "proposals": s.proposals,
+                  "front_size": s.front_size, "metric_calls": s.metric_calls, "task_cost_usd": s.task_cost_usd,
+                  "cost_usd": s.task_cost_usd + s.reflection_cost_usd, "reflection_cost_usd": s.reflection_cost_usd}
+        self.search_calls = s.metric_calls  # the last iteration's: the search's budget
+        if self.run_id is not None and s.iteration not in self.logged_steps:
+            self.pending[s.iteration] = values.readable({f"search/{k}": v for k, v in series.items()})
 
-    def round_end(self) -> None:
-        self.table_due = self.table_due or bool(self.rows)
-
-    def note(self, tags: dict[str, str]) -> None:
+    def note(self, kind: str, data: dict[str, Any]) -> None:
         if self.run_id is not None:
-            self.client.log_batch(self.run_id, tags=_tags(tags))
+            text = values.clip(json.dumps(data, ensure_ascii=False, default=str))
+            self.client.log_batch(self.run_id, tags=_tags({values.safe_key("note", kind): text}))
 
-    def wait_s(self) -> float | None:
-        """How long `serve` may wait for a message before `idle()` has something to write."""
-        if self.run_id is None or self.ended or not (self.pending or self.table_due):
+    def due(self) -> float | None:
+        """Seconds until what waits is written: at most once per FLUSH_EVERY_S (None: nothing waits)."""
+        if self.run_id is None or self.ended or not (self.pending or self.rows):
             return None
         return max(0.0, self.flushed_at + FLUSH_EVERY_S - time.monotonic())
 
-    def idle(self) -> None:
-        """Nothing queued: write what waits, at most once per FLUSH_EVERY_S (a fast search's
-        iterations share one write; a slow one's are written within seconds of their round)."""
-        if self.wait_s() == 0.0:
-            self.flush(table=self.table_due)
-            self.flushed_at = time.monotonic()
-
-    def flush(self, table: bool = True) -> None:
-        """The pending per-iteration metrics (one call) and, with `table`, the rows not yet in the
-        proposals table (`log_table` appends to an existing table)."""
+    def flush(self) -> None:
+        """The pending metrics, one call; the new rows of the proposals table (`log_table` appends)."""
+        self.flushed_at = time.monotonic()
         if self.pending:
             metrics = [m for step, series in sorted(self.pending.items()) for m in _metrics(series, step)]
             self.safe("log the per-iteration metrics", self.client.log_batch, self.run_id, metrics=metrics)
             self.logged_steps |= set(self.pending)
             self.pending = {}
-        if table and self.rows:
-            self.table_due = False
+        if self.rows:
             rows = [self.rows[i] for i in sorted(self.rows)]
             columns = {c: [row.get(c) for row in rows] for c in dict.fromkeys(k for row in rows for k in row)}
             try:
@@ -360,23 +318,22 @@ class RunLogger:
             self.rows_written |= set(self.rows)
             self.rows = {}
 
-    # -- the end ------------------------------------------------------------------------------------
-    def decision(self, result: Result, search_calls: int) -> None:
-        """The run's outcome (metrics, tags, description, files, tables); its pool members' view,
-        the winner pinned and tagged; the description links on to both views and the winner's diff."""
+    def decision(self, result: Result) -> None:
+        """The outcome; the pool members' view, winner pinned; a description that links on to both."""
         if self.run_id is None or self.ended:
             return
         self.flush()
-        client, best = self.client, self.nested.get(result.best_id)
-        pool = links.view_state("candidates", [best] if best else [], links.pool_filter(self.run_id))
+        client, best, rid = self.client, self.nested.get(result.best_id), self.run_id
+        pool = links.view_state("candidates", [best] if best else [], links.POOL_FILTER.format(rid))
         self.safe("save the pool members' view", client.set_experiment_tag, self.candidates_id,
-                  links.VIEW_TAG + links.pool_view(self.run_id), json.dumps(pool))
-        leads = {"all runs' decisions": links.experiment_url("", self.experiment_id, links.run_view(self.run_id)),
-                 "the winner's diff to the seed": links.run_url("", self.experiment_id, self.run_id, "winner_diff.txt"),
-                 "this run's pool members": links.experiment_url("", self.candidates_id, links.pool_view(self.run_id))}
-        notes = self.safe("read the run's notes", self._notes) or ""
+                  links.VIEW_TAG + links.POOL_VIEW.format(rid), json.dumps(pool))
+        leads = {"all runs' decisions": links.experiment_url("", self.experiment_id, links.RUN_VIEW.format(rid)),
+                 "the winner's diff to the seed": links.run_url("", self.experiment_id, rid, "winner_diff.txt"),
+                 "this run's pool members": links.experiment_url("", self.candidates_id, links.POOL_VIEW.format(rid))}
+        text = self.safe("read the run's notes", lambda: client.get_run(self.run_id).data.tags[DESCRIPTION_TAG]) or ""
+        notes = text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""  # added while the run ran
         tags = {**values.decision_tags(result, self.run.submit),
-                DESCRIPTION_TAG: values.description(self.run, result, search_calls, leads) + notes}
+                DESCRIPTION_TAG: values.description(self.run, result, self.search_calls, leads) + notes}
         self.safe("log the decision", client.log_batch, self.run_id,
                   metrics=_metrics(values.decision_metrics(result), 0), tags=_tags(tags))
         files, tables = values.decision_files(self.run, result)
@@ -386,15 +343,9 @@ class RunLogger:
         if best is not None:
             self.safe("tag the best candidate", client.set_tag, best, "is_best", "true")
 
-    def _notes(self) -> str:
-        """The researcher's notes already in the description (added while the run ran)."""
-        text = self.client.get_run(self.run_id).data.tags.get(DESCRIPTION_TAG, "")
-        return text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""
-
     def end(self, status: str, tags: dict[str, str], result: Result | None = None,
             error: tuple[str, str] | None = None) -> None:
-        """End the parent run with `status` and `tags`, once the run's plots (of `result`) and the
-        error's (text, file: kept as history, a resume finishes the run) are logged."""
+        """The plots (of `result`), the error (text, file: history a resume keeps), then the status."""
         if self.run_id is None or self.ended:
             return
         if result is not None and self.plots:
@@ -415,11 +366,11 @@ class RunLogger:
 
 
 def serve(messages: queue.Queue[bytes | None], reply: Callable[[tuple[str, dict[str, Any]]], None]) -> None:
-    """The messages in order; pending writes when idle; at end of input a run still open ends KILLED."""
+    """The messages in order, pending writes when idle; at end of input an open run ends KILLED."""
     logger: RunLogger | None = None
     while True:
         try:
-            data = messages.get(timeout=logger.wait_s() if logger else None)
+            data = messages.get(timeout=logger.due() if logger else None)
         except queue.Empty:
             data = b""
         if data is None:
@@ -437,8 +388,8 @@ def serve(messages: queue.Queue[bytes | None], reply: Callable[[tuple[str, dict[
             logger.safe(f"log {method}", getattr(logger, method), *args)
             if method == "end":
                 reply(("ended", logger.state()))
-        if logger is not None and messages.empty():
-            logger.idle()
+        if logger is not None and messages.empty() and logger.due() == 0.0:
+            logger.flush()  # nothing queued: a fast search's iterations share one write
     if logger is not None:
         logger.end("KILLED", KILLED)
 
@@ -449,9 +400,9 @@ def main() -> None:
     messages: queue.Queue[bytes | None] = queue.Queue()
 
     def read() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while (data := unpack(sys.stdin.buffer)) is not None:
-                messages.put(data)
+        with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
+            while True:
+                messages.put(pickle.load(sys.stdin.buffer))
         messages.put(None)
 
     def reply(message: tuple[str, dict[str, Any]]) -> None:
@@ -461,8 +412,7 @@ def main() -> None:
 
     threading.Thread(target=read, daemon=True).start()  # reading from the start: the engine never waits
     warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")  # MLflow's about its own dependencies
-    import mlflow.data.pandas_dataset  # noqa: F401  (what the first run needs, while the engine gets ready)
-    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401  (the default store, while the engine gets ready)
 
     serve(messages, reply)
     os._exit(0)  # all written and replied: skip the teardown of MLflow, pandas, SQLAlchemy (a `| tee` waits)

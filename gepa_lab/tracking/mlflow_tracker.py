@@ -1,22 +1,12 @@
 """MLflow tracking (docs/design.md §6): a run's decision, its pool and every proposal, comparable
-in `mlflow ui`, logged by a separate process (`mlflow_logger.py`) so the search never waits.
-
-Layout: the MLflow experiment (default `gepa-lab`) holds the parent runs only, one per run, named
-`<experiment>-seed<N>-<experiment id prefix>`; `<experiment>-candidates` holds a run per pool
-member (linked by `gepa.parent_run_id`), with its text, its diff to its parent and what the
-reflector saw. The parent gets per iteration the `search/...` metrics and a row per proposal in
-`proposals.json`, at the end the decision, tables and plots (the same names in every run, so
-MLflow's comparison shows them side by side). A run's link (`mlflow_links`) opens the decision
-columns of every parent run, this one pinned.
-
-Each hook writes its event to the logging process's pipe and returns. One logging process is
-started early (`gepa_lab.__main__`, else when a tracker is built) so it imports MLflow while the run
-gets ready, and serves run after run. The engine waits only at start for a remote store (until
-its parent run exists: a bad store fails before anything is spent), in `links()` until the parent
-run exists, and at the end until everything is written. `start()` raises `TrackingError` for a
-store that cannot work; after that an MLflow error never stops the search: it is counted, tagged on
-the parent (`mlflow_tracker.errors`, `mlflow_tracker.first_error`) and warned about at the end.
-What a SIGKILL can lose: the README, "Comparing runs in MLflow".
+in `mlflow ui` (the layout: the README, "Comparing runs in MLflow"), logged by a separate process
+(`mlflow_logger.py`) so the search never waits: each hook writes its event to that process's pipe
+and returns. One logging process starts early (`gepa_lab.__main__`, else when a tracker is built),
+imports MLflow while the run gets ready, and serves run after run. The engine waits only at start
+for a remote store (until its parent run exists: a bad store fails before anything is spent), in
+`links()` until the parent run exists, and at the end until everything is written. After `start()`
+an MLflow error never stops the search: it is counted, tagged on the parent run
+(`mlflow_tracker.errors`, `mlflow_tracker.first_error`) and warned about at the end.
 """
 
 from __future__ import annotations
@@ -31,7 +21,6 @@ import sys
 import time
 import traceback
 import urllib.parse
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +30,10 @@ from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links, mlflow_logger
 from gepa_lab.tracking import mlflow_values as values
-from gepa_lab.tracking.mlflow_logger import RUN_FILE, pack, sqlite_path, unpack
+from gepa_lab.tracking.mlflow_logger import RUN_FILE, pack, sqlite_path
 
 log = logging.getLogger("gepa_lab.mlflow")
 DEFAULT_EXPERIMENT = "gepa-lab"
-__all__ = ["MlflowTracker", "candidates_experiment", "default_uri", "prespawn", "run_links", "sqlite_path"]
 
 
 def default_uri() -> str:
@@ -63,64 +51,30 @@ def run_links(uri: str, experiment_id: str, run_id: str) -> dict[str, str]:
     """Where a run is: ids, its link, for a local store the command that serves the link, and the
     tracking URI (where a later tracker logs to the same run) unless it holds a password."""
     out = {"mlflow_run_id": run_id, "mlflow_experiment_id": experiment_id,
-           "mlflow_run_url": mlflow_links.experiment_url(uri, experiment_id, mlflow_links.run_view(run_id))}
+           "mlflow_run_url": mlflow_links.experiment_url(uri, experiment_id, mlflow_links.RUN_VIEW.format(run_id))}
     if command := mlflow_links.ui_command(uri):
         out["mlflow_ui_command"] = command
     return out | ({"mlflow_tracking_uri": uri} if urllib.parse.urlsplit(uri).password is None else {})
 
 
-class LoggerProcess:
-    """One logging process and its pipes."""
-
-    def __init__(self) -> None:
-        self.owner = os.getpid()  # a forked child must not write into its parent's logger
-        self.proc = subprocess.Popen([sys.executable, "-P", "-m", mlflow_logger.__name__], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env={**mlflow_links.ENV_DEFAULTS, **os.environ},
-                                     start_new_session=True)  # the run's Ctrl-C is not its to get
-
-    def alive(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None
-
-    def send(self, message: bytes) -> None:
-        self.proc.stdin.write(message)  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-
-    def receive(self) -> tuple[str, dict[str, Any]]:
-        data = unpack(self.proc.stdout)  # type: ignore[arg-type]
-        if data is None:
-            raise EOFError("no reply")
-        return pickle.loads(data)  # type: ignore[no-any-return]
-
-
-IDLE: list[LoggerProcess] = []  # logging processes that wait for a run
+IDLE: list[subprocess.Popen[bytes]] = []  # logging processes that wait for a run
 
 
 def prespawn() -> None:
-    if not any(p.alive() for p in IDLE):
-        IDLE.append(LoggerProcess())
-
-
-def _version() -> str:
-    try:
-        return version("gepa-lab")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _acquire() -> LoggerProcess:
-    while IDLE:
-        if (process := IDLE.pop()).alive():
-            return process
-    return LoggerProcess()
+    """A logging process, importing MLflow while this one gets ready."""
+    IDLE[:] = [p for p in IDLE if p.poll() is None]
+    if not IDLE:
+        IDLE.append(subprocess.Popen([sys.executable, "-P", "-m", mlflow_logger.__name__], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env={**mlflow_links.ENV_DEFAULTS, **os.environ},
+                                     start_new_session=True))  # the run's Ctrl-C is not its to get
 
 
 @atexit.register
 def _stop_idle() -> None:
     """An idle logger has written everything (or was never used: a config error after the early
     start): stopped, it does not finish importing MLflow for nothing."""
-    while IDLE:
-        if (process := IDLE.pop()).alive():
-            process.proc.kill()
+    for process in IDLE:
+        process.kill()
 
 
 class MlflowTracker:
@@ -134,10 +88,9 @@ class MlflowTracker:
         self.experiment = experiment  # the MLflow experiment (the gepa experiment is a tag)
         self.artifact_location = artifact_location  # for a new experiment; None: beside a SQLite db
         self.plots = plots
-        self.process: LoggerProcess | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.state: dict[str, Any] = {}  # the logger's last reply: ids, errors, its CPU seconds
         self._errors: list[str] = []  # this side's: an event that could not be sent, a lost logger
-        self._search_calls = 0  # budget spent by the search (the last iteration's)
         prespawn()
 
     @property
@@ -156,8 +109,8 @@ class MlflowTracker:
         if self.process is None:
             return
         try:
-            message = pack((method, args))
-            self.process.send(message)
+            self.process.stdin.write(pack((method, args)))  # type: ignore[union-attr]
+            self.process.stdin.flush()  # type: ignore[union-attr]
         except OSError as exc:  # the logger died: the search goes on, the run record has everything
             self._lost(f"{method}: {describe(exc)}")
         except Exception as exc:  # a value that cannot be pickled: that event is missing, nothing else
@@ -167,24 +120,23 @@ class MlflowTracker:
         """Read the logger's replies up to a `kind` one (or until the logger is gone)."""
         while self.process is not None and self.state.get("reply") != kind:
             try:
-                got, state = self.process.receive()
+                got, state = pickle.loads(pickle.load(self.process.stdout))  # type: ignore[arg-type]
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 self._lost(f"waiting for {kind}: {describe(exc)}")
                 return
             self.state = {**state, "reply": got}
 
     def _lost(self, what: str) -> None:
-        code = self.process.proc.poll() if self.process is not None else None
+        code = self.process.poll() if self.process is not None else None
         self._errors.append(f"{what} (the MLflow logging process ended, exit code {code})")
         self.process = None
         log.warning("MLflow logging stopped: %s; the run record in the run dir has everything", self._errors[-1])
 
-    # -- start -----------------------------------------------------------------------------------
     def start(self, run: RunInfo) -> None:
         for name, value in mlflow_links.ENV_DEFAULTS.items():
             os.environ.setdefault(name, value)
         if self.process is not None:  # started again without an end: the old run ends KILLED
-            self.process.proc.stdin.close()  # type: ignore[union-attr]
+            self.process.stdin.close()  # type: ignore[union-attr]
         self.process, self.state, self._errors = None, {}, []
         stored = self._stored_run(run)
         if stored.get("tracking_uri") and not self._uri_chosen:
@@ -192,11 +144,12 @@ class MlflowTracker:
         if (db := sqlite_path(self.uri)) is not None:
             self.uri = f"sqlite:///{db}"  # the logger runs elsewhere: no relative paths
         self._preflight(db)
-        self.process = _acquire()
+        prespawn()
+        self.process = IDLE.pop()
         names = (self.experiment, candidates_experiment(self.experiment))
         env = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_")}
         self._send("start", self.uri, run, self.plots, [(name, self._location(db, name)) for name in names],
-                   stored.get("run_id"), _version(), env)
+                   stored.get("run_id"), env)
         if db is None and not self._opened():  # a remote store: fail now, before anything is spent
             self.process = None
             raise TrackingError(f"cannot log to MLflow at {mlflow_links.masked(self.uri)}: "
@@ -247,7 +200,6 @@ class MlflowTracker:
     def links(self) -> dict[str, str]:
         return run_links(self.uri, str(self.experiment_id), str(self.run_id)) if self._opened() else {}
 
-    # -- during the search -----------------------------------------------------------------------
     def candidate(self, info: CandidateInfo) -> None:
         """The seed's run. (An accepted child is logged with its proposal, which follows.)"""
         if info.parent_id is None:
@@ -257,24 +209,13 @@ class MlflowTracker:
         self._send("proposal", p)
 
     def iteration(self, stats: IterationStats) -> None:
-        series = {"best_validation_mean": stats.best_validation_mean, "pool_size": stats.pool_size,
-                  "front_size": stats.front_size, "metric_calls": stats.metric_calls, "proposals": stats.proposals,
-                  "cost_usd": stats.task_cost_usd + stats.reflection_cost_usd,
-                  "task_cost_usd": stats.task_cost_usd, "reflection_cost_usd": stats.reflection_cost_usd}
-        self._search_calls = stats.metric_calls
-        self._send("iteration", stats.iteration, values.readable({f"search/{k}": v for k, v in series.items()}))
-
-    def round_end(self) -> None:
-        """A round is durably recorded: its events are with the logger, which writes them when idle."""
-        self._send("round_end")
+        self._send("iteration", stats)
 
     def note(self, kind: str, data: dict[str, Any]) -> None:
-        text = values.clip(json.dumps(data, ensure_ascii=False, default=str))
-        self._send("note", {values.safe_key("note", kind): text})
+        self._send("note", kind, data)
 
-    # -- the end ---------------------------------------------------------------------------------
     def finish(self, result: Result) -> None:
-        self._send("decision", result, self._search_calls)
+        self._send("decision", result)
         self._send("end", "FINISHED", {}, result)
         self._close()
 
@@ -296,10 +237,10 @@ class MlflowTracker:
         try:
             self._await("ended")
         except BaseException:  # a second Ctrl-C: the logger finishes in the background
-            process.proc.stdin.close()  # type: ignore[union-attr]
+            process.stdin.close()  # type: ignore[union-attr]
             self.process = None
             raise
-        if self.process is not None and self.process.alive():
+        if self.process is not None and self.process.poll() is None:
             IDLE.append(self.process)
         self.process = None
         if self.errors:

@@ -1,7 +1,6 @@
 """What MLflow gets, built from gepa-lab values: keys, params (whole, never cut), tags (cut
-visibly), metric values rounded for reading, tables, readable artifact text and diffs, and what a
-run, a pool member, a proposal and a decision put into MLflow. Pure functions (no MLflow import);
-`mlflow_logger.py` logs them."""
+visibly), metric values rounded for reading, tables, readable texts and diffs, and what a run, a
+pool member, a proposal and a decision put into MLflow. Pure functions: no MLflow import."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,8 @@ def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 def split_params(flat: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(params, long values). A value MLflow cannot store whole is not cut: the param says where
-    the full value is, and the full value goes to the artifact `config/long_params.json`."""
+    """(params, long values): a value MLflow cannot store whole is not cut; its param says where
+    the full value is (the artifact `config/long_params.json`)."""
     params, long_values = {}, {}
     for name, value in flat.items():
         if len(value) > PARAM_MAX or len(name) > KEY_MAX:
@@ -58,17 +58,14 @@ def split_params(flat: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
 
 def clip(text: str, limit: int = TAG_MAX) -> str:
     """For tags only, whose full text is also in an artifact; the cut is marked, never silent."""
-    if len(text) <= limit:
-        return text
     marker = f" …[{len(text) - limit + 40} chars cut; full text in artifacts]"
-    return text[: limit - len(marker)] + marker
+    return text if len(text) <= limit else text[: limit - len(marker)] + marker
 
 
 def render(artifact: Artifact) -> str:
     """Readable text of an artifact: SKILL.md for skills, else one section per field (so a
     prompt's text diffs line by line, not as one JSON string)."""
-    markdown = getattr(artifact, "render_markdown", None)
-    if callable(markdown):
+    if callable(markdown := getattr(artifact, "render_markdown", None)):
         return str(markdown())
     return "\n".join(f"## {name}\n\n{chr(10).join(value) if isinstance(value, (list, tuple)) else value}\n"
                      for name, value in artifact.to_dict().items())
@@ -83,13 +80,10 @@ def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "
 
 def readable(values: Mapping[str, float | None]) -> dict[str, float]:
     """Metric values as the UI's columns should show them (it has no number format): 4 decimals,
-    4 significant digits below 0.001, whole numbers whole; result.json keeps every bit. NaN / inf
-    are legal in MLflow but useless in comparisons: left out, as are values not known (None)."""
-    out = {}
-    for key, value in values.items():
-        if value is not None and math.isfinite(x := float(value)):
-            out[key] = x if x.is_integer() else round(x, max(4, 3 - math.floor(math.log10(abs(x)))))
-    return out
+    4 significant digits below 0.001, whole numbers whole; result.json keeps every bit. NaN, inf
+    and unknown (None) values are left out: useless in comparisons."""
+    return {k: x if x.is_integer() else round(x, max(4, 3 - math.floor(math.log10(abs(x)))))
+            for k, v in values.items() if v is not None and math.isfinite(x := float(v))}
 
 
 def table(columns: Mapping[str, list[Any]]) -> dict[str, Any]:
@@ -98,16 +92,13 @@ def table(columns: Mapping[str, list[Any]]) -> dict[str, Any]:
 
 
 def scores_table(batch: ScoredBatch) -> dict[str, Any]:
-    """Per-case scores and objectives."""
     names = sorted({name for ev in batch.evaluations for name in ev.objectives})
-    columns: dict[str, list[Any]] = {"case_id": [ev.case_id for ev in batch.evaluations], "score": batch.scores}
-    columns.update({name: [ev.objectives.get(name) for ev in batch.evaluations] for name in names})
-    return table(columns)
+    return table({"case_id": [ev.case_id for ev in batch.evaluations], "score": batch.scores,
+                  **{name: [ev.objectives.get(name) for ev in batch.evaluations] for name in names}})
 
 
 def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
-    """`validation_mean` and `validation.<objective>` of a candidate's validation batch: what
-    candidates are compared on (minibatch objectives stay in the run record)."""
+    """`validation_mean` and `validation.<objective>`: what candidates are compared on."""
     if batch is None:
         return {}
     summary = batch.summary
@@ -116,33 +107,33 @@ def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
 
 # -- the parent run ------------------------------------------------------------------------------
 def common_tags(run: RunInfo) -> dict[str, str]:
-    """Tags of the parent and of every pool member's run (filter either by experiment and seed)."""
-    tags = {"experiment": run.name, "random_seed": str(run.search.random_seed)}
-    sweep = run.config.get("sweep") or {}  # a multirun job (gepa_lab/cli.py): filter a sweep by its id
-    return tags | ({"sweep_id": str(sweep["id"])} if sweep.get("id") else {})
+    """Tags of the parent and of every pool member's run (a sweep job's sweep id among them)."""
+    sweep = run.config.get("sweep") or {}
+    return {"experiment": run.name, "random_seed": str(run.search.random_seed),
+            **({"sweep_id": str(sweep["id"])} if sweep.get("id") else {})}
 
 
-def parent_tags(run: RunInfo, version: str) -> dict[str, str]:
+def parent_tags(run: RunInfo) -> dict[str, str]:
     ds, sweep = run.dataset, run.config.get("sweep") or {}
+    try:
+        installed = version("gepa-lab")
+    except PackageNotFoundError:
+        installed = "unknown"
     tags = {**common_tags(run), "gepa.run_kind": "parent", "algorithm": run.algorithm,
-            "gepa.experiment_id": run.experiment_id, "gepa_lab.version": version, "dataset.id": ds.id,
+            "gepa.experiment_id": run.experiment_id, "gepa_lab.version": installed, "dataset.id": ds.id,
             "dataset.version": ds.version, "submit": str(run.submit).lower(), "promotion_eligible": "pending",
             "simulated": str(run.simulated).lower()}
     for split, digest in run.digests.items():
         tags |= {f"dataset.digest.{split}": digest, f"dataset.cases.{split}": str(len(ds.split(split)))}
-    for group, option in (run.config.get("hydra_choices") or {}).items():
-        if option is not None and not str(group).startswith("hydra/"):
-            tags[safe_key("hydra", str(group))] = str(option)
+    tags |= {safe_key("hydra", str(group)): str(option) for group, option in (run.config.get("hydra_choices") or {})
+             .items() if option is not None and not str(group).startswith("hydra/")}
     if sweep.get("id"):
         tags |= {"sweep_dir": clip(str(sweep.get("dir", ""))), "sweep_job": str(sweep.get("job", ""))}
-    if run.run_dir:
-        tags["run_dir"] = clip(str(Path(run.run_dir).resolve()))
-    return tags
+    return tags | ({"run_dir": clip(str(Path(run.run_dir).resolve()))} if run.run_dir else {})
 
 
 def parent_files(run: RunInfo) -> tuple[dict[str, str], dict[str, Any]]:
-    """(params, files): the resolved config flattened (whole values too long for a param go to
-    `config/long_params.json`), the config itself and the seed."""
+    """(params, files): the resolved config flattened, the config itself, the seed."""
     params, long_values = split_params(flatten_config(
         {k: v for k, v in run.config.items() if k not in ("hydra_choices", "sweep")}))
     files: dict[str, Any] = {"config/resolved_config.json": run.config, "seed.json": artifact_dict(run.seed)}
@@ -150,20 +141,21 @@ def parent_files(run: RunInfo) -> tuple[dict[str, str], dict[str, Any]]:
 
 
 # -- pool members and proposals ------------------------------------------------------------------
-def member_files(artifact: Artifact, parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
-    """A pool member's files: its text, its diff to its parent, and one JSON of the rest."""
+def _member(key: str, name: str, tags: dict[str, str], metrics: dict[str, float | None], artifact: Artifact,
+            parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
+    """A pool member's run: its text, its diff to its parent, one JSON of the rest."""
     text = render(artifact)
     diff = diff_text(render(parent), text) if parent is not None else "the seed has no parent: no diff\n"
-    return {"candidate.md": text, "diff.txt": diff, "candidate.json": {"artifact": artifact_dict(artifact), **details}}
+    return {"key": key, "name": name, "candidate_id": tags["candidate_id"], "tags": tags, "metrics": readable(metrics),
+            "files": {"candidate.md": text, "diff.txt": diff,
+                      "candidate.json": {"artifact": artifact_dict(artifact), **details}}}
 
 
 def seed_member(info: CandidateInfo) -> dict[str, Any]:
-    """The seed's run in the candidates experiment (key, name, tags, metrics, files)."""
-    return {"key": "seed", "name": f"seed-{info.id[:8]}", "candidate_id": info.id,
-            "tags": {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1",
-                     "status": "seed", "reason": "seed artifact"},
-            "metrics": readable({"iteration": -1.0, **validation_metrics(info.validation)}),
-            "files": member_files(info.artifact, None, {"validation": scores_table(info.validation)})}
+    tags = {"candidate_id": info.id, "parent_id": "", "component": "", "iteration": "-1", "status": "seed",
+            "reason": "seed artifact"}
+    return _member("seed", f"seed-{info.id[:8]}", tags, {"iteration": -1.0, **validation_metrics(info.validation)},
+                   info.artifact, None, {"validation": scores_table(info.validation)})
 
 
 def proposal_row(p: Proposal) -> dict[str, Any]:
@@ -178,25 +170,22 @@ def proposal_row(p: Proposal) -> dict[str, Any]:
 
 
 def accepted_member(p: Proposal) -> dict[str, Any]:
-    """An accepted child's run: tags, metrics, and what the reflector saw and replied."""
+    """An accepted child's run, with what the reflector saw and replied."""
     assert p.artifact is not None and p.candidate_id is not None
-    row = proposal_row(p)
+    row, cases = proposal_row(p), [ev.case_id for ev in p.parent_batch.evaluations]
     child = {ev.case_id: ev.score for ev in p.child_batch.evaluations} if p.child_batch else {}
-    cases = [ev.case_id for ev in p.parent_batch.evaluations]
     details = {"reflection": {"component": p.component, "records": p.records, "reply": p.reply,
                               "rationale": p.rationale, "status": p.status, "reason": p.reason},
                "minibatch": table({"case_id": cases, "parent_score": p.parent_batch.scores,
-                                   "child_score": [child.get(c) for c in cases]})}
-    if p.validation_batch is not None:
-        details["validation"] = scores_table(p.validation_batch)
-    tagged = ("candidate_id", "parent_id", "parents", "kind", "component", "iteration", "status", "paired_seed",
-              "minibatch")
-    return {"key": f"iteration-{p.iteration}", "name": f"it{p.iteration:03d}-{p.candidate_id[:8]}",
-            "candidate_id": p.candidate_id,
-            "tags": {**{k: clip(str(row[k])) for k in tagged}, "reason": clip(p.reason)},
-            "metrics": readable({"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
-                                 **validation_metrics(p.validation_batch), "minibatch_child_sum": p.child_sum}),
-            "files": member_files(p.artifact, p.parent, details)}
+                                   "child_score": [child.get(c) for c in cases]}),
+               **({"validation": scores_table(p.validation_batch)} if p.validation_batch is not None else {})}
+    tags = {**{k: clip(str(row[k])) for k in ("candidate_id", "parent_id", "parents", "kind", "component",
+                                              "iteration", "status", "paired_seed", "minibatch")},
+            "reason": clip(p.reason)}
+    metrics = {"iteration": float(p.iteration), "minibatch_parent_sum": p.parent_sum,
+               **validation_metrics(p.validation_batch), "minibatch_child_sum": p.child_sum}
+    return _member(f"iteration-{p.iteration}", f"it{p.iteration:03d}-{p.candidate_id[:8]}", tags, metrics,
+                   p.artifact, p.parent, details)
 
 
 # -- the decision --------------------------------------------------------------------------------
@@ -204,57 +193,53 @@ def holdout_text(result: Result) -> str:
     """`+0.1757 [+0.0995, +0.2541] 95% CI`: the delta and its interval, short enough for a column."""
     if not result.baseline_holdout.cases:
         return "no holdout split"
-    text = f"{result.holdout_delta:+.4f}"
-    if result.holdout_interval is not None:
-        low, high = result.holdout_interval
-        level = f" {result.confidence * 100:g}%" if result.confidence is not None else ""
-        text += f" [{low:+.4f}, {high:+.4f}]{level} CI"
-    return text
+    if (interval := result.holdout_interval) is None:
+        return f"{result.holdout_delta:+.4f}"
+    level = f" {result.confidence * 100:g}%" if result.confidence is not None else ""
+    return f"{result.holdout_delta:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]{level} CI"
 
 
 def decision_metrics(result: Result) -> dict[str, float]:
-    """One name per quantity: what the per-iteration `search/...` series already ends on is not
-    repeated; `total_*` include the holdout comparison, `search/metric_calls` does not."""
-    cost = result.cost_usd or {}
+    """One name per quantity (what the `search/...` series ends on is not repeated); `total_*`
+    include the holdout comparison, `search/metric_calls` does not."""
+    cost, holdout, interval, transfer = result.cost_usd or {}, result.baseline_holdout.cases, \
+        result.holdout_interval, result.transfer or {}
     metrics: dict[str, float | None] = {
         "promotion_eligible": float(result.promotion_eligible),
-        "seed_validation_mean": result.baseline_validation.score,
-        "total_metric_calls": result.metric_calls, "total_cost_usd": sum(cost.values()),
+        "seed_validation_mean": result.baseline_validation.score, "total_metric_calls": result.metric_calls,
+        "total_cost_usd": sum(cost.values()),
         "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_tokens": result.reflection_tokens,
-        "holdout_reuse": result.holdout_reuse}
-    if result.baseline_holdout.cases:
-        metrics |= {"holdout_delta": result.holdout_delta, "seed_holdout_mean": result.baseline_holdout.score,
-                    "winner_holdout_mean": result.candidate_holdout.score}
-        for side, summary in (("seed_holdout", result.baseline_holdout), ("winner_holdout", result.candidate_holdout)):
-            metrics |= {safe_key(side, k): v for k, v in summary.objectives.items()}
-    if result.holdout_interval is not None:
-        metrics |= {"holdout_delta_low": result.holdout_interval[0], "holdout_delta_high": result.holdout_interval[1]}
-    if result.transfer is not None and result.transfer["delta"] is not None:
-        metrics |= {"transfer_delta": result.transfer["delta"], "transfer_seed_mean": result.transfer["baseline"],
-                    "transfer_winner_mean": result.transfer["candidate"]}
-    for rule in result.promotion_rules:
-        metrics[safe_key("rule", rule["rule"])] = float(bool(rule["passed"]))
+        "holdout_reuse": result.holdout_reuse,
+        "holdout_delta": result.holdout_delta if holdout else None,
+        "seed_holdout_mean": result.baseline_holdout.score if holdout else None,
+        "winner_holdout_mean": result.candidate_holdout.score if holdout else None,
+        "holdout_delta_low": interval[0] if interval else None, "holdout_delta_high": interval[1] if interval else None,
+        "transfer_delta": transfer.get("delta"), "transfer_seed_mean": transfer.get("baseline"),
+        "transfer_winner_mean": transfer.get("candidate"),
+        **{safe_key("rule", rule["rule"]): float(bool(rule["passed"])) for rule in result.promotion_rules}}
+    for side, summary in (("seed_holdout", result.baseline_holdout), ("winner_holdout", result.candidate_holdout)):
+        metrics |= {safe_key(side, k): v for k, v in summary.objectives.items()} if holdout else {}
     return readable(metrics)
 
 
 def decision_tags(result: Result, submit: bool) -> dict[str, str]:
     revision = result.revision or {}
-    submission = (str(revision.get("status", "submitted")) if revision
-                  else "not_submitted" if submit else "not_requested")
-    tags = {"promotion_eligible": str(result.promotion_eligible).lower(),
+    submission = str(revision.get("status", "submitted")) if revision else \
+        "not_submitted" if submit else "not_requested"
+    return {"promotion_eligible": str(result.promotion_eligible).lower(),
             "promotion_reason": clip(result.promotion_reason), "stop_reason": result.stop_reason,
             "winner": "seed" if result.best_id == result.seed_id else result.best_id[:12],
             "holdout_delta_ci": holdout_text(result), "submission.status": submission,
             "submission.revision_id": str(revision.get("revision_id", "")),
-            "submission.reason": clip(result.submission_reason or "")}
-    for rule in result.promotion_rules:  # a rule's own status (e.g. skipped) when it has one
-        tags[safe_key("rule", rule["rule"])] = str(rule.get("status") or ("passed" if rule["passed"] else "failed"))
-    return tags
+            "submission.reason": clip(result.submission_reason or ""),
+            # a rule's own status (e.g. skipped) when it has one
+            **{safe_key("rule", r["rule"]): str(r.get("status") or ("passed" if r["passed"] else "failed"))
+               for r in result.promotion_rules}}
 
 
 def decision_files(run: RunInfo, result: Result) -> tuple[dict[str, Any], dict[str, dict[str, list[Any]]]]:
-    """(files, tables) of the decision: the result, the winner and its diff to the seed; the
-    holdout comparison and the promotion rules as MLflow tables (`mlflow.load_table` reads them)."""
+    """(files, tables): the result, the winner and its diff to the seed; the holdout comparison and
+    the promotion rules as MLflow tables (`mlflow.load_table` reads them)."""
     columns = ("case_id", "critical", "baseline", "candidate", "delta")
     fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
     return ({"result.json": result.to_dict(), "winner.md": render(result.best),
@@ -265,15 +250,12 @@ def decision_files(run: RunInfo, result: Result) -> tuple[dict[str, Any], dict[s
 
 
 def description(run: RunInfo, result: Result, search_calls: int, links: Mapping[str, str]) -> str:
-    """The parent run's description in the UI (markdown); `links` (text -> relative URL) lead on
-    from it, so they work on any host."""
+    """The parent run's description (markdown); `links` (text -> URL relative to the page: any host)."""
     verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     winner = "the seed" if result.best_id == result.seed_id else f"`{result.best_id[:12]}`"
     lines = [f"**{verdict}**: {result.promotion_reason}.",
              f"Holdout delta {holdout_text(result)} over {result.baseline_holdout.cases} cases; winner {winner} of "
              f"{result.candidate_count} pool members after {result.proposals} proposals ({result.stop_reason}; "
-             f"{search_calls} metric calls in the search, {result.metric_calls} in all)."]
-    if links:
-        lines.append(" · ".join(f"[{text}]({url})" for text, url in links.items())
-                     + "; every proposal: `proposals.json`.")
+             f"{search_calls} metric calls in the search, {result.metric_calls} in all).",
+             " · ".join(f"[{text}]({url})" for text, url in links.items()) + "; every proposal: `proposals.json`."]
     return "\n\n".join(lines + ([SIMULATION_NOTE] if run.simulated else []))

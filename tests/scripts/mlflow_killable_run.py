@@ -38,7 +38,7 @@ class KillingEvaluator(ToyEvaluator):
             while not (self._run_dir / "mlflow_run.json").is_file() and time.monotonic() < deadline:
                 time.sleep(0.1)
             if self._logger is not None and self._logger.process is not None:
-                os.kill(self._logger.process.proc.pid, signal.SIGKILL)
+                os.kill(self._logger.process.pid, signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
         return super().evaluate(artifact, cases, seed)
 
