@@ -168,9 +168,9 @@ def test_parent_tags_params_inputs_and_links(finished, mlflow_client) -> None:
     links = json.loads((run_dir / "result.json").read_text())["links"]
     port = mlflow_links.ui_port()  # the URL reaches the server the command starts
     assert links == {"mlflow_run_id": tracker.run_id, "mlflow_experiment_id": parent.info.experiment_id,
-                     "mlflow_tracking_uri": tracker.uri,
+                     "mlflow_tracking_uri": tracker.uri, "mlflow_run_name": parent.info.run_name,
                      "mlflow_run_url": f"http://127.0.0.1:{port}/#/experiments/{parent.info.experiment_id}/runs?"
-                                       f"viewStateShareKey=gepa-lab-run-{tracker.run_id}&workflowType=machine_learning",
+                                       "viewStateShareKey=gepa-lab-decisions&workflowType=machine_learning",
                      "mlflow_ui_command": f"mlflow ui --backend-store-uri {tracker.uri} --port {port}"}
 
 
@@ -216,22 +216,22 @@ def test_decision_is_readable_and_compares_first(finished, mlflow_client, tmp_pa
         f"rule.{r['rule']}": r.get("status") or ("passed" if r["passed"] else "failed") for r in expected}
 
 
-def test_links_open_saved_views_the_run_and_its_winner_pinned(finished, mlflow_client) -> None:
-    """The experiment's view (`report`): every parent, the decision columns; the run's own view (its
-    link): the same, the run pinned; its pool members' view: sorted by validation, the winner pinned."""
+def test_links_open_saved_views(finished, mlflow_client) -> None:
+    """The run's link opens every parent run with the decision columns, newest first: a named view
+    MLflow's "Views" menu lists; its pool members' view sorts them by validation (the winner first)."""
     tracker, _ = finished
     parents, candidates = (mlflow_client.get_experiment_by_name(n).tags for n in ("gepa-lab", "gepa-lab-candidates"))
-    decisions = json.loads(parents["mlflow.sharedViewState.gepa-lab-decisions"])
+    saved = json.loads(parents["mlflow.sharedViewState.gepa-lab-decisions"])
+    assert saved["name"] == "gepa-lab decisions" and saved["createdAt"] > 0
+    decisions = json.loads(saved["state"])
     assert decisions["columnOrder"][:4] == ["metrics.`holdout_delta`", "tags.`holdout_delta_ci`",
                                             "tags.`promotion_eligible`", "tags.`winner`"]
     assert {"metrics.`total_cost_usd`", "metrics.`total_metric_calls`", "tags.`conclusion`"} <= set(
         decisions["selectedColumns"])
-    assert decisions["searchFilter"] == "tags.`gepa.run_kind` = 'parent'" and decisions["runsPinned"] == []
-    own = json.loads(parents[f"mlflow.sharedViewState.gepa-lab-run-{tracker.run_id}"])
-    assert own == {**decisions, "runsPinned": [tracker.run_id]}
+    assert decisions["searchFilter"] == "tags.`gepa.run_kind` = 'parent'"
+    assert (decisions["orderByKey"], decisions["orderByAsc"]) == ("attributes.start_time", False)
     pool = json.loads(candidates[f"mlflow.sharedViewState.gepa-lab-pool-{tracker.run_id}"])
-    winner = by_key(mlflow_client, tracker.run_id)["iteration-0"].info.run_id
-    assert pool["searchFilter"] == f"tags.`gepa.parent_run_id` = '{tracker.run_id}'" and pool["runsPinned"] == [winner]
+    assert pool["searchFilter"] == f"tags.`gepa.parent_run_id` = '{tracker.run_id}'"
     assert (pool["orderByKey"], pool["orderByAsc"]) == ("metrics.`validation_mean`", False)
     assert pool["selectedColumns"][:2] == ["metrics.`validation_mean`", "tags.`is_best`"]
 
@@ -467,7 +467,7 @@ def test_a_run_killed_before_anything_reached_mlflow_resumes_into_a_new_run(mlfl
         toy_run(mlflow_uri, tmp_path, experiment="toy-nothing", tracker=first, before=(InterruptAt("start"),))
     assert first.run_id is None and not (tmp_path / "mlflow_run.json").exists()
     second = toy_run(mlflow_uri, tmp_path, experiment="toy-nothing", resume=True)
-    parents = mlflow_client.search_runs([second.experiment_id], "tags.experiment = 'toy-nothing'")
+    parents = mlflow_client.search_runs([second.state['experiment_id']], "tags.experiment = 'toy-nothing'")
     assert [p.info.run_id for p in parents] == [second.run_id]
     assert parents[0].info.status == "FINISHED" and "resume_count" not in parents[0].data.tags
 
@@ -557,10 +557,9 @@ def test_recipe_cli_run_logs_every_proposal(tmp_path) -> None:
     assert record["links"]["mlflow_run_id"] == parent.info.run_id
     # The summary's link and the command that serves it name the same port.
     port = re.search(r"serve it first: mlflow ui --backend-store-uri \S+ --port (\d+)\n", done.stdout).group(1)
-    url = mlflow_links.experiment_url(uri, experiment.experiment_id, mlflow_links.RUN_VIEW.format(parent.info.run_id))
-    url = url.replace(f":{mlflow_links.ui_port()}/", f":{port}/")
-    assert f"  mlflow      {url}\n              serve it first: mlflow ui --backend-store-uri {uri} --port {port}\n" \
-        in done.stdout
+    url = mlflow_links.experiment_url(uri, experiment.experiment_id).replace(f":{mlflow_links.ui_port()}/", f":{port}/")
+    assert f"  mlflow      {url}  (this run: {parent.info.run_name})\n              serve it first: mlflow ui " \
+           f"--backend-store-uri {uri} --port {port}\n" in done.stdout
 
 
 # -- configuration, helpers, public API ------------------------------------------------------
@@ -588,7 +587,7 @@ def test_each_decision_counts_the_store_s_runs_already_decided_on_its_holdout(tm
 
 
 def test_links_leave_out_a_tracking_uri_with_a_password() -> None:
-    links = run_links("postgresql://gepa:s3cret@127.0.0.1/mlflow", "7", "r1")
+    links = run_links("postgresql://gepa:s3cret@127.0.0.1/mlflow", "7", "r1", "toy-seed1-abcdef12")
     assert "mlflow_tracking_uri" not in links and "s3cret" not in json.dumps(links)
     assert links["mlflow_ui_command"] == (f"mlflow ui --backend-store-uri postgresql://gepa:***@127.0.0.1/mlflow "
                                           f"--port {mlflow_links.ui_port()}")

@@ -224,8 +224,7 @@ def test_a_run_stores_its_links_with_the_revision(capsys, cwd, mlflow_env):
     tracker = MlflowTracker(uri=f"sqlite:///{cwd / 'mlflow.db'}")
     result = run(cwd, StoreSubmitter("sqlite:///revisions.db"), trackers=[tracker])
     url, command = result.links["mlflow_run_url"], result.links["mlflow_ui_command"]
-    assert url.endswith(f"/runs?viewStateShareKey=gepa-lab-run-{result.links['mlflow_run_id']}"
-                        "&workflowType=machine_learning"), url  # every run's decision, this one pinned
+    assert url.endswith("/runs?viewStateShareKey=gepa-lab-decisions&workflowType=machine_learning"), url
     with RevisionStore("sqlite:///revisions.db") as store:
         evidence = store.get(result.revision["revision_id"]).evidence
     assert (evidence["mlflow_run_url"], evidence["mlflow_ui_command"]) == (url, command)

@@ -1,12 +1,10 @@
-"""Links into MLflow's UI (3.17) and the runs-table views they open; pure string work.
-
-A server's URL is its UI; a local store is served by `ui_command`, on a port free when the link
-was made, so the printed URL reaches that server and no other. A run's link opens the parent
-runs' table on the run's own saved view (an experiment tag `mlflow.sharedViewState.<key>`): the
-decision columns, the run pinned on top; its pool members' view sorts them by validation mean,
-the winner pinned. URLs carry `workflowType=machine_learning`: MLflow 3.17 opens an experiment in
-its GenAI view otherwise (it has no per-experiment setting).
-"""
+"""Links into MLflow's UI (3.17) and the runs-table views they open; pure string work. A local store
+is served by `ui_command` on a port free when the link was made (the URL reaches that server, no
+other). A run's link opens the saved view (an experiment tag `mlflow.sharedViewState.<key>`) of every
+parent run with the decision columns, newest first; its pool members' view sorts them by validation
+mean (the winner first, `is_best`). MLflow 3.17 drops pinned runs from a saved view, so the run is
+named beside the link. URLs carry `workflowType=machine_learning`: MLflow opens an experiment in its
+GenAI view otherwise and has no per-experiment setting."""
 
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 # Offline; stdout is the CLI's summary (no "View run at" line); MLflow's INFO lines stay out of stderr.
 ENV_DEFAULTS = {"MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -29,8 +26,7 @@ DECISIONS_VIEW = "gepa-lab-decisions"  # every parent run, the decision columns 
 VIEWS = json.loads(Path(__file__).with_name("mlflow_views.json").read_text(encoding="utf-8"))
 PARENT_FILTER = VIEWS["decisions"]["searchFilter"]  # selects parent runs
 LINK_TAG = "gepa.parent_run_id"  # a pool member's parent run (filterable: pool members have their own experiment)
-RUN_VIEW, POOL_VIEW = "gepa-lab-run-{}", "gepa-lab-pool-{}"  # a run's view; its pool members' (.format(run id))
-POOL_FILTER = f"tags.`{LINK_TAG}` = '{{}}'"  # .format(run id): a run's pool members
+POOL_VIEW, POOL_FILTER = "gepa-lab-pool-{}", f"tags.`{LINK_TAG}` = '{{}}'"  # .format(run id): a run's pool members
 
 
 def masked(uri: str) -> str:
@@ -43,8 +39,7 @@ def is_server(tracking_uri: str) -> bool:
 
 
 def unreachable(tracking_uri: str) -> str | None:
-    """Why a tracking server does not answer its /health endpoint (None: it does, or the store is
-    not a server): checked before anything is spent, as MLflow's client would retry for minutes."""
+    """Why a tracking server does not answer /health (None: it does, or it is no server)."""
     if not is_server(tracking_uri):
         return None
     try:
@@ -57,14 +52,12 @@ def unreachable(tracking_uri: str) -> str | None:
 
 def free_port() -> int:
     """5000 (`mlflow ui`'s default) when nothing listens there, else a port the system calls free."""
-    for port in (5000, 0):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-                return int(probe.getsockname()[1])
-            except OSError:
-                continue
-    raise OSError("no free local port for `mlflow ui`")
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", 5000))
+        except OSError:
+            probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @functools.cache
@@ -87,14 +80,18 @@ def ui_command(tracking_uri: str) -> str | None:
         f"mlflow ui --backend-store-uri {masked(tracking_uri)} --port {ui_port()}"
 
 
-def view_state(kind: str, pinned: Sequence[str] = (), search_filter: str | None = None) -> dict[str, Any]:
-    """MLflow's shared view state of `kind` ("decisions" or "candidates"): its columns in order, with
-    widths that show their values whole, and the runs pinned on top."""
+def view_state(kind: str, search_filter: str | None = None) -> str:
+    """MLflow's view state of `kind` (mlflow_views.json: columns in order, their widths, the order)."""
     view = VIEWS[kind]
     columns = list(view["columnWidths"])
-    return {"searchFilter": view["searchFilter"] if search_filter is None else search_filter,
-            "orderByKey": view["orderByKey"], "orderByAsc": False, "selectedColumns": columns,
-            "columnOrder": columns, "columnWidths": view["columnWidths"], "runsPinned": list(pinned)}
+    return json.dumps({"searchFilter": view["searchFilter"] if search_filter is None else search_filter,
+                       "orderByKey": view["orderByKey"], "orderByAsc": False, "selectedColumns": columns,
+                       "columnOrder": columns, "columnWidths": view["columnWidths"]})
+
+
+def saved_view(name: str, state: str, created_ms: int) -> str:
+    """A view as MLflow's "Views" menu lists it (a named envelope around the state)."""
+    return json.dumps({"name": name, "createdAt": created_ms, "updatedAt": created_ms, "state": state})
 
 
 def _root(tracking_uri: str) -> str:
@@ -109,8 +106,7 @@ def experiment_url(tracking_uri: str, experiment_id: str, view: str | None = DEC
 
 
 def run_url(tracking_uri: str, experiment_id: str | None, run_id: str, artifact: str = "") -> str:
-    """A run's page (description, notes, files; `artifact` opens that file); without the experiment
-    id, MLflow's direct route, which looks it up."""
+    """A run's page (`artifact`: that file open); no experiment id: MLflow's route that looks it up."""
     where = f"experiments/{experiment_id}/runs" if experiment_id else "runs"
     return f"{_root(tracking_uri)}#/{where}/{run_id}{f'/artifacts/{artifact}' if artifact else ''}?{CLASSIC_VIEW}"
 

@@ -1,13 +1,10 @@
 """The MLflow logging process: every MLflow call of `MlflowTracker`, off the engine, on another
-core (experiments/reports/mlflow_logging_cost.md). Only MLflow's public client API is used.
-
-The tracker writes the engine's events, length-prefixed pickles of `(method, args)`, to this
-process's stdin; a reader thread queues them (the engine never waits) and `serve` runs them in
-order against one `RunLogger` per run, replying `opened` / `ended` on the original stdout (fd 1 goes
-to stderr: a stray print cannot corrupt the replies). Input ending with a run open (the engine was
-killed) ends that run KILLED once everything received is written. An MLflow failure is counted,
-never raised: the run record in the run dir is the source of truth.
-"""
+core (experiments/reports/mlflow_logging_cost.md), with MLflow's public client API only. The
+tracker writes the engine's events, `(method, args)` pickles, to its stdin; a reader thread queues
+them (the engine never waits), `serve` runs them in order against a `RunLogger` per run and replies
+`opened` / `ended` on the original stdout (fd 1 goes to stderr: a stray print cannot corrupt them).
+Input ending with a run open (the engine was killed) ends it KILLED once all received is written.
+An MLflow failure is counted, never raised: the run record in the run dir is the source of truth."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ KILLED = {"stop_reason": "killed", "promotion_eligible": "false",
 
 
 def pack(message: Any) -> bytes:
-    """A message on the wire: its pickle, pickled again (read whole even when its classes cannot
-    be loaded; a value that cannot be pickled sends nothing)."""
+    """A message's pickle, pickled again: read whole even if a class of it cannot be loaded."""
     return pickle.dumps(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -56,14 +52,8 @@ def sqlite_path(uri: str) -> Path | None:
 
 
 def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
-    """Every run of the experiments that matches, page after page."""
-    runs: list[Any] = []
-    token = None
-    while True:
-        page = client.search_runs(experiment_ids, filter_string, max_results=1000, page_token=token)
-        runs, token = runs + list(page), page.token
-        if not token:
-            return runs
+    """The runs of the experiments that match (up to 50,000: MLflow's most in one search)."""
+    return list(client.search_runs(experiment_ids, filter_string, max_results=50_000))
 
 
 def _metrics(values: dict[str, float], step: int) -> list[Any]:
@@ -85,6 +75,7 @@ class RunLogger:
                  reopen: str | None, env: dict[str, str]):
         os.environ.update(env)  # the engine's MLFLOW_* settings now, not when this process started
         self.uri, self.run, self.plots, self.common = uri, run, plots, values.common_tags(run)
+        self.name = f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}"
         self.client: Any = None
         self.run_id: str | None = None
         self.experiment_id = self.candidates_id = ""
@@ -121,10 +112,11 @@ class RunLogger:
     def state(self) -> dict[str, Any]:
         """What the tracker learns in a reply (errors capped: a reply never fills the pipe)."""
         return {"run_id": self.run_id, "experiment_id": self.experiment_id, "start_error": self.start_error,
+                "run_name": self.name,
                 "holdout_reuse": self.reuse, "errors": self.errors[:20], "error_count": len(self.errors)}
 
     def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None) -> bool:
-        """The parent run, reopened or new (True), and its view: every parent, this one pinned."""
+        """The parent run, reopened or new (True)."""
         from filelock import FileLock
         from mlflow import MlflowClient
 
@@ -138,9 +130,6 @@ class RunLogger:
         reopened = bool(reopen) and self._reopen(str(reopen))
         if not reopened:
             self._create_parent()
-        assert self.run_id is not None
-        self.client.set_experiment_tag(self.experiment_id, links.VIEW_TAG + links.RUN_VIEW.format(self.run_id),
-                                       json.dumps(links.view_state("decisions", pinned=[self.run_id])))
         if self.run.run_dir:
             stored = {"run_id": self.run_id, "experiment_id": self.experiment_id, "tracking_uri": self.uri}
             write_text_atomic(Path(self.run.run_dir) / RUN_FILE, json.dumps(stored, indent=2) + "\n")
@@ -155,9 +144,10 @@ class RunLogger:
                 self.client.create_experiment(name, artifact_location=location)
             if (found := self.client.get_experiment_by_name(name)) is None:
                 raise LookupError(f"MLflow experiment {name!r} could not be created")
-        key, view = links.VIEW_TAG + links.DECISIONS_VIEW, json.dumps(links.view_state("decisions"))
-        if decisions and found.tags.get(key) != view:
-            self.client.set_experiment_tag(found.experiment_id, key, view)
+        key, state = links.VIEW_TAG + links.DECISIONS_VIEW, links.view_state("decisions")
+        if decisions and json.loads(found.tags.get(key, "{}")).get("state") != state:  # (an older gepa-lab's)
+            self.client.set_experiment_tag(found.experiment_id, key, links.saved_view(
+                "gepa-lab decisions", state, int(time.time() * 1000)))
         return str(found.experiment_id)
 
     def _create_parent(self) -> None:
@@ -172,9 +162,8 @@ class RunLogger:
         # else of the working directory; none outside a git checkout.
         if commit := next(filter(None, map(get_git_commit, [str(Path(__file__).parents[1]), os.getcwd()])), None):
             tags[MLFLOW_GIT_COMMIT] = commit
-        name = f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}"
         start_ms = int(datetime.fromisoformat(run.started_at).timestamp() * 1000)
-        self.run_id = self.client.create_run(self.experiment_id, start_ms, tags, run_name=name).info.run_id
+        self.run_id = self.client.create_run(self.experiment_id, start_ms, tags, run_name=self.name).info.run_id
         # `holdout_delta` is NaN (undecided) until the end: logged first, it is the metric MLflow's
         # comparison plots by default (the UI takes a run's metrics in the order they were created).
         params = values.parent_files(run)[0]
@@ -214,12 +203,10 @@ class RunLogger:
         """Continue an interrupted run's parent, learning what it holds (False: not in this store)."""
         from mlflow.exceptions import MlflowException
 
-        client = self.client
-        try:
+        client, parent = self.client, None
+        with contextlib.suppress(MlflowException):
             parent = client.get_run(run_id)
-        except MlflowException:
-            return False
-        if parent.info.lifecycle_stage != "active":
+        if parent is None or parent.info.lifecycle_stage != "active":
             return False
         tags = parent.data.tags
         self.run_id, self.experiment_id = run_id, parent.info.experiment_id
@@ -319,17 +306,18 @@ class RunLogger:
             self.rows = {}
 
     def decision(self, result: Result) -> None:
-        """The outcome; the pool members' view, winner pinned; a description that links on to both."""
+        """The outcome; the pool members' view; a description that links on to it, the decisions, the diff."""
         if self.run_id is None or self.ended:
             return
         self.flush()
         client, best, rid = self.client, self.nested.get(result.best_id), self.run_id
-        pool = links.view_state("candidates", [best] if best else [], links.POOL_FILTER.format(rid))
+        pool = links.view_state("candidates", links.POOL_FILTER.format(rid))
         self.safe("save the pool members' view", client.set_experiment_tag, self.candidates_id,
-                  links.VIEW_TAG + links.POOL_VIEW.format(rid), json.dumps(pool))
-        leads = {"all runs' decisions": links.experiment_url("", self.experiment_id, links.RUN_VIEW.format(rid)),
-                 "the winner's diff to the seed": links.run_url("", self.experiment_id, rid, "winner_diff.txt"),
-                 "this run's pool members": links.experiment_url("", self.candidates_id, links.POOL_VIEW.format(rid))}
+                  links.VIEW_TAG + links.POOL_VIEW.format(rid), pool)
+        leads = {"the winner's diff to the seed": links.run_url("", self.experiment_id, rid, "winner_diff.txt"),
+                 "this run's pool members by validation": links.experiment_url("", self.candidates_id,
+                                                                               links.POOL_VIEW.format(rid)),
+                 "every run's decision": links.experiment_url("", self.experiment_id)}
         text = self.safe("read the run's notes", lambda: client.get_run(self.run_id).data.tags[DESCRIPTION_TAG]) or ""
         notes = text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""  # added while the run ran
         tags = {**values.decision_tags(result, self.run.submit),

@@ -1,17 +1,15 @@
-"""MLflow tracking (docs/design.md §6): a run's decision, its pool and every proposal, comparable
-in `mlflow ui` (the layout: the README, "Comparing runs in MLflow"), logged by a separate process
-(`mlflow_logger.py`) so the search never waits: each hook writes its event to that process's pipe
-and returns. One logging process starts early (`gepa_lab.__main__`, else when a tracker is built),
-imports MLflow while the run gets ready, and serves run after run. The engine waits only at start
-for a remote store (until its parent run exists: a bad store fails before anything is spent), in
-`links()` until the parent run exists, and at the end until everything is written. After `start()`
-an MLflow error never stops the search: it is counted, tagged on the parent run
-(`mlflow_tracker.errors`, `mlflow_tracker.first_error`) and warned about at the end.
-"""
+"""MLflow tracking (docs/design.md §6; the layout: the README, "Comparing runs in MLflow"), logged by
+a separate process (`mlflow_logger.py`): each hook writes its event to that process's pipe and
+returns. One logging process starts early (`gepa_lab.__main__`, else when a tracker is built),
+imports MLflow while the run gets ready and serves run after run. The engine waits only at start
+for a remote store (a bad store fails before anything is spent), in `links()` until the parent run
+exists and at the end until everything is written. After `start()` an MLflow error never stops the
+search: it is counted, tagged on the parent run (`mlflow_tracker.errors`, `.first_error`), warned of."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
@@ -37,8 +35,7 @@ DEFAULT_EXPERIMENT = "gepa-lab"
 
 
 def default_uri() -> str:
-    """As MLflow itself: $MLFLOW_TRACKING_URI, else `mlflow.db` in the working directory, made
-    absolute (Hydra does not chdir, but a later `mlflow ui` may run elsewhere)."""
+    """As MLflow itself: $MLFLOW_TRACKING_URI, else `mlflow.db` in the working directory (absolute)."""
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd().resolve() / 'mlflow.db'}"
 
 
@@ -47,11 +44,10 @@ def candidates_experiment(experiment: str) -> str:
     return f"{experiment}-candidates"
 
 
-def run_links(uri: str, experiment_id: str, run_id: str) -> dict[str, str]:
-    """Where a run is: ids, its link, for a local store the command that serves the link, and the
-    tracking URI (where a later tracker logs to the same run) unless it holds a password."""
-    out = {"mlflow_run_id": run_id, "mlflow_experiment_id": experiment_id,
-           "mlflow_run_url": mlflow_links.experiment_url(uri, experiment_id, mlflow_links.RUN_VIEW.format(run_id))}
+def run_links(uri: str, experiment_id: str, run_id: str, run_name: str) -> dict[str, str]:
+    """Ids, the run's link and name, the command that serves it (a local store), the URI (no password)."""
+    out = {"mlflow_run_id": run_id, "mlflow_experiment_id": experiment_id, "mlflow_run_name": run_name,
+           "mlflow_run_url": mlflow_links.experiment_url(uri, experiment_id)}
     if command := mlflow_links.ui_command(uri):
         out["mlflow_ui_command"] = command
     return out | ({"mlflow_tracking_uri": uri} if urllib.parse.urlsplit(uri).password is None else {})
@@ -71,15 +67,13 @@ def prespawn() -> None:
 
 @atexit.register
 def _stop_idle() -> None:
-    """An idle logger has written everything (or was never used: a config error after the early
-    start): stopped, it does not finish importing MLflow for nothing."""
+    """Idle loggers have written everything (or never ran: a config error after the early start)."""
     for process in IDLE:
         process.kill()
 
 
 class MlflowTracker:
-    """Tracker (`gepa_lab.core.events.Tracker`) that logs a run to MLflow. Built from
-    `conf/tracking/mlflow.yaml`; everything per run arrives in `start(run)`."""
+    """The `Tracker` that logs runs to MLflow (`conf/tracking/mlflow.yaml`); a run arrives in `start`."""
 
     def __init__(self, uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
                  artifact_location: str | None = None, plots: bool = True):
@@ -96,10 +90,6 @@ class MlflowTracker:
     @property
     def run_id(self) -> str | None:
         return self.state.get("run_id")
-
-    @property
-    def experiment_id(self) -> str | None:
-        return self.state.get("experiment_id") or None
 
     @property
     def errors(self) -> list[str]:
@@ -133,8 +123,6 @@ class MlflowTracker:
         log.warning("MLflow logging stopped: %s; the run record in the run dir has everything", self._errors[-1])
 
     def start(self, run: RunInfo) -> None:
-        for name, value in mlflow_links.ENV_DEFAULTS.items():
-            os.environ.setdefault(name, value)
         if self.process is not None:  # started again without an end: the old run ends KILLED
             self.process.stdin.close()  # type: ignore[union-attr]
         self.process, self.state, self._errors = None, {}, []
@@ -157,18 +145,14 @@ class MlflowTracker:
 
     @staticmethod
     def _stored_run(run: RunInfo) -> dict[str, Any]:
-        path = Path(run.run_dir) / RUN_FILE if run.run_dir else None
-        if run.resume is None or path is None or not path.is_file():
-            return {}
-        try:
-            return dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            log.warning("cannot read %s (%s): the resumed run gets a new MLflow run", path, exc)
-            return {}
+        """The MLflow run (id, store) of the run this one resumes; none readable: a new MLflow run."""
+        path = Path(run.run_dir or ".") / RUN_FILE
+        with contextlib.suppress(OSError, ValueError):
+            return dict(json.loads(path.read_text("utf-8"))) if run.resume and run.run_dir else {}
+        return {}
 
     def _preflight(self, db: Path | None) -> None:
-        """What would otherwise fail late: an HTTP store is retried with backoff for minutes; a
-        SQLite store needs a writable file (MLflow creates the file but not its folder)."""
+        """What would fail late: MLflow retries a server for minutes; SQLite needs a writable folder."""
         if (why := mlflow_links.unreachable(self.uri)) is not None:
             raise TrackingError(why)
         try:
@@ -198,7 +182,8 @@ class MlflowTracker:
         return self.state.get("holdout_reuse") if self._opened() else None
 
     def links(self) -> dict[str, str]:
-        return run_links(self.uri, str(self.experiment_id), str(self.run_id)) if self._opened() else {}
+        return run_links(self.uri, self.state["experiment_id"], str(self.run_id), self.state["run_name"]) \
+            if self._opened() else {}
 
     def candidate(self, info: CandidateInfo) -> None:
         """The seed's run. (An accepted child is logged with its proposal, which follows.)"""
@@ -220,8 +205,7 @@ class MlflowTracker:
         self._close()
 
     def fail(self, error: BaseException) -> None:
-        """End the parent run KILLED (KeyboardInterrupt) or FAILED, with the error (redacted: a
-        provider's error may echo the API key); never raises but a second Ctrl-C while it drains."""
+        """The run ends KILLED (Ctrl-C) or FAILED with the error, redacted (it may echo an API key)."""
         killed, name = isinstance(error, KeyboardInterrupt), type(error).__name__
         tags = {"error": values.clip(describe(error)), "stop_reason": "interrupted" if killed else "error",
                 "promotion_eligible": "false", "promotion_reason": f"run did not finish ({name})"}
@@ -232,14 +216,9 @@ class MlflowTracker:
 
     def _close(self) -> None:
         """Wait until the logger has written everything (it replies `ended`), then free it."""
-        if (process := self.process) is None:
+        if self.process is None:
             return
-        try:
-            self._await("ended")
-        except BaseException:  # a second Ctrl-C: the logger finishes in the background
-            process.stdin.close()  # type: ignore[union-attr]
-            self.process = None
-            raise
+        self._await("ended")  # (a second Ctrl-C stops the wait; the logger finishes in the background)
         if self.process is not None and self.process.poll() is None:
             IDLE.append(self.process)
         self.process = None

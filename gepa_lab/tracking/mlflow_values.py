@@ -1,9 +1,9 @@
-"""What MLflow gets, built from gepa-lab values: keys, params (whole, never cut), tags (cut
-visibly), metric values rounded for reading, tables, readable texts and diffs, and what a run, a
-pool member, a proposal and a decision put into MLflow. Pure functions: no MLflow import."""
+"""What a run, a pool member, a proposal and a decision put into MLflow: keys, params (never cut),
+tags (cut visibly), metric values rounded for reading, tables, readable texts and diffs. Pure."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
@@ -43,8 +43,7 @@ def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 def split_params(flat: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(params, long values): a value MLflow cannot store whole is not cut; its param says where
-    the full value is (the artifact `config/long_params.json`)."""
+    """(params, long values): a value too long is not cut, its param points to config/long_params.json."""
     params, long_values = {}, {}
     for name, value in flat.items():
         if len(value) > PARAM_MAX or len(name) > KEY_MAX:
@@ -63,8 +62,7 @@ def clip(text: str, limit: int = TAG_MAX) -> str:
 
 
 def render(artifact: Artifact) -> str:
-    """Readable text of an artifact: SKILL.md for skills, else one section per field (so a
-    prompt's text diffs line by line, not as one JSON string)."""
+    """SKILL.md for skills, else a section per field (a prompt diffs line by line, not as one JSON)."""
     if callable(markdown := getattr(artifact, "render_markdown", None)):
         return str(markdown())
     return "\n".join(f"## {name}\n\n{chr(10).join(value) if isinstance(value, (list, tuple)) else value}\n"
@@ -79,9 +77,8 @@ def diff_text(parent: str, child: str, fromfile: str = "parent", tofile: str = "
 
 
 def readable(values: Mapping[str, float | None]) -> dict[str, float]:
-    """Metric values as the UI's columns should show them (it has no number format): 4 decimals,
-    4 significant digits below 0.001, whole numbers whole; result.json keeps every bit. NaN, inf
-    and unknown (None) values are left out: useless in comparisons."""
+    """Values for the UI's columns (no number format there): 4 decimals, 4 digits below 0.001, whole
+    numbers whole (result.json keeps every bit); NaN, inf and None left out: useless to compare."""
     return {k: x if x.is_integer() else round(x, max(4, 3 - math.floor(math.log10(abs(x)))))
             for k, v in values.items() if v is not None and math.isfinite(x := float(v))}
 
@@ -105,7 +102,6 @@ def validation_metrics(batch: ScoredBatch | None) -> dict[str, float]:
     return {"validation_mean": summary.score, **{safe_key("validation", k): v for k, v in summary.objectives.items()}}
 
 
-# -- the parent run ------------------------------------------------------------------------------
 def common_tags(run: RunInfo) -> dict[str, str]:
     """Tags of the parent and of every pool member's run (a sweep job's sweep id among them)."""
     sweep = run.config.get("sweep") or {}
@@ -115,10 +111,9 @@ def common_tags(run: RunInfo) -> dict[str, str]:
 
 def parent_tags(run: RunInfo) -> dict[str, str]:
     ds, sweep = run.dataset, run.config.get("sweep") or {}
-    try:
+    installed = "unknown"
+    with contextlib.suppress(PackageNotFoundError):
         installed = version("gepa-lab")
-    except PackageNotFoundError:
-        installed = "unknown"
     tags = {**common_tags(run), "gepa.run_kind": "parent", "algorithm": run.algorithm,
             "gepa.experiment_id": run.experiment_id, "gepa_lab.version": installed, "dataset.id": ds.id,
             "dataset.version": ds.version, "submit": str(run.submit).lower(), "promotion_eligible": "pending",
@@ -140,7 +135,6 @@ def parent_files(run: RunInfo) -> tuple[dict[str, str], dict[str, Any]]:
     return params, files | ({"config/long_params.json": long_values} if long_values else {})
 
 
-# -- pool members and proposals ------------------------------------------------------------------
 def _member(key: str, name: str, tags: dict[str, str], metrics: dict[str, float | None], artifact: Artifact,
             parent: Artifact | None, details: dict[str, Any]) -> dict[str, Any]:
     """A pool member's run: its text, its diff to its parent, one JSON of the rest."""
@@ -188,7 +182,6 @@ def accepted_member(p: Proposal) -> dict[str, Any]:
                    p.artifact, p.parent, details)
 
 
-# -- the decision --------------------------------------------------------------------------------
 def holdout_text(result: Result) -> str:
     """`+0.1757 [+0.0995, +0.2541] 95% CI`: the delta and its interval, short enough for a column."""
     if not result.baseline_holdout.cases:
@@ -200,8 +193,7 @@ def holdout_text(result: Result) -> str:
 
 
 def decision_metrics(result: Result) -> dict[str, float]:
-    """One name per quantity (what the `search/...` series ends on is not repeated); `total_*`
-    include the holdout comparison, `search/metric_calls` does not."""
+    """One name per quantity; `total_*` include the holdout comparison, `search/...` do not."""
     cost, holdout, interval, transfer = result.cost_usd or {}, result.baseline_holdout.cases, \
         result.holdout_interval, result.transfer or {}
     metrics: dict[str, float | None] = {
@@ -238,8 +230,7 @@ def decision_tags(result: Result, submit: bool) -> dict[str, str]:
 
 
 def decision_files(run: RunInfo, result: Result) -> tuple[dict[str, Any], dict[str, dict[str, list[Any]]]]:
-    """(files, tables): the result, the winner and its diff to the seed; the holdout comparison and
-    the promotion rules as MLflow tables (`mlflow.load_table` reads them)."""
+    """(files, tables): result, winner and its diff to the seed; holdout comparison and rules tables."""
     columns = ("case_id", "critical", "baseline", "candidate", "delta")
     fields = list(dict.fromkeys(["rule", "passed", "detail", *(k for r in result.promotion_rules for k in r)]))
     return ({"result.json": result.to_dict(), "winner.md": render(result.best),
@@ -253,9 +244,9 @@ def description(run: RunInfo, result: Result, search_calls: int, links: Mapping[
     """The parent run's description (markdown); `links` (text -> URL relative to the page: any host)."""
     verdict = "ELIGIBLE" if result.promotion_eligible else "NOT ELIGIBLE"
     winner = "the seed" if result.best_id == result.seed_id else f"`{result.best_id[:12]}`"
-    lines = [f"**{verdict}**: {result.promotion_reason}.",
+    lines = [f"**{verdict}**: {result.promotion_reason}.", " · ".join(f"[{k}]({v})" for k, v in links.items()),
              f"Holdout delta {holdout_text(result)} over {result.baseline_holdout.cases} cases; winner {winner} of "
              f"{result.candidate_count} pool members after {result.proposals} proposals ({result.stop_reason}; "
-             f"{search_calls} metric calls in the search, {result.metric_calls} in all).",
-             " · ".join(f"[{text}]({url})" for text, url in links.items()) + "; every proposal: `proposals.json`."]
+             f"{search_calls} metric calls in the search, {result.metric_calls} in all); every proposal: "
+             "`proposals.json`."]
     return "\n\n".join(lines + ([SIMULATION_NOTE] if run.simulated else []))
