@@ -32,7 +32,6 @@ from gepa_lab.tracking import mlflow_links as links
 from gepa_lab.tracking import mlflow_values as values
 
 RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues, and its store
-PARENT_RUN_TAG = "mlflow.parentRunId"  # MLflow's own: the UI links a pool member to its parent
 DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
 NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
 FLUSH_EVERY_S = 2.0
@@ -244,7 +243,7 @@ class RunLogger:
         if self.run_id is None or m["key"] in self.logged_keys:
             return
         tags = {**self.common, **m["tags"], "gepa.run_kind": "candidate", "gepa.key": m["key"],
-                PARENT_RUN_TAG: self.run_id, links.LINK_TAG: self.run_id}
+                "mlflow.parentRunId": self.run_id, links.LINK_TAG: self.run_id}  # MLflow's link, and ours
         run_id = self.client.create_run(self.candidates_id, tags=tags, run_name=m["name"]).info.run_id
         try:
             self.client.log_batch(run_id, metrics=_metrics(m["metrics"], step=0))

@@ -44,14 +44,9 @@ def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 def split_params(flat: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """(params, long values): a value too long is not cut, its param points to config/long_params.json."""
-    params, long_values = {}, {}
-    for name, value in flat.items():
-        if len(value) > PARAM_MAX or len(name) > KEY_MAX:
-            long_values[name] = value
-            if len(name) <= KEY_MAX:
-                params[name] = f"<{len(value)} chars: see artifact config/long_params.json>"
-        else:
-            params[name] = value
+    long_values = {name: value for name, value in flat.items() if len(value) > PARAM_MAX or len(name) > KEY_MAX}
+    params = {name: f"<{len(value)} chars: see artifact config/long_params.json>" if name in long_values else value
+              for name, value in flat.items() if len(name) <= KEY_MAX}
     return params, long_values
 
 
@@ -201,8 +196,7 @@ def decision_metrics(result: Result) -> dict[str, float]:
         "seed_validation_mean": result.baseline_validation.score, "total_metric_calls": result.metric_calls,
         "total_cost_usd": sum(cost.values()),
         "total_task_cost_usd": cost.get("task", 0.0), "total_reflection_tokens": result.reflection_tokens,
-        "holdout_reuse": result.holdout_reuse,
-        "holdout_delta": result.holdout_delta if holdout else None,
+        "holdout_reuse": result.holdout_reuse, "holdout_delta": result.holdout_delta if holdout else None,
         "seed_holdout_mean": result.baseline_holdout.score if holdout else None,
         "winner_holdout_mean": result.candidate_holdout.score if holdout else None,
         "holdout_delta_low": interval[0] if interval else None, "holdout_delta_high": interval[1] if interval else None,
