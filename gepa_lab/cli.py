@@ -114,7 +114,8 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
 
     params = OmegaConf.select(config, "hydra.sweeper.params") or {}
     lines = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
-    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    hydra = GlobalHydra.instance()  # a glob sweep needs the loader; `report` expands a sweep without one
+    parser = OverridesParser.create(config_loader=hydra.config_loader() if hydra.is_initialized() else None)
     per_key: dict[str, list[str]] = {}
     for override in parser.parse_overrides(lines):
         key = override.get_key_element()
@@ -129,8 +130,8 @@ def _lm_unused(config: DictConfig) -> ConfigError | None:
     keys = (str(line).split("=")[0].lstrip("+~") for line in config.hydra.overrides.task)
     key = None if uses_lm(config) else next((k for k in keys if k == "lm" or k.startswith("lm.")), None)
     return None if key is None else ConfigError(f"{key} is set, but no component of this run uses an LM; pick one "
-                                                "that does (reflector=dspy, evaluator=skillcraft_dspy or "
-                                                "dspy_program) or drop it")
+                                                "that does (reflector=lm, evaluator=prompt, skillcraft_dspy "
+                                                "or dspy_program) or drop it")
 
 
 def check_run(config: DictConfig) -> None:
@@ -341,12 +342,33 @@ def _trackers(conf: Config, tracker: Any, evaluator: Any, run_dir: Path) -> list
     return trackers + list(extra(run_dir)) if callable(extra) else trackers
 
 
+def _optimize(cfg: DictConfig, conf: Config, run_dir: Path, resume: bool, name: str,
+              hydra_choices: dict[str, Any] | None, sweep: dict[str, Any] | None) -> tuple[Any, Any]:
+    """Build the components, load the frozen dataset and the seed, run `optimize`."""
+    from gepa_lab.data import load_dataset
+    from gepa_lab.search.engine import optimize
+
+    evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
+    tracker = build("tracking", cfg.tracking)
+    # The store is opened only by what uses it: a submission, or a seed read from it.
+    submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
+    transfer = build("transfer.evaluator", cfg.transfer.evaluator)
+    dataset, seed = load_dataset(conf.dataset)
+    seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
+    result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
+                      reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
+                      submit=conf.submit, run_dir=run_dir, resume=resume,
+                      trackers=_trackers(conf, tracker, evaluator, run_dir),
+                      name=name, run_config=_run_config(cfg, hydra_choices, sweep), transfer=transfer)
+    return result, evaluator
+
+
 def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -> int:
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
-    from gepa_lab.data import load_dataset, resolve_path
+    from gepa_lab.data import resolve_path
+    from gepa_lab.lm.server import serving
     from gepa_lab.runs.record import run_state
-    from gepa_lab.search.engine import optimize
     from gepa_lab.summary import format_summary
 
     _sigterm_as_interrupt()
@@ -358,30 +380,21 @@ def _run(cfg: DictConfig, run_dir: Path, hydra_choices: dict[str, Any] | None) -
         # A sweep job resumes an unfinished run in its dir and skips a finished one (re-running a
         # sweep into the same hydra.sweep.dir); a single run into a used dir is refused earlier.
         sweep, resume = sweep_of_job(), bool(conf.resume)
+        name = _experiment_name(conf, hydra_choices or {})
         if sweep is not None and not resume:
             state = run_state(run_dir)  # a damaged record raises ResumeError: exit 1
             if state == "finished":
                 logging.getLogger("gepa_lab").info("sweep job %s already finished: skipped", run_dir)
-                print(_skipped(run_dir, _experiment_name(conf, hydra_choices or {}), conf.search.random_seed))
+                print(_skipped(run_dir, name, conf.search.random_seed))
                 return 0
             resume = state == "unfinished"
-        evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
-        tracker = build("tracking", cfg.tracking)
-        # The store is opened only by what uses it: a submission, or a seed read from it.
-        submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
-        transfer = build("transfer.evaluator", cfg.transfer.evaluator)
         if conf.resume:
             run_dir = resolve_path(conf.resume)
             if not run_dir.is_dir():
                 raise ConfigError(f"resume={conf.resume}: no such run directory")
-        dataset, seed = load_dataset(conf.dataset)
-        seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
-        name = _experiment_name(conf, hydra_choices or {})
-        result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,
-                          reflection=conf.reflection, promotion=conf.promotion, submitter=submitter,
-                          submit=conf.submit, run_dir=run_dir, resume=resume,
-                          trackers=_trackers(conf, tracker, evaluator, run_dir),
-                          name=name, run_config=_run_config(cfg, hydra_choices, sweep), transfer=transfer)
+        # lm=local: the model server lives exactly as long as the components that call it.
+        with serving(conf.lm.server if uses_lm(cfg) else None, run_dir):
+            result, evaluator = _optimize(cfg, conf, run_dir, resume, name, hydra_choices, sweep)
     except AlreadyDone as exc:  # e.g. a second submit=true: the record already holds it
         print(f"gepa_lab: {exc}")
         return 0

@@ -251,7 +251,7 @@ class DatasetSource:
     feedback: str = "feedback.jsonl"
     validation: str = "validation.jsonl"
     holdout: str | None = "holdout.jsonl"  # None: run without a holdout split
-    # Sealed: no run reads it; `report --confirm` opens it once per run (docs/research.md).
+    # Sealed: no run reads it; `report --confirm` opens it once per winner, its digest required (docs/research.md).
     confirmation: str | None = "confirmation.jsonl"
     manifest: str | None = "manifest.json"  # digests to verify; None: skip
     # Relative to `path`, then the working directory; null: the evaluator's own seed (a DSPy program's
@@ -292,8 +292,13 @@ def load_confirmation(source: DatasetSource, dataset: Dataset) -> list[Case]:
         raise FileNotFoundError(f"dataset {root} has no confirmation split ({source.confirmation or 'none set'}); add "
                                 "a confirmation.jsonl of unseen cases (and its digest to the manifest) to confirm a "
                                 "study's winner")
+    meta = _manifest(root, source.manifest)
+    if not meta.get("splits", {}).get("confirmation", {}).get("sha256"):
+        raise ValueError(f"dataset {root} has no digest for its confirmation split in {source.manifest or 'a manifest'}"
+                         f"; add splits.confirmation.sha256 (gepa_lab.core.contracts.split_digest of its cases) "
+                         "so that an edited split is refused")
     cases = load_split(path)
-    _check_digest(_manifest(root, source.manifest), "confirmation", cases)
+    _check_digest(meta, "confirmation", cases)
     seen = {content_key(c): c.id for name in SPLITS for c in dataset.split(name)}
     ids = {c.id for name in SPLITS for c in dataset.split(name)}
     for case in cases:

@@ -3,15 +3,17 @@
     import dspy
     from gepa_lab.dspy import GEPA
 
-    optimizer = GEPA(metric=metric, reflection_lm=dspy.LM("openai/gpt-4o"), max_metric_calls=300)
+    optimizer = GEPA(metric=metric, reflection_lm=dspy.LM("openai/gpt-4o"), auto="light")
     optimized = optimizer.compile(program, trainset=train, valset=val, holdoutset=holdout)
     print(optimized.decision)          # eligible or not, why, the holdout interval, the run dir
 
-`compile` runs the same engine as `python -m gepa_lab evaluator=dspy_program` (the evaluator of
-evaluators/dspy_program/, the LM reflector of gepa_lab/lm/), with the same run record, resume,
+`compile` runs the same engine as `python -m gepa_lab evaluator=dspy_program` (the program
+evaluator and the LM reflector of gepa_lab/lm/), with the same run record, resume,
 MLflow run and revision-store submission. The seed is the program's own instructions; the
 splits are the examples given, frozen and digested (no files to write first). Everything is
-checked before the first paid call. A winner that is not promotion-eligible is not returned
+checked before the first paid call, the LMs' keys included. Nothing is written into the working
+directory unless asked: the run record goes under the user's cache directory, MLflow only with a
+tracking URI or `mlflow=True`. A winner that is not promotion-eligible is not returned
 unless asked for (`return_winner_if_not_eligible=True`): the seed program comes back, with the
 decision saying why.
 """
@@ -19,6 +21,7 @@ decision saying why.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -27,14 +30,19 @@ from typing import Any
 
 import dspy
 from dspy.teleprompt import Teleprompter
+from dspy.teleprompt.gepa.gepa import AUTO_RUN_SETTINGS
 
 from gepa_lab.core.contracts import Dataset, canonical_json, sha256_hex
 from gepa_lab.core.errors import ConfigError, ResumeError
 from gepa_lab.core.result import Result
 from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, SearchConfig
 from gepa_lab.lm.config import settings_of
+from gepa_lab.lm.examples import example_inputs, examples_to_cases
+from gepa_lab.lm.loading import metric_form
+from gepa_lab.lm.program import DspyProgramEvaluator
 from gepa_lab.lm.prompt import system_prompt
 from gepa_lab.lm.reflector import DspyReflector
+from gepa_lab.lm.texts import apply_texts
 from gepa_lab.runs.record import run_state
 from gepa_lab.search.engine import optimize
 from gepa_lab.summary import format_summary
@@ -75,33 +83,34 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                     the five-argument form also gives each predictor its own feedback.
     reflection_lm:  the `dspy.LM` that rewrites instructions.
     task_lm:        the LM the program runs on; default `dspy.settings.lm` (`dspy.configure`).
-    budgets:        max_metric_calls (every scored example, holdout included), max_cost_usd,
-                    time_limit_s, max_iterations; the search stops at the first one reached.
+    budgets:        auto (`light`, `medium`, `heavy`: dspy.GEPA's presets, the metric calls dspy.GEPA
+                    would get for this program and valset, plus the holdout comparison) or
+                    max_metric_calls (every scored example, holdout included; default 1000);
+                    max_cost_usd, time_limit_s, max_iterations; the first one reached stops the search.
     promotion:      a preset name (`default`, `lenient`, `strict`) or a `PromotionPolicy`; None:
                     `default_policy()`, the default preset without the latency ceiling.
     run_dir:        the run record; a run dir holding an interrupted run is resumed. Default:
-                    `gepa_lab_runs/<timestamp>` in the working directory.
-    mlflow:         log the run to MLflow (`tracking_uri`; default `$MLFLOW_TRACKING_URI`, else
-                    `mlflow.db` in the working directory).
+                    `$XDG_CACHE_HOME/gepa_lab/runs/<timestamp>` (`~/.cache/...`).
+    mlflow:         log the run to MLflow at `tracking_uri` (default `$MLFLOW_TRACKING_URI`, else
+                    `mlflow.db` in the working directory); None: only when a tracking URI is set.
     submit:         hand an eligible winner to the revision store at `store_url` as
                     `artifact_name` (required then).
     reflection_prompt: the reflection rules (a .md / .txt file or the text); None: the default.
     search:         further `SearchConfig` settings (e.g. `{"parallel_proposals": 2}`).
     """
 
-    def __init__(self, metric: Any, *, reflection_lm: Any, task_lm: Any = None, max_metric_calls: int = 1000,
+    def __init__(self, metric: Any, *, reflection_lm: Any, task_lm: Any = None, auto: str | None = None,
+                 max_metric_calls: int | None = None,
                  max_cost_usd: float | None = None, time_limit_s: float | None = None,
                  max_iterations: int | None = None, reflection_minibatch_size: int = 3,
                  candidate_selection_strategy: str = "pareto", seed: int = 0, num_threads: int | None = None,
                  promotion: str | PromotionPolicy | None = None, run_dir: str | Path | None = None,
-                 experiment_name: str | None = None, mlflow: bool = True, tracking_uri: str | None = None,
+                 experiment_name: str | None = None, mlflow: bool | None = None, tracking_uri: str | None = None,
                  progress: str = "auto", submit: bool = False, artifact_name: str | None = None,
                  store_url: str | None = None, return_winner_if_not_eligible: bool = False,
                  reflection_prompt: str | None = None, search: Mapping[str, Any] | None = None):
         super().__init__()
         # Every setting is checked now, one line each, before anything is built or spent.
-        from evaluators.dspy_program.loading import metric_form
-
         if not callable(metric):
             raise ConfigError(f"metric must be a function metric(gold, pred, ...), got {type(metric).__name__}")
         try:
@@ -115,12 +124,16 @@ class GEPA(Teleprompter):  # type: ignore[misc]
             raise ConfigError(str(exc).replace("reflector.prompt", "reflection_prompt")) from exc
         if task_lm is not None:
             settings_of(task_lm, "task_lm")
+        if auto is not None and (auto not in AUTO_RUN_SETTINGS or max_metric_calls is not None):
+            raise ConfigError(f"auto must be one of {', '.join(AUTO_RUN_SETTINGS)}, without max_metric_calls "
+                              f"(got auto={auto!r}, max_metric_calls={max_metric_calls!r})")
         if candidate_selection_strategy not in SELECTION:
             raise ConfigError(f"candidate_selection_strategy must be one of {', '.join(SELECTION)} "
                               f"(got {candidate_selection_strategy!r})")
         # Like dspy.GEPA, a parent already perfect on its minibatch is not reflected on (no child
         # could beat it); `search={"skip_perfect_parents": False}` turns that off.
-        self.search = SearchConfig(**{"max_metric_calls": max_metric_calls, "max_cost_usd": max_cost_usd,
+        calls = 1000 if max_metric_calls is None else max_metric_calls  # with auto: set by compile
+        self.search = SearchConfig(**{"max_metric_calls": calls, "max_cost_usd": max_cost_usd,
                                       "time_limit_s": time_limit_s, "max_iterations": max_iterations,
                                       "minibatch_size": reflection_minibatch_size, "random_seed": seed,
                                       "parent": SELECTION[candidate_selection_strategy],
@@ -144,7 +157,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         ProgressTracker(progress)  # checks the mode
         self.metric, self.reflection_lm, self.task_lm = metric, reflection_lm, task_lm
         self.run_dir, self.experiment_name, self.progress = run_dir, experiment_name, progress
-        self.mlflow, self.tracking_uri, self.submit = mlflow, tracking_uri, submit
+        self.tracking_uri, self.submit, self.auto = tracking_uri, submit, auto
+        self.mlflow = bool(tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")) if mlflow is None else mlflow
         self.return_winner, self.reflection_prompt = return_winner_if_not_eligible, reflection_prompt
 
     def compile(self, student: Any, *, trainset: Sequence[Any], teacher: Any = None,
@@ -152,8 +166,6 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         """Optimize `student`'s instructions; returns the winner (or the seed, see the class
         docstring) with `.decision`. `valset` defaults to `trainset`, as in dspy.GEPA; without a
         `holdoutset` no winner is eligible."""
-        from evaluators.dspy_program import DspyProgramEvaluator, apply_texts
-
         if teacher is not None:
             raise ConfigError("teacher is not supported: GEPA optimizes the student's own instructions")
         name = self.experiment_name or type(student).__name__
@@ -162,6 +174,16 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         task_lm = self.task_lm if self.task_lm is not None else dspy.settings.lm
         if task_lm is None:
             raise ConfigError("no task LM: call dspy.configure(lm=dspy.LM(...)) or pass task_lm= to GEPA")
+        check_key(self.reflection_lm, "reflection_lm")
+        check_key(task_lm, "task_lm")
+        if not holdoutset:
+            log.warning("no holdoutset: no winner can be promotion-eligible, so compile returns the seed program "
+                        "(pass holdoutset=[...] for a holdout decision)")
+        search = self.search
+        if self.auto is not None:  # dspy.GEPA's own formula (its instance is not read), plus the holdout reserve
+            calls = dspy.GEPA.auto_budget(self, len(student.named_predictors()), AUTO_RUN_SETTINGS[self.auto]["n"],
+                                          len(dataset.validation))
+            search = replace(search, max_metric_calls=calls + 2 * len(dataset.holdout) * self.promotion.holdout_repeats)
         run_dir, resume = self._run_dir()
         try:
             evaluator = DspyProgramEvaluator(student, self.metric, inputs, lm=task_lm, run_dir=str(run_dir))
@@ -171,7 +193,7 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         [saver] = evaluator.run_trackers(run_dir)  # the winner's program state, after MLflow has the run
         mlflow = [MlflowTracker(uri=self.tracking_uri)] if self.mlflow else []
         trackers = [ProgressTracker(self.progress), *mlflow, saver]
-        result = optimize(evaluator.seed_artifact, dataset, evaluator, reflector, self.search,
+        result = optimize(evaluator.seed_artifact, dataset, evaluator, reflector, search,
                           evaluation=self.evaluation, promotion=self.promotion, submitter=self.submitter,
                           submit=self.submit, run_dir=run_dir, resume=resume, trackers=trackers, name=name,
                           run_config={"teleprompter": "gepa_lab.dspy.GEPA", "inputs": inputs,
@@ -190,12 +212,24 @@ class GEPA(Teleprompter):  # type: ignore[misc]
     def _run_dir(self) -> tuple[Path, bool]:
         """(run dir, resume?): a given dir holding an interrupted run is resumed."""
         if self.run_dir is None:
-            return Path("gepa_lab_runs") / datetime.now().strftime("%Y%m%d-%H%M%S-%f"), False
+            cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+            return cache / "gepa_lab" / "runs" / datetime.now().strftime("%Y%m%d-%H%M%S-%f"), False
         run_dir = Path(self.run_dir)
         state = run_state(run_dir)
         if state == "finished":
             raise ResumeError(f"{run_dir} holds a finished run (see its result.json); pass a new run_dir")
         return run_dir, state == "unfinished"
+
+
+def check_key(lm: Any, role: str) -> None:
+    """dspy finds an LM's key on its first request, before it connects: that request goes here to a
+    closed local port, so a missing key fails now, in dspy's words, and nothing reaches the provider."""
+    try:
+        lm.copy(api_base="http://127.0.0.1:9/v1", cache=False, num_retries=0, timeout=5)("ping", max_tokens=1)
+    except dspy.LMConfigurationError as exc:
+        raise ConfigError(f"{role}: {' '.join(str(exc).split())}") from None
+    except Exception:  # refused by the closed port (a key was found), or an LM that owns its connection
+        pass
 
 
 def default_policy() -> PromotionPolicy:
@@ -216,8 +250,6 @@ DSPY_WORDS = {"feedback split": "trainset", "validation split": "valset", "holdo
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
              holdoutset: Sequence[Any], submit: bool) -> tuple[Dataset, list[str]]:
     """The examples as a frozen dataset (ids `<split>-<n>`; the version digests the content)."""
-    from evaluators.dspy_program.examples import example_inputs, examples_to_cases
-
     try:
         inputs = example_inputs([*trainset, *valset, *holdoutset], "the examples")
         splits = {split: examples_to_cases(examples, split, inputs) for split, examples in

@@ -1,18 +1,17 @@
-"""`python -m gepa_lab.report [--sweep ID | --experiment NAME]`: a study's runs from MLflow, one
-row per run (experiment x seed -> winner, holdout delta with its interval, eligible, metric calls,
-cost, stop reason, the researcher's note: conclusion and next hypothesis), printed as a table and
-written as CSV, Markdown and a plot (docs/study.md), with links: each run's MLflow page, the
-experiment's decision view and MLflow's comparison of these runs.
+"""`python -m gepa_lab.report [--sweep ID|DIR | --experiment NAME]`: a study's runs, one row per run
+(experiment x seed -> winner, holdout delta with its interval, eligible, metric calls, cost, stop
+reason, earlier looks at its holdout split, the researcher's note: conclusion and next hypothesis),
+printed as a table and written as CSV, Markdown and a plot (docs/study.md), with links when the runs
+were tracked: each run's MLflow page, the experiment's decision view and MLflow's comparison of them.
 
-`--sweep DIR --compare KEY [--baseline VALUE]` compares the sweep's runs by one configuration key,
-paired by everything else the sweep varied (gepa_lab/study.py; docs/research.md); `--confirm
-RUN_DIR...` opens the dataset's sealed confirmation split once for each chosen run.
-
-It reads the parent runs the MLflow tracker logged (`tags.gepa.run_kind = 'parent'`) through
-MLflow's client API, so it works against a SQLite store and a shared `mlflow server` alike; a
-sweep is selected by its id (the tag `sweep_id`; `--sweep` also takes the sweep directory) and an
-experiment by the tag `experiment`. A run resumed into a new MLflow run appears once: the latest
-MLflow run of each gepa run (`gepa.experiment_id`) is kept.
+`--sweep DIR` reads the sweep's run records (tracked or not); `--sweep ID` and `--experiment NAME`
+read the parent runs the MLflow tracker logged (`tags.gepa.run_kind = 'parent'`, by the tags
+`sweep_id` / `experiment`) through MLflow's client API, a SQLite store and a shared `mlflow server`
+alike; a run resumed into a new MLflow run appears once (the latest of its `gepa.experiment_id`).
+Both give the same numbers. `--sweep DIR --compare KEY [--baseline VALUE] [--by KEY]` compares the
+sweep's runs by one configuration key, paired by everything else the sweep varied
+(gepa_lab/study.py; docs/research.md); `--confirm RUN_DIR...` opens the dataset's sealed
+confirmation split once for each chosen run's winner.
 
 Exit codes: 0 report written; 1 no matching run, or the store cannot be read; 2 bad arguments.
 Errors are one line on stderr.
@@ -21,6 +20,7 @@ Errors are one line on stderr.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gepa_lab.comparison import TOLERANCE
 from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
 from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, masked, unreachable
@@ -55,8 +56,9 @@ def study_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = study_parser(PROG, "Table of a study's runs from MLflow (experiment x seed -> winner, holdout delta, "
-                          "eligible, metric calls, cost, stop reason); also written as CSV, Markdown and a plot.")
+    parser = study_parser(PROG, "Table of a study's runs, from their run records (--sweep DIR) or MLflow "
+                          "(experiment x seed -> winner, holdout delta, eligible, metric calls, cost, stop reason); "
+                          "also written as CSV, Markdown and a plot.")
     parser.add_argument("--out", metavar="DIR", help="where report.csv, report.md and holdout_delta.png go "
                         "(default: reports/<sweep-ID | experiment-NAME | all>)")
     parser.add_argument("--no-plot", action="store_true", help="skip holdout_delta.png")
@@ -64,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. search/parent, search.minibatch_size), paired by the sweep's other axes")
     parser.add_argument("--baseline", metavar="VALUE", help="with --compare: the value the others are held "
                         "against (default: the first job's)")
+    parser.add_argument("--by", metavar="KEY", help="with --compare: a row per value of this key beside the pooled "
+                        "row (default: experiment, when the sweep varies it)")
+    parser.add_argument("--tolerance", type=float, default=TOLERANCE, metavar="T", help="with --compare: the "
+                        f"score's resolution (default {TOLERANCE}): a pair is tied when every holdout case's "
+                        "difference is within T")
     parser.add_argument("--confirm", nargs="+", metavar="RUN_DIR", help="score these finished runs' seed and "
                         "winner once on the dataset's sealed confirmation split")
     return parser
@@ -106,8 +113,6 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
 def frame_of(runs: Sequence[Any], uri: str) -> Any:
     """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted; `runs` is
     not empty (its rows' keys are the columns)."""
-    import pandas as pd
-
     from gepa_lab.tracking.mlflow_links import run_url
 
     latest = {run.data.tags.get("gepa.experiment_id") or run.info.run_id: run
@@ -135,10 +140,57 @@ def frame_of(runs: Sequence[Any], uri: str) -> Any:
             "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
             "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
             "run_url": run_url(uri, run.info.experiment_id, run.info.run_id)})
+    return _table(rows, "run_id")
+
+
+def _table(rows: list[dict[str, Any]], last: str) -> Any:
+    """The report's rows as a frame (integer columns typed), sorted by experiment, seed, job, `last`."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     frame[["seed", "job"]] = frame[["seed", "job"]].apply(pd.to_numeric, errors="coerce").astype("Int64")
     frame["metric_calls"] = frame["metric_calls"].astype("Float64").round().astype("Int64")
-    return frame.sort_values(["experiment", "seed", "job", "run_id"], na_position="last").reset_index(drop=True)
+    return frame.sort_values(["experiment", "seed", "job", last], na_position="last").reset_index(drop=True)
+
+
+def records_frame(runs: Sequence[Any]) -> Any:
+    """`frame_of`'s table from a sweep's run records (gepa_lab/study.py `StudyRun`s): the latest
+    decision of each run, its MLflow links when it was tracked."""
+    from gepa_lab.runs.lock import holder
+
+    rows = []
+    for run in runs:
+        result, links = run.latest or {}, (run.latest or {}).get("links") or {}
+        interval = result.get("holdout_interval") or [math.nan, math.nan]
+        note = _latest_note(run.run_dir)
+        rows.append({
+            "experiment": run.name, "seed": run.config.get("search", {}).get("random_seed"),
+            "job": (run.config.get("sweep") or {}).get("job"),
+            "status": "FINISHED" if result else "RUNNING" if holder(run.run_dir) else "UNFINISHED",
+            "winner": ("seed" if result["best_id"] == result["seed_id"] else result["best_id"][:12]) if result else "-",
+            "holdout_delta": result["holdout_delta"] if result.get("holdout_cases") else math.nan,
+            "holdout_delta_low": interval[0], "holdout_delta_high": interval[1],
+            "eligible": bool(result["promotion_eligible"]) if result else None,
+            "metric_calls": result.get("metric_calls", math.nan),
+            "cost_usd": math.fsum(result["cost_usd"].values()) if result else math.nan,
+            "holdout_reuse": math.nan if result.get("holdout_reuse") is None else result["holdout_reuse"],
+            "stop_reason": result.get("stop_reason", ""), "reason": result.get("promotion_reason", ""),
+            "run_id": links.get("mlflow_run_id", ""), "gepa_experiment_id": result.get("experiment_id", ""),
+            "run_dir": str(run.run_dir), "simulated": _simulated(run.config),
+            "conclusion": note.get("conclusion", ""), "next_hypothesis": note.get("next", ""),
+            "run_url": links.get("mlflow_run_url", "")})
+    return _table(rows, "run_dir")
+
+
+def _latest_note(run_dir: Path) -> dict[str, Any]:
+    """The run's latest researcher's note (`python -m gepa_lab.note` keeps them in notes.jsonl)."""
+    path = run_dir / "notes.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return json.loads(lines[-1]) if lines else {}
+
+
+def _simulated(config: dict[str, Any]) -> bool:
+    return str((config.get("evaluator") or {}).get("_target_", "")).startswith("evaluators.skillcraft")
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -162,7 +214,8 @@ def display_table(frame: Any) -> Any:
         "experiment": row.experiment, "seed": text(row.seed), "job": text(row.job), "status": row.status,
         "winner": row.winner, "holdout delta": _delta(row),
         "eligible": {True: "yes", False: "no"}.get(row.eligible, "-"), "metric calls": text(row.metric_calls),
-        "cost": text(row.cost_usd, "${:.4f}"), "stop reason": row.stop_reason or "-",
+        "cost": text(row.cost_usd, "${:.4f}"), "looks": text(row.holdout_reuse, "{:.0f}"),
+        "stop reason": row.stop_reason or "-",
         "note": _cut(row.conclusion), "next": _cut(row.next_hypothesis),
     } for row in frame.itertuples(index=False)])
 
@@ -215,8 +268,8 @@ def summary_lines(frame: Any) -> list[str]:
         out.append(f"{name}: {len(group)} runs, {len(done)} finished, {eligible} eligible{mean}{simulated}")
         reuse = group["holdout_reuse"].max()
         if reuse >= HOLDOUT_REUSE_WARNING:
-            out.append(f"{name}: up to {int(reuse)} earlier runs of the tracking store were decided on the same "
-                       "holdout split: keeping the best of them tunes on it (confirm with --confirm)")
+            out.append(f"{name}: up to {int(reuse)} earlier decisions were taken on its holdout split (the look "
+                       "ledger): keeping the best of them tunes on it (confirm with --confirm)")
     return out
 
 
@@ -271,7 +324,12 @@ def _command(args: argparse.Namespace) -> int:
 
     uri = args.tracking_uri or default_uri()
     try:
-        lines, written = compare_sweep(args) if args.compare else report_runs(args, uri)
+        if args.compare:
+            lines, written = compare_sweep(args)
+        elif args.sweep and Path(args.sweep).is_dir():
+            lines, written = report_records(args)
+        else:
+            lines, written = report_runs(args, uri)
     except UsageError as exc:
         return fail(PROG, str(exc), 2)
     except (ReportError, StudyError) as exc:
@@ -326,44 +384,105 @@ def report_runs(args: argparse.Namespace, uri: str) -> tuple[list[str], list[Pat
         raise ReportError(f"no gepa-lab runs in {masked(uri)} match {where or 'the experiment'} "
                           f"(MLflow experiment {args.mlflow_experiment!r})")
     frame = frame_of(runs, uri)
-    table = display_table(frame)
-    links, summary = link_lines(uri, frame, runs[0].info.experiment_id), summary_lines(frame)
-    notes = [f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r}); {len(frame)} runs.", "",
-             *[f"- {line}" for line in summary], "", *[f"{line}  " for line in links]]
+    return _report(args, frame, title, slug, f"MLflow store: {masked(uri)} (experiment {args.mlflow_experiment!r})",
+                   link_lines(uri, frame, runs[0].info.experiment_id))
+
+
+def report_records(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
+    """`--sweep DIR`: the same report from the sweep's run records (MLflow links when the runs have them)."""
+    from gepa_lab.study import load_study
+
+    _, title, slug = selection(args)
+    runs = load_study(args.sweep)
+    frame = records_frame(runs)
+    links = next(((r.latest or {}).get("links") or {} for r in runs if ((r.latest or {}).get("links") or {}).get(
+        "mlflow_tracking_uri")), {})
+    tracked = frame[frame["run_id"] != ""]
+    return _report(args, frame, title, slug, f"run records in {args.sweep}",
+                   link_lines(links["mlflow_tracking_uri"], tracked, links["mlflow_experiment_id"]) if links else [],
+                   sweep_status(Path(args.sweep), runs))
+
+
+def _report(args: argparse.Namespace, frame: Any, title: str, slug: str, source: str, links: list[str],
+            status: Sequence[str] = ()) -> tuple[list[str], list[Path]]:
+    table, summary = display_table(frame), [*summary_lines(frame), *status]
+    notes = [f"{source}; {len(frame)} runs.", "", *[f"- {line}" for line in summary], "",
+             *[f"{line}  " for line in links]]
     text = markdown(table, f"gepa-lab report: {title}", notes) + "\n".join(["", *note_lines(frame)])
     written = _write(args, slug, "report", frame, text, lambda path: plot(frame, path, f"gepa-lab: {title}"),
                      "holdout_delta.png")
     return [table.to_string(index=False), "", *summary, *links], written
 
 
+def sweep_status(sweep: Path, runs: Sequence[Any]) -> list[str]:
+    """The sweep's jobs without a decision (never started, killed, failed), and the command that
+    completes the sweep (finished jobs are skipped, unfinished ones resume: docs/study.md)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    from gepa_lab.cli import sweep_jobs
+
+    decided = {frozenset(r.overrides) for r in runs if r.latest is not None}
+    try:
+        config = OmegaConf.load(sweep / "multirun.yaml")
+        assert isinstance(config, DictConfig)
+        jobs, task = sweep_jobs(config), [str(o) for o in config.hydra.overrides.task]
+    except Exception:  # not a Hydra sweep directory (or one Hydra cannot expand here): the records tell
+        jobs, task = [list(r.overrides) for r in runs], None
+    missing = [str(number) for number, job in enumerate(jobs) if frozenset(job) not in decided]
+    if not missing:
+        return []
+    shown = ", ".join(missing[:12]) + (f" and {len(missing) - 12} more" if len(missing) > 12 else "")
+    again = (f": complete the sweep with `python -m gepa_lab -m {' '.join(task)} hydra.sweep.dir={sweep}` "
+             "(finished jobs are skipped, unfinished ones resume)") if task is not None else ""
+    return [f"{len(missing)} of {len(jobs)} jobs have no decision (jobs {shown}){again}"]
+
+
 def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
-    """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV, Markdown, plot)."""
+    """`--compare KEY`: the paired comparison of a sweep's runs (table, CSV of rows and of pairs,
+    Markdown, plot)."""
     import pandas as pd
 
-    from gepa_lab.study import compare, holdout_reuse, load_study, plot_compare
+    from gepa_lab.study import StudyError, holdout_looks, load_study, opposite_signs, plot_compare
+    from gepa_lab.study import compare as compare_runs
 
     if not args.sweep or not Path(args.sweep).is_dir():
         raise UsageError("--compare needs --sweep <the sweep directory> (hydra.sweep.dir)")
     runs = load_study(args.sweep)
-    rows = compare(runs, args.compare, args.baseline)
-    frame = pd.DataFrame(rows).drop(columns="diffs")
-    reuse = max(holdout_reuse(runs).values(), default=0)
-    notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value (random seed, "
-             "experiment, ...); gain = the winner's holdout delta (0 when the seed won); interval: "
-             f"95% percentile bootstrap of the paired differences ({10_000} resamples).",
-             f"Holdout reuse: {reuse} decisions were taken on one holdout split; keeping the best of them tunes "
-             "on it: confirm the chosen configuration with `--confirm` on the sealed confirmation split."]
+    status = sweep_status(Path(args.sweep), runs)
+    by = args.by if args.by is not None else (
+        "experiment" if args.compare != "experiment" and len({r.name for r in runs}) > 1 else None)
+    try:
+        rows = compare_runs(runs, args.compare, args.baseline, by, args.tolerance)
+    except StudyError as exc:  # name the unfinished jobs and the command that completes the sweep
+        raise StudyError(" ".join([str(exc), *status])) from None
+    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "pairs_data"} for row in rows])
+    frame = frame.rename(columns={"group": by or "group"})
+    pairs = pd.DataFrame([{"value": row["value"], **pair} for row in rows if row["group"] == "all"
+                          for pair in row["pairs_data"]])
+    whys = sorted({f"{r['value']} ({r['group']}): no interval: {r['why no interval']}" for r in rows
+                   if r["why no interval"]})
+    notes = [f"{len(runs)} runs in {args.sweep}; pairs share every other swept value; gain = the winner's holdout "
+             "delta (0 when the seed won); difference = mean paired difference in gain; interval: 95% percentile "
+             "bootstrap resampling clusters (pairs of one holdout split and random seed) and holdout cases; p: "
+             f"two-sided sign-flip test over clusters; tied: every holdout case within +-{args.tolerance:g} (the "
+             "score's resolution), else better / worse by the sign; noise: the seed-to-seed standard deviation "
+             "of one holdout score (the seed artifact's holdout mean across random seeds)."
+             + (f" Rows per {by} beside the pooled row (all)." if by else ""),
+             *whys, *opposite_signs(rows), *holdout_looks(runs), *status]
     if any(r.result and r.result.get("warnings") for r in runs):
         notes.append("Some runs carry pre-flight warnings (see their result.json).")
-    if any(r.config.get("evaluator", {}).get("_target_", "").startswith("evaluators.skillcraft") for r in runs):
+    if any(_simulated(r.config) for r in runs):
         notes.append("SkillCraft-sim runs: these numbers calibrate the harness, not an LM.")
-    table = frame.round(4)
     stem = f"compare-{args.compare.replace('/', '.')}"
     written = _write(args, f"sweep-{sweep_selector(args.sweep)}", stem, frame,
-                     markdown(table, f"{args.compare}: paired comparison", notes),
+                     markdown(frame.round(4), f"{args.compare}: paired comparison", notes),
                      lambda path: plot_compare(rows, args.compare, path), f"{stem}.png")
+    written.insert(1, written[0].with_name(f"pairs-{args.compare.replace('/', '.')}.csv"))
+    pairs.to_csv(written[1], index=False)
     logged = log_compare(args, runs, frame, written)
-    return [table.to_string(index=False), "", *notes, *([f"MLflow, this comparison: {logged}"] if logged else [])], \
+    shown = frame.round(4)[["value", by or "group", "pairs", "clusters", "difference", "low", "high", "p", "better",
+                            "tied", "worse", "noise", "promoted", "baseline promoted", "false promotions"]]
+    return [shown.to_string(index=False), "", *notes, *([f"MLflow, this comparison: {logged}"] if logged else [])], \
         written
 
 
@@ -400,13 +519,13 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
 
 
 def confirm_runs(run_dirs: Sequence[str]) -> int:
-    """`--confirm RUN_DIR...`: each run's seed and winner, once, on the sealed confirmation split: the
-    run's evaluator and dataset rebuilt from its record."""
+    """`--confirm RUN_DIR...`: each run's seed and winner on the sealed confirmation split, once per
+    winner: the run's evaluator and dataset rebuilt from its record."""
     from gepa_lab.core.errors import GepaLabError
     from gepa_lab.core.settings import from_mapping
     from gepa_lab.data import DatasetSource, load_confirmation
     from gepa_lab.runs.record import load_experiment
-    from gepa_lab.search.engine import confirm
+    from gepa_lab.study import confirm
 
     try:
         for run_dir in run_dirs:
@@ -420,12 +539,20 @@ def confirm_runs(run_dirs: Sequence[str]) -> int:
             data = confirm(run_dir, evaluator, cases, settings)
             print(f"{run_dir}: confirmation delta {data['delta']:+.4f} over {data['cases']} cases "
                   f"(seed {data['baseline']:.4f} -> winner {data['candidate']:.4f}; promoted "
-                  f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)")
+                  f"{'yes' if data['promoted'] else 'no'}; {data['paid_evaluations']} evaluations paid)"
+                  + reopened(data))
     except BrokenPipeError:  # the reader left: `run_main` ends quietly
         raise
     except (GepaLabError, ReportError, ValueError, OSError) as exc:
         return fail(PROG, str(exc), 1)
     return 0
+
+
+def reopened(confirmation: dict[str, Any]) -> str:
+    """What an opening after the first must say wherever its result appears."""
+    before = int(confirmation.get("openings_before", 0))
+    return (f"; NOT a first look: the split was opened {before} time{'s' * (before != 1)} before (for other "
+            "winners), so it is no longer unseen by this study") if before else ""
 
 
 if __name__ == "__main__":

@@ -64,6 +64,9 @@ def _decision(result: Result, simulated: bool) -> list[str]:
         tokens = f" ({result.reflection_tokens} tokens)" if result.reflection_tokens else ""
         lines.append(f"  cost        task ${task:.4f} + reflection ${reflection:.4f}{tokens}"
                      + ("  (simulated: SkillCraft-sim tokens x a set price, not an LM bill)" if simulated else ""))
+    if result.task_tokens or result.reflection_tokens:
+        lines.append(f"  tokens      task {result.task_tokens:,} + reflection {result.reflection_tokens:,} "
+                     "(the models' own usage reports)")
     if result.submission_reason:
         lines.append(f"  submission  {result.submission_reason}")
     return lines
@@ -78,18 +81,18 @@ def _process(result: Result) -> list[str]:
     if result.skipped_proposals:
         lines.append(f"  skipped     {_plural(result.skipped_proposals, 'proposal')} from parents already perfect on "
                      "their minibatch")
-    if result.holdout_reuse is not None and result.holdout_reuse >= HOLDOUT_REUSE_WARNING:
-        lines.append(f"  reuse       {result.holdout_reuse} earlier runs in this tracking store were decided on this "
-                     "holdout split: keeping the best of them tunes on it (confirm the choice on a sealed split: "
-                     "python -m gepa_lab.report --confirm)")
+    if result.holdout_reuse:  # the look ledger's count (gepa_lab/runs/looks.py)
+        lines.append(f"  looks       {_plural(result.holdout_reuse, 'earlier decision')} on this holdout split"
+                     + (": keeping the best of them tunes on it (confirm the choice on a sealed split: python -m "
+                        "gepa_lab.report --confirm)" if result.holdout_reuse >= HOLDOUT_REUSE_WARNING else ""))
     return lines + [f"  warning     {warning}" for warning in result.warnings]
 
 
 def _links(result: Result) -> list[str]:
     links, lines = dict(result.links), []
-    url, command, name = (links.pop(k, None) for k in ("mlflow_run_url", "mlflow_ui_command", "mlflow_run_name"))
+    url, command, run_name = (links.pop(k, None) for k in ("mlflow_run_url", "mlflow_ui_command", "mlflow_run_name"))
     if url:  # every run's decision, this one named (the rest is on its page); the run id stays for `gepa_lab.note`
-        lines.append(f"  mlflow      {url}" + (f"  (this run: {name})" if name else ""))
+        lines.append(f"  mlflow      {url}" + (f"  (this run: {run_name})" if run_name else ""))
         if command:
             lines.append(f"              serve it first: {command}")
         links.pop("mlflow_experiment_id", None)

@@ -30,7 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPE_DATA = ROOT / "datasets" / "skillcraft" / "recipe"
 # Differ between two otherwise identical runs (ids, timestamps), or say what this process paid.
 VOLATILE = frozenset({"experiment_id", "started_at", "recorded_at", "at", "id", "elapsed_s",
-                      "decision_paid_evaluations"})
+                      "decision_paid_evaluations", "holdout_reuse"})
+
+
+@pytest.fixture(autouse=True)
+def look_ledger(tmp_path_factory, monkeypatch) -> Path:
+    """Each test counts its own holdout looks (gepa_lab/runs/looks.py), never in the user's ledger;
+    processes a test starts inherit it."""
+    path = tmp_path_factory.mktemp("ledger") / "looks.jsonl"
+    monkeypatch.setenv("GEPA_LAB_LEDGER", str(path))
+    return path
 
 
 def strip_volatile(value: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gepa_lab"
-# The command line, the DSPy teleprompter, the study report (`--confirm` runs the engine's confirmation).
+# The command line, the DSPy teleprompter, the study report.
 ENTRY_POINTS = {"gepa_lab", "gepa_lab.cli", "gepa_lab.dspy", "gepa_lab.report"}
 ENGINE = "gepa_lab.search.engine"
 
@@ -107,7 +107,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "gepa_lab.data": ("gepa_lab.core",),
     "gepa_lab.summary": ("gepa_lab.core",),
     "gepa_lab.search": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.tracking"),
-    "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search"),
+    "gepa_lab.comparison": (),
+    "gepa_lab.study": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search", "gepa_lab.comparison"),
     "gepa_lab.revisions": ("gepa_lab.core", "gepa_lab.runs", "gepa_lab.search", "gepa_lab.tracking"),
     "gepa_lab.config": ("gepa_lab.core", "gepa_lab.data", "gepa_lab.lm", "gepa_lab.tracking",
                         "gepa_lab.search.policies"),
@@ -132,17 +133,24 @@ def test_each_layer_imports_only_what_is_below_it(layer):
             assert not bad, f"{module} imports {sorted(bad)}"
 
 
+def imported(path: Path) -> list[str]:
+    """Every module name a file imports (`import x.y`, `from x.y import z`: x.y), anywhere in it."""
+    return [name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) else [])]
+
+
 def test_evaluators_use_only_the_public_names():
     """Plugins import `gepa_lab` (the library surface) and `gepa_lab.lm` (the LM toolkit), nothing deeper."""
     evaluators = PACKAGE.parent / "evaluators"
-    bad = []
-    for path in evaluators.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            bad += [f"{path.relative_to(evaluators)}: {n}" for n in names
-                    if n.startswith("gepa_lab") and n not in ("gepa_lab", "gepa_lab.lm")]
+    bad = [f"{path.relative_to(evaluators)}: {n}" for path in evaluators.rglob("*.py") for n in imported(path)
+           if n.startswith("gepa_lab") and n not in ("gepa_lab", "gepa_lab.lm")]
     assert bad == []
+
+
+def test_the_library_imports_no_plugin():
+    """`evaluators/` plugs into the library, never the reverse: plugins are built by `_target_`."""
+    assert [f"{m}: {n}" for m, path in MODULES.items() for n in imported(path) if n.split(".")[0] == "evaluators"] == []
 
 
 def test_every_package_ships_in_the_wheel():

@@ -154,6 +154,16 @@ def test_bytes_that_are_not_utf8_are_named_with_their_line(tmp_path):
         load_dataset_dir(tmp_path, id="d", version="1")
 
 
+def seal(root, rows):
+    """A confirmation split and a manifest carrying every split's digest, the confirmation's included."""
+    from gepa_lab.data import frozen_files
+
+    splits = {s: [json.loads(line) for line in (root / f"{s}.jsonl").read_text().splitlines()]
+              for s in ("feedback", "validation", "holdout")}
+    for name, text in frozen_files({**splits, "confirmation": rows}, "d", "1").items():
+        (root / name).write_text(text)
+
+
 def test_the_confirmation_split_is_sealed_unseen_and_digested(tmp_path):
     from gepa_lab.data import DatasetSource, load_confirmation
 
@@ -163,29 +173,18 @@ def test_the_confirmation_split_is_sealed_unseen_and_digested(tmp_path):
     with pytest.raises(FileNotFoundError, match="has no confirmation split"):
         load_confirmation(source, dataset)
     write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": "a task nobody saw"}])
+    with pytest.raises(ValueError, match="has no digest for its confirmation split in manifest.json; add "
+                                         "splits.confirmation.sha256"):
+        load_confirmation(source, dataset)  # an unsealed split: anyone could have edited it
+    seal(tmp_path, [{"id": "c-1", "input": "a task nobody saw"}])
     assert [c.id for c in load_confirmation(source, dataset)] == ["c-1"]
     assert len(load_dataset_dir(tmp_path, id="d", version="1").holdout) == len(dataset.holdout)  # never loaded
-    write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": dataset.feedback[0].input}])
+    write_jsonl(tmp_path / "confirmation.jsonl", [{"id": "c-1", "input": "an edited task"}])
+    with pytest.raises(ValueError, match="split 'confirmation' does not match its manifest digest"):
+        load_confirmation(source, dataset)
+    seal(tmp_path, [{"id": "c-1", "input": dataset.feedback[0].input}])
     with pytest.raises(ValueError, match="confirmation case 'c-1' repeats case .* must be unseen data"):
         load_confirmation(source, dataset)
-
-
-def test_report_confirm_rebuilds_the_runs_evaluator_and_opens_the_sealed_split_once(tmp_path, capsys):
-    from helpers import ImprovingReflector, ToyEvaluator, seed_spec
-
-    from gepa_lab import SearchConfig, optimize, report
-
-    (tmp_path / "data").mkdir()
-    data, run_dir = make_dir(tmp_path / "data"), tmp_path / "run"
-    write_jsonl(data / "confirmation.jsonl", [{"id": f"c-{i}", "input": f"unseen task {i}"} for i in range(3)])
-    # What a command-line run records: the evaluator's `_target_` and the dataset's source.
-    run_config = {"evaluator": {"_target_": "helpers.ToyEvaluator"}, "dataset": {"path": str(data)}}
-    optimize(seed_spec(), load_dataset_dir(data, id="d", version="1"), ToyEvaluator(), ImprovingReflector(),
-             SearchConfig(max_metric_calls=40), run_dir=run_dir, run_config=run_config)
-    assert report.main(["--confirm", str(run_dir)]) == 0
-    assert "confirmation delta" in capsys.readouterr().out and (run_dir / "confirmation.json").is_file()
-    assert report.main(["--confirm", str(run_dir)]) == 1
-    assert "was already confirmed" in capsys.readouterr().err
 
 
 def test_report_confirm_refuses_a_run_that_recorded_no_evaluator_or_no_dataset_in_one_line(tmp_path, capsys):

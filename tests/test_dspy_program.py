@@ -80,7 +80,7 @@ def stub(litellm_loaded, math_dataset):
 
 
 def evaluator(stub: StubLLM, monkeypatch: pytest.MonkeyPatch, run_dir: Path | None = None, **lm):
-    from evaluators.dspy_program import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     monkeypatch.setenv(KEY_ENV, SECRET)
     return DspyProgramEvaluator(PROGRAM, METRIC, ["question"], run_dir=str(run_dir) if run_dir else None,
@@ -92,7 +92,7 @@ def evaluator(stub: StubLLM, monkeypatch: pytest.MonkeyPatch, run_dir: Path | No
 def test_program_instructions_round_trip_through_a_texts_artifact():
     import dspy
 
-    from evaluators.dspy_program import apply_texts, program_texts
+    from gepa_lab.lm.texts import apply_texts, program_texts
 
     class Pipeline(dspy.Module):
         def __init__(self):
@@ -112,14 +112,14 @@ def test_program_instructions_round_trip_through_a_texts_artifact():
 
 def test_the_committed_seed_matches_the_program():
     from evaluators.dspy_math.program import make_program
-    from evaluators.dspy_program import program_texts
+    from gepa_lab.lm.texts import program_texts
 
     seed = json.loads((MATH / "seed_texts.json").read_text())
     assert seed == {"kind": "texts", **program_texts(make_program()).to_dict()}
 
 
 def test_cases_become_examples():
-    from evaluators.dspy_program.examples import to_example
+    from gepa_lab.lm.examples import to_example
 
     plain = to_example(Case("a", "What is 2+2?", expected="4", metadata={"solution": "2 + 2 = 4"}),
                        ["question"], "answer")
@@ -137,7 +137,7 @@ def test_cases_become_examples():
     (1, (1.0, "")), (True, (1.0, "")), ({"score": 0.5, "feedback": "half"}, (0.5, "half")),
 ])
 def test_metric_verdicts(value, expected):
-    from evaluators.dspy_program.examples import verdict
+    from gepa_lab.lm.examples import verdict
 
     assert verdict(value, "metric m") == expected
 
@@ -145,7 +145,7 @@ def test_metric_verdicts(value, expected):
 def test_metric_verdicts_from_predictions_and_bad_scores():
     import dspy
 
-    from evaluators.dspy_program.examples import verdict
+    from gepa_lab.lm.examples import verdict
 
     assert verdict(dspy.Prediction(score=0.25, feedback="close"), "m") == (0.25, "close")
     for bad in (1.5, -0.1, float("nan"), "0.5", None):
@@ -371,7 +371,7 @@ def test_per_predictor_feedback_is_narrowed_to_the_reflected_predictor():
 def test_a_five_argument_metric_is_asked_about_each_predictor(stub, monkeypatch, math_dataset):
     import dspy
 
-    from evaluators.dspy_program import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     calls = []
 
@@ -391,7 +391,7 @@ def test_a_five_argument_metric_is_asked_about_each_predictor(stub, monkeypatch,
 def test_forgotten_inputs_and_a_wrong_metric_fail_when_the_evaluator_is_built(stub):
     import dspy
 
-    from evaluators.dspy_program import DspyProgramEvaluator
+    from gepa_lab.lm.program import DspyProgramEvaluator
 
     class TwoInputs(dspy.Module):
         def __init__(self):

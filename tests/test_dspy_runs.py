@@ -240,7 +240,7 @@ def test_a_program_run_from_the_command_line_needs_no_seed_file_and_is_named_aft
     assert "experiment=dspy_program " in done.stdout
     experiment = json.loads((run_dir_of(done.stdout) / "experiment.json").read_text())
     from evaluators.dspy_math.program import make_program
-    from evaluators.dspy_program import program_texts
     from gepa_lab.core.artifacts import artifact_dict
+    from gepa_lab.lm.texts import program_texts
 
     assert experiment["seed"]["artifact"] == artifact_dict(program_texts(make_program()))

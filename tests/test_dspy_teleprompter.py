@@ -152,9 +152,12 @@ def test_a_two_predictor_program_is_optimized_with_per_predictor_feedback(stub, 
     assert "eligible" in str(decision).lower() and str(run) in str(decision)
 
 
-def test_a_not_eligible_winner_is_not_returned_nor_saved_as_program_json(stub, tmp_path):
-    # No holdout: nothing can be eligible (rule 2), whatever the search found.
-    optimized = teleprompter(stub, tmp_path).compile(Pets(), trainset=examples(0), valset=examples(10))
+def test_a_not_eligible_winner_is_not_returned_nor_saved_as_program_json(stub, tmp_path, caplog):
+    # No holdout: nothing can be eligible (rule 2), whatever the search found; compile says so when it starts.
+    with caplog.at_level("WARNING", logger="gepa_lab"):
+        optimized = teleprompter(stub, tmp_path).compile(Pets(), trainset=examples(0), valset=examples(10))
+    [said] = [r.getMessage() for r in caplog.records if "holdoutset" in r.getMessage()]
+    assert said.startswith("no holdoutset: no winner can be promotion-eligible") and "\n" not in said
     decision = optimized.decision
     assert not decision.eligible and decision.reason == "no holdout split configured"
     assert decision.returned == "seed" and decision.holdout_delta is None
@@ -203,6 +206,43 @@ def test_an_interrupted_compile_resumes_from_its_run_dir(stub, tmp_path):
                                              holdoutset=examples(20))
 
 
+def test_auto_light_in_an_empty_directory_leaves_it_empty(stub, tmp_path, monkeypatch):
+    """dspy.GEPA's preset, defaults otherwise: the record goes under the cache directory, no MLflow."""
+    from dspy.teleprompt.gepa.gepa import AUTO_RUN_SETTINGS
+
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    task, reflect = lms(stub)
+    optimizer = GEPA(metric, auto="light", reflection_lm=reflect, task_lm=task, max_iterations=2)
+    optimized = optimizer.compile(Pets(), trainset=examples(0), valset=examples(10), holdoutset=examples(20))
+    assert list(work.iterdir()) == []
+    run = optimized.decision.run_dir
+    assert run.parent == cache / "gepa_lab" / "runs" and (run / "result.json").exists()
+    assert optimized.decision.mlflow_run_id is None
+    # dspy.GEPA's budget for 2 predictors and 8 validation examples (778), plus seed and winner on 8 holdout ones.
+    assert dspy.GEPA(metric, auto="light", reflection_lm=reflect).auto_budget(
+        2, AUTO_RUN_SETTINGS["light"]["n"], 8) == 778
+    assert json.loads((run / "experiment.json").read_text())["config"]["search"]["max_metric_calls"] == 778 + 16
+
+
+def test_a_reflection_lm_without_a_key_fails_before_any_request_in_dspys_words(stub, tmp_path, monkeypatch):
+    from gepa_lab.core.redact import redact
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = dspy.LM("openai/stub-reflect", api_base=stub.url, cache=False)
+    with pytest.raises(ConfigError) as info:
+        teleprompter(stub, tmp_path, reflection_lm=keyless).compile(Pets(), trainset=examples(0),
+                                                                     holdoutset=examples(20))
+    text = str(info.value)
+    assert text.startswith("reflection_lm: ") and "\n" not in text
+    assert 'Set OPENAI_API_KEY in the environment, or pass api_key="..." to dspy.LM(...)' in text
+    assert redact(text) == text  # dspy's hint survives the redaction every logged error goes through
+    assert not stub.requests and not (tmp_path / "run").exists()
+
+
 # -- checked up front: one line each, before the first paid call -------------------------------------
 def two_args_wrong(gold):
     return 1.0
@@ -213,6 +253,8 @@ def two_args_wrong(gold):
     (dict(reflection_lm="gpt-4o"), r"reflection_lm must be a dspy.LM"),
     (dict(submit=True), r"submit=True needs artifact_name"),
     (dict(max_metric_calls=0), r"search.max_metric_calls must be an integer >= 1"),
+    (dict(auto="fast"), r"auto must be one of light, medium, heavy, without max_metric_calls \(got auto='fast'"),
+    (dict(auto="light"), r"auto must be one of .* \(got auto='light', max_metric_calls=200\)"),
     (dict(promotion="loose"), r"unknown promotion preset 'loose'"),
     (dict(candidate_selection_strategy="best"), r"candidate_selection_strategy must be one of"),
     (dict(reflection_prompt="my_rules.md"), r"reflection_prompt file not found: my_rules.md"),

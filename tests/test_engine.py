@@ -255,7 +255,7 @@ def test_per_candidate_round_robin_matches_cursor_model():
 # Determinism
 # --------------------------------------------------------------------------------------------
 
-VOLATILE = {"experiment_id", "started_at", "recorded_at", "at", "elapsed_s"}
+VOLATILE = {"experiment_id", "started_at", "recorded_at", "at", "elapsed_s", "holdout_reuse"}
 
 
 def _strip(value, top_level_id=False):
@@ -298,6 +298,7 @@ def test_same_config_and_seed_give_identical_result_and_record(tmp_path):
 
     d1, d2 = r1.to_dict(), r2.to_dict()
     assert d1.pop("experiment_id") != d2.pop("experiment_id")
+    assert (d1.pop("holdout_reuse"), d2.pop("holdout_reuse")) == (0, 1)  # the second look at the same holdout
     assert d1 == d2
     assert [(b.artifact_id, b.case_ids, b.seed) for b in ev1.batches()] == [
         (b.artifact_id, b.case_ids, b.seed) for b in ev2.batches()

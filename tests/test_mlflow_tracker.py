@@ -582,7 +582,7 @@ def test_each_decision_counts_the_store_s_runs_already_decided_on_its_holdout(tm
     assert MlflowClient(uri).get_run(tracker.run_id).data.metrics["holdout_reuse"] == 3
     frame = report.frame_of(report.parent_runs(MlflowClient(uri), "gepa-lab", ""), uri)
     monkeypatch.setattr(report, "HOLDOUT_REUSE_WARNING", 3)
-    assert "toy: up to 3 earlier runs of the tracking store were decided on the same holdout split" in \
+    assert "toy: up to 3 earlier decisions were taken on its holdout split (the look ledger)" in \
         "\n".join(report.summary_lines(frame))
 
 

@@ -67,6 +67,7 @@ def test_the_workflow_runs_one_command_for_every_week():
     assert "seed.prefer_store=true" in optimize and "seed.from_store" not in optimize
     assert not re.search(r"\b(if|then|case|elif)\b|&&|\|\|", optimize)
     assert "submit=true" in optimize and "approve" not in optimize and "sweep" not in optimize
+    assert optimize.startswith("set -o pipefail") and optimize.rstrip().endswith("| tee optimize.log")
     assert step("Job summary")["if"] == "always()"
     env = job()["env"]
     assert {k for k, v in env.items() if "${{" in str(v)} == EXPRESSIONS
@@ -83,7 +84,7 @@ def test_docs_show_the_workflows_commands():
     doc = (ROOT / "docs" / "revisions.md").read_text(encoding="utf-8").split("## The CI flow")[1]
     documented = commands(doc.split("```bash")[1].split("```")[0])
     run, report = (commands(step(name)["run"]) for name in STEPS[1:])
-    assert [documented[0] + ' "${extra[@]}"', documented[1]] == run + report
+    assert documented == [c.replace(' "${extra[@]}"', "") for c in run + report]
 
 
 def test_without_the_store_variable_the_job_fails_saying_which_variable(tmp_path):
@@ -139,7 +140,8 @@ def test_summary_of_each_outcome(tmp_path):
         "eligible": True, "submit": True, "reason": "holdout requirements satisfied",
         "submission_reason": "revision submitted with status pending_approval",
         "revision_id": "5cb2ff892933454c81f0297c9965b830", "revision_status": "pending_approval", "holdout_delta": 0.2},
-        {"revision": {"store": "postgresql://gepa@db.internal/revisions", "resubmitted": False}, "links": links,
+        {"revision": {"store": "postgresql://gepa@db.internal/revisions", "resubmitted": False,
+                      "parent_revision_id": "0f" * 16}, "links": links,
          "baseline_holdout": {"score": 0.6, "cases": 20}, "candidate_holdout": {"score": 0.8, "cases": 20}}))
     assert "revision 5cb2ff892933 is pending_approval" in submitted.splitlines()[0]
     assert ("- **MLflow run**: [r1](http://mlflow.internal:5000/#/experiments/3/runs/r1?workflowType=machine_learning)"
@@ -150,7 +152,35 @@ def test_summary_of_each_outcome(tmp_path):
             "postgresql://gepa@db.internal/revisions --tracking-uri http://mlflow.internal:5000") in submitted
     assert "holdout**: seed 0.6000 -> winner 0.8000 (delta +0.2000, 20 cases)" in submitted
 
-    assert summary(tmp_path / "never-ran").startswith("## gepa-lab: no decision")
+    first = summary(record(tmp_path / "d", {
+        "eligible": True, "submit": True, "reason": "holdout requirements satisfied", "revision_id": "ab" * 16,
+        "submission_reason": "revision submitted with status pending_approval", "revision_status": "pending_approval"},
+        {"revision": {"store": "sqlite:///r.db", "parent_revision_id": None}},
+        {"config": {"dataset": {"path": "datasets/skillcraft/recipe", "seed_artifact": "seed_skill.json"}}}))
+    assert (f"python -m gepa_lab.revisions diff {'ab' * 6} --against datasets/skillcraft/recipe/seed_skill.json "
+            "--store sqlite:///r.db") in first.splitlines()
+    assert "--against" not in submitted  # a revision with a parent is compared with it
+
+    assert summary(tmp_path / "never-ran").startswith("## gepa-lab: the run failed before a decision")
+    log = tmp_path / "optimize.log"
+    log.write_text("[INFO] composing\ngepa_lab: error: seed artifact file not found: /x/seed.json\nTraceback ...\n")
+    failed = summary(tmp_path / "never-ran", log)
+    assert "```text\ngepa_lab: error: seed artifact file not found: /x/seed.json\n```" in failed
+    log.write_text("Traceback (most recent call last):\n  ...\nRuntimeError: password=hunter2 boom\n")
+    assert "```text\nRuntimeError: password=[REDACTED] boom\n```" in summary(tmp_path / "never-ran", log)
+
+
+@pytest.mark.slow
+def test_a_failed_runs_job_summary_quotes_its_one_line_error(tmp_path):
+    """The workflow's own steps, with an override the run refuses: the job fails with the run's
+    exit code (not tee's) and its summary quotes the error line, which names the fix."""
+    (tmp_path / "runner").mkdir()
+    week = Workflow(tmp_path / "runner", f"sqlite:///{tmp_path / 'revisions.db'}",
+                    overrides=OVERRIDES + " search.max_metric_calls=0").run(1)
+    error = "gepa_lab: error: search.max_metric_calls must be an integer >= 1 (got 0)"
+    assert week.code == 2 and error in week.log
+    assert week.summary.startswith("## gepa-lab: the run failed before a decision")
+    assert f"```text\n{error}\n```" in week.summary
 
 
 def test_mlflow_link_only_for_a_run_tracked_on_a_server():

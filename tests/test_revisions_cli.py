@@ -71,8 +71,21 @@ def test_list_show_diff_and_json(capsys, store):
     assert "gate       SafetyGate passed" in out and "3. Convert units to metric." in out
     code, out, _ = cli(capsys, "diff", v2.id)
     assert code == 0 and "+3. Convert units to metric." in out and out.startswith(f"--- {v1.id[:12]}/SKILL.md")
-    code, out, _ = cli(capsys, "diff", f"{NAME}@v1", "--json")
-    assert json.loads(out)["from"] is None and "+# Weather Monitor" in json.loads(out)["diff"]
+    # A first revision has no parent: it is compared with the seed file its run started from.
+    code, _, err = cli(capsys, "diff", f"{NAME}@v1")
+    documented(err.strip())
+    assert code == 2 and err.strip() == (f"gepa_lab.revisions: error: revision {v1.id[:12]} is {NAME}'s first: it has "
+                                         "no parent; compare it with the seed file its run started from: --against "
+                                         "<seed file>")
+    seed = Path("seed_skill.json")
+    seed.write_text(json.dumps({**body(), "steps": ["Call get_weather for the city."]}))
+    code, out, _ = cli(capsys, "diff", f"{NAME}@v1", "--against", str(seed), "--json")
+    assert code == 0 and json.loads(out)["from"] == "seed_skill.json"
+    assert "+2. Write the report" in json.loads(out)["diff"] and "# Weather Monitor" not in json.loads(out)["diff"]
+    seed.write_text("{not json")
+    code, _, err = cli(capsys, "diff", f"{NAME}@v1", "--against", str(seed))
+    assert code == 2 and "--against seed_skill.json: not a seed artifact file" in err
+    documented(err.strip())
 
 
 def test_approve_prints_the_published_path_then_rollback_and_audit(capsys, store, cwd):

@@ -83,7 +83,8 @@ def test_approved_revisions_are_served_from_the_prompt_registry(tmp_path, monkey
         assert approve.endswith(f"--tracking-uri {base}")
         done = alice.paste(approve)
         assert done.returncode == 0, done.stderr
-        assert f"registered prompts:/{ARTIFACT}/1 (alias production)" in done.stdout.splitlines()
+        assert (f"alias production -> prompts:/{ARTIFACT}/1 (MLflow prompt version 1 is revision v1)"
+                in done.stdout.splitlines())
         with RevisionStore(store_url) as store:
             v1 = store.get(revision_id)
         text_v1 = render(v1.body)[1]
@@ -110,7 +111,8 @@ def test_approved_revisions_are_served_from_the_prompt_registry(tmp_path, monkey
         assert served.version == 2 and "Double-check the servings." in served.template
         assert served.tags["gepa_lab.approved_by"] == "bob"
         rolled = bob.revisions("rollback", ARTIFACT, "--actor", "carol", "--comment", "servings went wrong")
-        assert rolled.returncode == 0 and f"registered prompts:/{ARTIFACT}/1 (alias production)" in rolled.stdout
+        assert rolled.returncode == 0 and "registered" not in rolled.stdout  # it only moved the alias
+        assert f"alias production -> prompts:/{ARTIFACT}/1 (MLflow prompt version 1 is revision v1)" in rolled.stdout
         served = production(base, monkeypatch)
         assert (served.version, served.template, served.tags["gepa_lab.approved_by"]) == (1, text_v1, "alice")
 

@@ -146,7 +146,7 @@ def test_lm_settings_are_refused_only_when_no_job_uses_an_lm(tmp_path):
     offline = gepa("-m", "experiment=recipe", "tracking=none", "search.random_seed=1,2", *lm, *FAST, cwd=tmp_path)
     assert offline.returncode == 2 and offline.stderr.strip() == (
         "gepa_lab: error: lm.reflection.api_base is set, but no component of this run uses an LM; pick one that "
-        "does (reflector=dspy, evaluator=skillcraft_dspy or dspy_program) or drop it")
+        "does (reflector=lm, evaluator=prompt, skillcraft_dspy or dspy_program) or drop it")
     mixed = gepa("-m", "experiment=recipe", "tracking=none", "reflector=feedback,dspy", *lm, "progress=off",
                  "search.max_iterations=0", f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
     assert mixed.returncode == 0, mixed.stderr[-2000:]

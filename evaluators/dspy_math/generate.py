@@ -169,7 +169,7 @@ def render_files() -> dict[str, str]:
                          generator="python -m evaluators.dspy_math.generate",
                          note="Generated multi-step arithmetic word problems with exact integer answers.")
     from evaluators.dspy_math.program import make_program
-    from evaluators.dspy_program.texts import seed_json
+    from gepa_lab.lm import seed_json
 
     return {**files, "seed_texts.json": seed_json(make_program())}
 

@@ -31,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.command == "seed":
-            from evaluators.dspy_program.loading import load_program
-            from evaluators.dspy_program.texts import seed_json
+            from gepa_lab.lm import load_program, seed_json
 
             sys.stdout.write(seed_json(load_program(args.program)))
             return 0

@@ -32,8 +32,7 @@ def freeze_hf_dataset(source: str | Path, out: str | Path, splits: Mapping[str, 
     extra: dict[str, Any] = {"source": {"hf_saved_dataset": str(source), "splits": dict(splits)}}
     seed: dict[str, str] = {}
     if program is not None:
-        from evaluators.dspy_program.loading import load_program
-        from evaluators.dspy_program.texts import seed_json
+        from gepa_lab.lm import load_program, seed_json
 
         extra["seed_artifact"] = SEED_FILE
         seed[SEED_FILE] = seed_json(load_program(program))

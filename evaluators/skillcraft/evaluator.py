@@ -82,6 +82,7 @@ class SkillCraftEvaluator:
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         usd_per_1k_tokens: float = DEFAULT_USD_PER_1K_TOKENS,
         agent_config: AgentConfig | Mapping[str, Any] | None = None,
+        fixed_episodes: bool = False,
     ) -> None:
         if not isinstance(token_budget, int) or token_budget <= 0:
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
@@ -95,6 +96,9 @@ class SkillCraftEvaluator:
         if isinstance(agent_config, Mapping):  # from a config file
             agent_config = from_mapping(AgentConfig, agent_config, "agent_config")
         self.agent_config = agent_config or AgentConfig()
+        # True: a case's episode draws no luck from the evaluation seed (every seed replays it), as
+        # a real model at temperature 0 answers a prompt the same way whatever seed is sent.
+        self.fixed_episodes = bool(fixed_episodes)
         self.world = self.spec.load_world(self.data_dir)
         self._entities = self.spec.hooks.entity_names(self.world)
         self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
@@ -112,7 +116,8 @@ class SkillCraftEvaluator:
         return json.dumps(
             {"evaluator": "skillcraft-sim", "family": self.family, "token_budget": self.token_budget,
              "usd_per_1k_tokens": self.usd_per_1k_tokens, "agent": asdict(self.agent_config),
-             "fixtures": fixtures_digest(self.data_dir), "behaviours": behaviours},
+             "fixtures": fixtures_digest(self.data_dir), "behaviours": behaviours,
+             **({"fixed_episodes": True} if self.fixed_episodes else {})},
             sort_keys=True,
         )
 
@@ -133,15 +138,19 @@ class SkillCraftEvaluator:
 
     def run_episode(self, artifact: Any, case: Case, seed: int) -> tuple[Any, Episode]:
         task = self.task(case)
-        episode = simulate(self.spec, self.world, task, self.profile(artifact), Draws(seed, case.id), self.agent_config)
+        episode = simulate(self.spec, self.world, task, self.profile(artifact), self.draws(seed, case),
+                           self.agent_config)
         return task, episode
+
+    def draws(self, seed: int, case: Case) -> Draws:
+        return Draws(0 if self.fixed_episodes else seed, case.id)
 
     def evaluate(self, artifact: Any, cases: list[Case], seed: int) -> list[Evaluation]:
         profile = self.profile(artifact)
         tasks = [self.task(c) for c in cases]  # configuration errors surface before any work
         out = []
         for case, task in zip(cases, tasks, strict=True):
-            episode = simulate(self.spec, self.world, task, profile, Draws(seed, case.id), self.agent_config)
+            episode = simulate(self.spec, self.world, task, profile, self.draws(seed, case), self.agent_config)
             score, quality, passed, feedback = grade_episode(self.spec, case.id, task, episode, self.token_budget)
             out.append(Evaluation(
                 case_id=case.id,

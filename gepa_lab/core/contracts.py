@@ -224,6 +224,8 @@ class Evaluator(Protocol):
     - `evaluates_batches = True`: call `evaluate` once with every uncached case of a batch
       instead of once per case (e.g. batched LM calls);
     - `fingerprint() -> str`: names its configuration for the evaluation cache key;
+    - `check_artifact(seed) -> None`: raises ValueError for an artifact it cannot evaluate (a kind
+      it does not take), called on the seed before anything is spent;
     - `check_cases(cases) -> None`: raises ValueError for a case it could not evaluate (a missing
       field), called on every case before anything is spent.
     """

@@ -15,7 +15,11 @@ _NAME_START = r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
 _NAME_REST = r"[A-Za-z0-9_.-]*"
 _SECRET_NAME = _NAME_START + r"(?:SECRET|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY)" + _NAME_REST
 _TOKEN_NAME = _NAME_START + r"TOKEN" + _NAME_REST
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
+# A value holds a letter or digit (`api_key="..."` is a placeholder in a hint, not a key), and
+# `NAME= word` (a space after `=` but none before, then a plain word) is prose, as in dspy's hint
+# "(api_key= on dspy.LM)"; `NAME = value`, `NAME: value` and `NAME= key_123` keep their value.
+_SEP = r"(?:\s*:\s*|\s+=\s*|=(?!\s+[a-z]+\b)\s*)"
+_VALUE = r"(?=[\"']?[^\s\"',;}&]*[A-Za-z0-9])(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"
 # `tokens=1200` is a count the reflector should see, not a credential.
 _NON_NUMERIC_VALUE = r"(\"[^\"]*\"|'[^']*'|(?![\d.,]+(?:[\s,;}&]|$))[^\s,;}&]+)"
 
@@ -25,13 +29,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)[^\"\n]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + REDACTED),
     # NAME=value, NAME: value, "NAME": "value" for secret-like names
-    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?\s*[:=]\s*)" + _VALUE), r"\1" + REDACTED),
-    (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?\s*[:=]\s*)" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _SECRET_NAME + r"\"?" + _SEP + ")" + _VALUE), r"\1" + REDACTED),
+    (re.compile(r"(?i)(\"?" + _TOKEN_NAME + r"\"?" + _SEP + ")" + _NON_NUMERIC_VALUE), r"\1" + REDACTED),
     # --api-key value / --token=value
     (re.compile(r"(?i)(--(?:api[_-]?key|token|secret|password|passwd)(?:\s+|=))(\"[^\"]*\"|'[^']*'|\S+)"),
      r"\1" + REDACTED),
     # a provider's echo of the key it refused: "Incorrect API key provided: gsk_…"
-    (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?\s*[:=]\s*)" + _VALUE),
+    (re.compile(r"(?i)(\bapi[ _-]?key(?: provided| given| supplied| used| sent)?" + _SEP + ")" + _VALUE),
      r"\1" + REDACTED),
     # the password in a URL's userinfo: scheme://user:password@host
     (re.compile(r"(?i)((?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"), r"\1" + REDACTED + "@"),

@@ -71,7 +71,8 @@ class Result:
     revision: dict[str, Any] | None = None
     holdout_cases: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: dict[str, float] = field(default_factory=dict)
-    reflection_tokens: int = 0  # from the reflection LM's usage; task tokens are evaluation objectives
+    reflection_tokens: int = 0  # from the reflection LM's usage
+    task_tokens: int = 0  # the task LM's, summed over every evaluation the run paid for (objective `tokens`)
     transfer: dict[str, Any] | None = None  # the transfer check: evaluator, holdout seed, means, delta
     proposals: int = 0
     pool: list[PoolEntry] = field(default_factory=list)
@@ -84,7 +85,7 @@ class Result:
     decision_number: int = 1  # a finished search decided again gets the next number
     decision_paid_evaluations: int = 0  # evaluator calls this decision paid for (the rest came from the record)
     warnings: list[str] = field(default_factory=list)  # pre-flight: what weakens the evidence (duplicates, ...)
-    # Runs of the tracking store already decided on this holdout split (None: no store was asked).
+    # Decisions taken on this holdout split before this one, wherever (the look ledger; None: no holdout).
     holdout_reuse: int | None = None
     holdout_distinct: int | None = None  # distinct holdout inputs the decision counted (None: no holdout)
 

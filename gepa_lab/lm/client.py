@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.redact import treat_as_secret
 from gepa_lab.lm.config import LMSettings
+from gepa_lab.lm.server import LOCAL, current
 
 NO_KEY = "EMPTY"  # what a server without authentication gets (vLLM's convention; Ollama ignores it)
 
@@ -34,11 +36,12 @@ def read_api_key(settings: LMSettings, role: str = "lm") -> str:
     treat_as_secret(name)  # a provider's error may echo the key, whatever its shape
     key = os.environ.get(name, "")
     if not key.strip():
-        if settings.api_base and urlsplit(settings.api_base).hostname in ("127.0.0.1", "localhost", "::1"):
+        base = settings.api_base
+        if base == LOCAL or (base and urlsplit(base).hostname in ("127.0.0.1", "localhost", "::1")):
             logging.getLogger("gepa_lab.lm").info("%s: %s is not set; sending no key to the local server %s",
                                                   role, name, settings.api_base)
             return NO_KEY
-        raise ConfigError(f"{role}: the API key variable {name} is not set; export {name}=<key>, or set "
+        raise ConfigError(f"{role}: the API key variable {name} is not set; export {name}=... (the key), or set "
                           f"{role}.api_key_env to the variable that holds it (null for a server without keys)")
     return key
 
@@ -51,11 +54,16 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
 
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # one INFO line per request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
+    # dspy warns on every reply cut at max_tokens: for a short-answer task that is a wrong answer,
+    # graded as such, not a line per case on the console.
+    logging.getLogger("dspy.clients.lm").setLevel(logging.ERROR)
 
     kwargs: dict[str, Any] = dict(api_key=key, temperature=settings.temperature, max_tokens=settings.max_tokens,
                                   num_retries=settings.num_retries, cache=settings.cache, engine=settings.engine,
                                   timeout=settings.timeout_s, **extra)
-    if settings.api_base:
+    if settings.api_base == LOCAL:
+        kwargs["api_base"] = current(role)["url"]
+    elif settings.api_base:
         kwargs["api_base"] = settings.api_base
     try:
         return dspy.LM(settings.model, **kwargs)
@@ -71,3 +79,16 @@ def transient_errors() -> tuple[type[BaseException], ...]:
 
     return (e.LMRateLimitError, e.LMServerError, e.LMTimeoutError, e.LMTransportError)
 
+
+
+def chat(lm: Any, messages: list[dict[str, str]], **extra: Any) -> str:
+    """One chat completion by `lm` (a `dspy.LM`) on a messages list, without a DSPy adapter: the
+    reply's text ('' when there is none)."""
+    with warnings.catch_warnings():
+        # dspy 3.4 prefers lm15 Requests, which send `max_completion_tokens`; the messages form
+        # sends `max_tokens`, which every OpenAI-compatible server accepts.
+        warnings.filterwarnings("ignore", message="Passing OpenAI-style message", category=DeprecationWarning)
+        outputs = lm(messages=messages, **extra)
+    first = outputs[0] if outputs else ""
+    text = first.get("text") if isinstance(first, dict) else first
+    return text if isinstance(text, str) else ""

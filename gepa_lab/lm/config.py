@@ -14,6 +14,7 @@ from typing import Any
 
 from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.settings import check_int, check_number, from_mapping
+from gepa_lab.lm.server import LOCAL, ServerSettings, current
 
 ENGINES = ("litellm", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -25,7 +26,7 @@ class LMSettings:
     `ollama_chat/qwen2.5`) and what it costs."""
 
     model: str = "openai/gpt-4o-mini"
-    api_base: str | None = None  # e.g. http://127.0.0.1:8000/v1; None: the provider's default
+    api_base: str | None = None  # e.g. http://127.0.0.1:8000/v1; `local`: the lm.server; None: the provider's
     api_key_env: str | None = "OPENAI_API_KEY"  # NAME of the variable holding the key; None: no key
     temperature: float = 0.0
     max_tokens: int = 2048
@@ -46,7 +47,7 @@ class LMSettings:
     def validate(self, role: str = "lm") -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"{role}.model must name a litellm model, e.g. openai/gpt-4o-mini (got {self.model!r})")
-        _check_api_base(self.api_base, role)
+        _check_api_base(self.api_base, f"{role}.api_base")
         if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
             # Never echo the value: a pasted key must not reach the terminal or a log.
             raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
@@ -61,8 +62,12 @@ class LMSettings:
             check_number(self.usd_per_1k_tokens, f"{role}.usd_per_1k_tokens", 0.0)
 
     def public(self) -> dict[str, Any]:
-        """The settings as recorded (fingerprints, traces): no key, only its variable's name."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The settings as recorded (fingerprints, traces): no key, only its variable's name; for
+        the local server (`api_base: local`), what of it can change a reply."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.api_base == LOCAL:
+            out["server"] = current()["identity"]
+        return out
 
 
 @dataclass
@@ -71,10 +76,15 @@ class LMConfig:
 
     task: LMSettings = field(default_factory=LMSettings)
     reflection: LMSettings = field(default_factory=LMSettings)
+    server: ServerSettings | None = None  # lm=local: the run's own model server (gepa_lab/lm/server.py)
 
     def __post_init__(self) -> None:
         self.task.validate("lm.task")
         self.reflection.validate("lm.reflection")
+        if isinstance(self.server, Mapping):  # from Python: the fields as a mapping
+            self.server = from_mapping(ServerSettings, self.server, "lm.server")
+        if self.server is not None:
+            self.server.validate()
 
 
 def as_settings(value: LMSettings | Mapping[str, Any] | None, role: str = "lm") -> LMSettings:
@@ -100,11 +110,12 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
                           num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 120.0)
     if not model.strip():
         raise ConfigError(f"{role} has no model name; build it as dspy.LM('<provider>/<model>')")
-    _check_api_base(settings.api_base, role)
+    _check_api_base(settings.api_base, f"{role}.api_base")
     return settings
 
 
 def _check_api_base(api_base: Any, role: str) -> None:
-    if api_base is not None and not str(api_base).startswith(("http://", "https://")):
-        raise ConfigError(f"{role}.api_base must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {api_base!r})")
+    if api_base is not None and api_base != LOCAL and not str(api_base).startswith(("http://", "https://")):
+        raise ConfigError(f"{role} must be an http(s) URL such as http://127.0.0.1:8000/v1, or '{LOCAL}' for the "
+                          f"server lm=local starts (got {api_base!r})")
 

@@ -3,7 +3,7 @@ the selected component and the evaluation records (as JSON, marked as untrusted 
 default rules and the notes on each artifact kind are the text of `prompt.yaml`.
 
 The reply is one JSON object `{"<component>": <new value>, "rationale": "..."}`, parsed by the
-engine's tolerant parser (`gepa_lab.search.reflection.parse_reply`), so any JSON-speaking model
+engine's tolerant parser (`gepa_lab.core.reply.parse_reply`), so any JSON-speaking model
 works without a DSPy signature adapter.
 """
 

@@ -1,11 +1,12 @@
 """The CI job summary of one `submit=true` run (docs/revisions.md §The CI flow):
 
-    python -m gepa_lab.revisions.ci RUN_DIR >> "$GITHUB_STEP_SUMMARY"
+    python -m gepa_lab.revisions.ci RUN_DIR [LOG] >> "$GITHUB_STEP_SUMMARY"
 
-Markdown from the run record alone (promotion.json, result.json, experiment.json): what was
-decided and why, what the store did with the winner, the MLflow run's link when the run logged
-to a tracking server, and the commands a reviewer pastes (with the store's URL, never a
-password). Always exits 0: the optimize step's exit code is the job's verdict.
+Markdown from the run record (promotion.json, result.json, experiment.json): what was decided and
+why, what the store did with the winner, the MLflow run's link when the run logged to a tracking
+server, and the commands a reviewer pastes (with the store's URL, never a password). A run that
+did not reach a decision gets its one-line error (and its fix) from LOG, the optimize step's
+output. Always exits 0: the optimize step's exit code is the job's verdict.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gepa_lab.core.redact import redact
 from gepa_lab.revisions.store import fmt_score, parse_url
 
 REVIEW = "python -m gepa_lab.revisions"
@@ -73,22 +75,42 @@ def _headline(promotion: dict[str, Any], revision: dict[str, Any]) -> str:
     return f"revision {str(promotion.get('revision_id'))[:12]} is {promotion.get('revision_status')}{again}"
 
 
-def _review(revision_id: str, store: str | None, tracking: str | None) -> list[str]:
+def _seed_file(config: dict[str, Any]) -> str | None:
+    """The seed file the run read (`dataset.path` / `dataset.seed_artifact`), as the checkout names it."""
+    dataset = config.get("dataset") or {}
+    seed = dataset.get("seed_artifact")
+    return str(Path(str(dataset.get("path") or ".")) / seed) if isinstance(seed, str) else None
+
+
+def _review(revision_id: str, store: str | None, tracking: str | None, seed: str | None) -> list[str]:
     where = f" --store {shlex.quote(store)}" if store else ""
     registry = f" --tracking-uri {shlex.quote(tracking)}" if tracking else ""
+    against = f" --against {shlex.quote(seed)}" if seed else ""  # a first revision: against its seed file
     short = revision_id[:12]
     return ["", "Review it from any checkout (the store's password comes from `PGPASSWORD` or `~/.pgpass`):", "",
-            "```bash", f"{REVIEW} show {short}{where}", f"{REVIEW} diff {short}{where}",
+            "```bash", f"{REVIEW} show {short}{where}", f"{REVIEW} diff {short}{against}{where}",
             f"{REVIEW} approve {short} --actor YOUR_NAME{where}{registry}",
             f"{REVIEW} reject {short} --actor YOUR_NAME --comment WHY{where}", "```"]
 
 
-def summary(run_dir: Path | str) -> str:
+def failure(run_dir: Path, log: Path | str | None) -> str:
+    """Why a run reached no decision: the log's last `gepa_lab: error:` line (one line that names
+    the problem and its fix), else its last line (a crash's exception)."""
+    try:
+        text = Path(log).read_text(encoding="utf-8", errors="replace") if log else ""
+    except OSError:
+        text = ""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    errors = [x for x in lines if x.startswith("gepa_lab: error:")] or lines[-1:]
+    why = f"```text\n{redact(errors[-1])}\n```\n" if errors else "The optimize step left no log.\n"
+    return f"## gepa-lab: the run failed before a decision\n\n{why}\nRun record: `{run_dir}`.\n"
+
+
+def summary(run_dir: Path | str, log: Path | str | None = None) -> str:
     run_dir = Path(run_dir)
     promotion = _read(run_dir, "promotion.json")
     if not promotion:
-        return (f"## gepa-lab: no decision\n\nThe run did not finish (no `{run_dir / 'promotion.json'}`); its error is "
-                "in the optimize step's log.\n")
+        return failure(run_dir, log)
     result, experiment = _read(run_dir, "result.json"), _read(run_dir, "experiment.json")
     config = experiment.get("config") or {}
     revision = result.get("revision") or {}
@@ -110,7 +132,8 @@ def summary(run_dir: Path | str) -> str:
         lines.append(f"- **MLflow run**: [{result['links']['mlflow_run_id']}]({link})")
     if promotion.get("revision_id"):
         tracking = (result.get("links") or {}).get("mlflow_tracking_uri") if link else None
-        lines += _review(str(promotion["revision_id"]), store, tracking)
+        seed = None if revision.get("parent_revision_id") else _seed_file(config)
+        lines += _review(str(promotion["revision_id"]), store, tracking, seed)
     elif store:
         lines += ["", f"The store's revisions: `{REVIEW} list{' --store ' + shlex.quote(store)}`"]
     lines.append(f"\nRun record: `{run_dir}` (uploaded with this job).")
@@ -119,10 +142,10 @@ def summary(run_dir: Path | str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m gepa_lab.revisions.ci RUN_DIR", file=sys.stderr)
+    if len(args) not in (1, 2):
+        print("usage: python -m gepa_lab.revisions.ci RUN_DIR [LOG]", file=sys.stderr)
         return 2
-    print(summary(args[0]), end="")
+    print(summary(*args), end="")
     return 0
 
 

@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.contracts import SPLITS
@@ -81,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the MLflow store of the revision's run, for its link when the revision stored only the "
                         "run id; default $MLFLOW_TRACKING_URI")
     p = sub.add_parser("diff", parents=[common, ref], help="the published file of a revision against its parent")
-    p.add_argument("--against", help="compare with this revision instead of the parent")
+    p.add_argument("--against", metavar="REVISION|FILE",
+                   help="compare with this revision, or a seed file, instead of the parent")
     sub.add_parser("approve", parents=[common, ref, decision, publishing],
                    help="publish a pending_approval revision (archives the active one)")
     sub.add_parser("reject", parents=[common, ref, decision], help="reject a pending revision")
@@ -192,14 +194,22 @@ def _run_link(evidence: dict[str, Any], tracking_uri: str | None) -> str | None:
 
 def _diff(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
-    other_ref = args.against or r.parent_revision_id
-    other = store.get(other_ref) if other_ref else None
+    against = args.against or r.parent_revision_id
+    if against is None:
+        raise InvalidRequest(f"revision {r.id[:12]} is {r.artifact_name}'s first: it has no parent; compare it with "
+                             "the seed file its run started from: --against <seed file>")
     name, new = render(r.body)
-    old = render(other.body)[1] if other else ""
-    label = other.id[:12] if other else "(none)"
+    if Path(against).is_file():  # a seed file (an artifact's JSON, as the run read it)
+        try:
+            source, label, old = against, against, render(json.loads(Path(against).read_text(encoding="utf-8")))[1]
+        except (OSError, ValueError, TypeError) as exc:
+            raise InvalidRequest(f"--against {against}: not a seed artifact file ({exc})") from None
+    else:
+        other = store.get(against)
+        source, label, old = other.id, f"{other.id[:12]}/{name}", render(other.body)[1]
     diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"{label}/{name}", tofile=f"{r.id[:12]}/{name}"))
-    _emit(args, {"from": other.id if other else None, "to": r.id, "diff": diff}, diff.rstrip("\n") or "no difference")
+                                        fromfile=label, tofile=f"{r.id[:12]}/{name}"))
+    _emit(args, {"from": source, "to": r.id, "diff": diff}, diff.rstrip("\n") or "no difference")
 
 
 def _registry(args: argparse.Namespace) -> Any:
@@ -215,7 +225,10 @@ def _decided(args: argparse.Namespace, verb: str, decide: Callable[[], Any]) -> 
         decision, error = exc.decision, exc
     r = decision.revision
     lines = [f"{verb} {r.id[:12]} ({r.artifact_name} v{r.version}) by {r.status_by}"]
-    facts = (("published {}", decision.published), ("registered {} (alias production)", decision.registered),
+    # The registry's version numbers count approvals, not submissions: say which revision a version is.
+    uri = decision.registered
+    registry = uri and f"{uri} (MLflow prompt version {uri.rsplit('/', 1)[-1]} is revision v{r.version})"
+    facts = (("published {}", decision.published), ("alias production -> {}", registry),
              ("archived {}", decision.previous and decision.previous[:12]))
     lines += [template.format(value) for template, value in facts if value is not None]
     _emit(args, decision.to_dict(), "\n".join(lines))

@@ -347,6 +347,16 @@ def read_result(run_dir: Path | str) -> dict[str, Any] | None:
     return dict(read_json(path, "run result")) if path.is_file() else None
 
 
+def read_decision(run_dir: Path | str, number: int) -> dict[str, Any] | None:
+    """The result of the run's decision `number` (a run decided again keeps every decision)."""
+    path = Path(run_dir) / EVENTS_FILE
+    for n, line in _lines(path):
+        if b'"decision"' in line and (row := _parse(path, n, line)).get("kind") == "decision" \
+                and row["data"]["number"] == number:
+            return dict(row["data"]["result"])
+    return None
+
+
 def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
     path = Path(run_dir) / CONFIRMATION_FILE
     return dict(read_json(path, "confirmation")) if path.is_file() else None

@@ -58,6 +58,7 @@ from gepa_lab.core.settings import (
     SearchConfig,
 )
 from gepa_lab.runs.lock import RunLock
+from gepa_lab.runs.looks import count_decision
 from gepa_lab.runs.record import Recorded, RunRecord, now
 from gepa_lab.search.evaluation import CaseRunner
 from gepa_lab.search.identity import check_same_search, decision_settings, run_identity
@@ -316,7 +317,10 @@ class Run:
                               transfer)  # type: ignore[arg-type]
         result.decision_number, result.warnings = number, self.warnings
         result.decision_paid_evaluations = self.paid() - paid_before
-        result.links, result.holdout_reuse = self.trackers.links(), self.trackers.holdout_reuse()
+        result.links = self.trackers.links()
+        if dataset.holdout:  # the look ledger counts every decision on this split, wherever it was taken
+            result.holdout_reuse = count_decision(result.dataset["digests"]["holdout"], self.experiment_id, number,
+                                                  request.run_dir)
         self.record.decision(number, decision_settings(request), result.to_dict(),
                              promotion_outcome(result, request.submit))
         return result
@@ -518,39 +522,3 @@ def _stages(run: Run) -> Result:
 def _full_config(request: Request) -> dict[str, Any]:
     return {"search": asdict(request.config), "evaluation": asdict(request.evaluation),
             "reflection": asdict(request.reflection), "promotion": asdict(request.promotion), **request.run_config}
-
-
-# -- the confirmation (a sealed split, opened once) ----------------------------------------------------
-def confirm(run_dir: str | Path, evaluator: Evaluator, cases: Sequence[Case],
-            evaluation: EvaluationSettings | None = None) -> dict[str, Any]:
-    """Score a finished run's seed and winner once on the dataset's sealed confirmation split (a
-    third stage of evidence after the search and the holdout decision), record it, and return it.
-    A run is confirmed once: a second opening is refused."""
-    path = Path(run_dir)
-    with RunLock(path):
-        record, recorded = RunRecord.reopen(path)
-        try:
-            if not recorded.finished:
-                raise ResumeError(f"cannot confirm {path}: the run has not finished (resume it first)")
-            if recorded.confirmation is not None:
-                raise ResumeError(f"{path} was already confirmed (confirmation delta "
-                                  f"{recorded.confirmation['delta']:+.4f}); a sealed split is opened once per run")
-            result = recorded.latest_result()
-            seed = artifact_from_dict(recorded.experiment["seed"]["artifact"])
-            best = artifact_from_dict(result["best"])
-            seed_value = draw_seed(random.Random(f"confirmation/{result['seeds']['random_seed']}"))
-            runner = CaseRunner(evaluator, evaluation, record)
-            try:
-                base = runner.run(seed, result["seed_id"], cases, seed_value)
-                cand = base if result["best_id"] == result["seed_id"] else runner.run(best, result["best_id"], cases,
-                                                                                     seed_value)
-            finally:
-                runner.close()
-            mean = [math.fsum(ev.score for ev in evals) / len(evals) for evals in (base, cand)]
-            data = {"decision": result["decision_number"], "cases": len(cases), "seed": seed_value,
-                    "baseline": mean[0], "candidate": mean[1], "delta": mean[1] - mean[0],
-                    "promoted": bool(result["promotion_eligible"]), "paid_evaluations": runner.paid}
-            record.confirmation(data)
-            return data
-        finally:
-            record.close()

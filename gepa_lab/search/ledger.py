@@ -39,6 +39,7 @@ class Ledger:
     task_cost_usd: float = 0.0  # nominal: cached results count too, so a resume replays exactly
     reflection_cost_usd: float = 0.0
     reflection_tokens: int = 0
+    task_tokens: int = 0  # the evaluations' `tokens` objective (LM evaluators report it), nominal like the cost
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def spend(self, calls: int) -> None:
@@ -48,6 +49,7 @@ class Ledger:
 
     def add_task_cost(self, evaluations: Sequence[Evaluation]) -> None:
         self.task_cost_usd += _cost(evaluations)
+        self.task_tokens += int(sum(ev.objectives.get("tokens", 0.0) for ev in evaluations))
 
     def add_reflection(self, cost_usd: float, tokens: int) -> None:
         self.reflection_cost_usd += max(0.0, cost_usd)
@@ -88,10 +90,12 @@ class Ledger:
 
     def snapshot(self) -> dict[str, Any]:
         return {"metric_calls": self.used, "task_cost_usd": self.task_cost_usd,
-                "reflection_cost_usd": self.reflection_cost_usd, "reflection_tokens": self.reflection_tokens}
+                "reflection_cost_usd": self.reflection_cost_usd, "reflection_tokens": self.reflection_tokens,
+                "task_tokens": self.task_tokens}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         self.used = int(snapshot["metric_calls"])
         self.task_cost_usd = float(snapshot["task_cost_usd"])
         self.reflection_cost_usd = float(snapshot["reflection_cost_usd"])
         self.reflection_tokens = int(snapshot["reflection_tokens"])
+        self.task_tokens = int(snapshot.get("task_tokens", 0))  # absent from records written before it

@@ -53,7 +53,7 @@ def build_result(request: Request, experiment_id: str, state: SearchState, ledge
                         "delta": k.score - b.score}
                        for c, b, k in zip(dataset.holdout, base_cases, cand_cases, strict=True)],
         cost_usd={"task": ledger.task_cost_usd, "reflection": ledger.reflection_cost_usd},
-        reflection_tokens=ledger.reflection_tokens,
+        reflection_tokens=ledger.reflection_tokens, task_tokens=ledger.task_tokens,
         transfer=_transfer_record(transfer_evaluator, transfer, holdout_seeds),
         proposals=state.proposals, skipped_proposals=state.skipped,
         pool=[PoolEntry(c.id, c.parent_id, c.component, c.iteration, c.metric_calls, tuple(c.scores), c.parents)

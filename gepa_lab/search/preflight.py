@@ -87,9 +87,9 @@ def check_request(request: Request) -> None:
         _check_method(submitter, "submitter", "submit", ("request",))
     declared_retryable(evaluator)
     declared_retryable(reflector)
-    check_cases(evaluator, request.dataset)
+    check_cases(evaluator, request.dataset, request.seed)
     if transfer is not None:
-        check_cases(transfer, request.dataset, "transfer evaluator")
+        check_cases(transfer, request.dataset, request.seed, "transfer evaluator")
     check = getattr(submitter, "preflight", None) if request.submit else None
     if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
         try:
@@ -100,16 +100,19 @@ def check_request(request: Request) -> None:
             raise GepaLabError(f"the revision submitter is not ready: {describe(exc)}") from exc
 
 
-def check_cases(evaluator: Evaluator, dataset: Dataset, role: str = "evaluator") -> None:
-    """An evaluator that can check cases without paying for them (`check_cases(cases)`: every field
-    it needs is there) does so before anything is spent; its refusal is a one-line ValueError."""
-    check = getattr(evaluator, "check_cases", None)
-    if callable(check):
-        try:
-            check([case for name in SPLITS for case in dataset.split(name)])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"the dataset does not fit the {role} {type(evaluator).__name__}: "
-                             f"{describe(exc)}") from exc
+def check_cases(evaluator: Evaluator, dataset: Dataset, seed: Artifact, role: str = "evaluator") -> None:
+    """An evaluator that can check cases or the seed artifact without paying for them
+    (`check_cases(cases)`: every field it needs is there; `check_artifact(seed)`: a kind it
+    evaluates) does so before anything is spent; its refusal is a one-line ValueError."""
+    for method, value, what in (("check_artifact", seed, "seed artifact"),
+                                ("check_cases", [c for name in SPLITS for c in dataset.split(name)], "dataset")):
+        check = getattr(evaluator, method, None)
+        if callable(check):
+            try:
+                check(value)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"the {what} does not fit the {role} {type(evaluator).__name__}: "
+                                 f"{describe(exc)}") from exc
 
 
 def announce(request: Request) -> list[str]:

@@ -7,18 +7,15 @@ A reply that cannot be used is a `ReflectionRejected`, which the search records 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
-
-import json_repair
 
 from gepa_lab.core.artifacts import Artifact, artifact_from_dict, get_component, with_component
 from gepa_lab.core.contracts import Case, Evaluation
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.redact import prepare_field
+from gepa_lab.core.reply import parse_reply
 
 FIELD_MAX_CHARS = 4000
 RECORD_KEYS = ("case_id", "input", "expected", "score", "output", "feedback", "trace")
@@ -44,39 +41,6 @@ def reflector_view(artifact: Artifact) -> Artifact:
     return artifact_from_dict({key: [prepare_field(v, FIELD_MAX_CHARS) for v in value]
                                if isinstance(value, (list, tuple)) else prepare_field(value, FIELD_MAX_CHARS)
                                for key, value in artifact.to_dict().items()}, artifact.kind)
-
-
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?|\n?\s*```\s*$")
-
-
-def parse_reply(reply: str | dict[str, Any] | None) -> dict[str, Any]:
-    """Tolerates a ```json fence, prose around the object and trailing commas."""
-    if reply is None:
-        raise ReflectionRejected("empty reflection response")
-    if isinstance(reply, dict):
-        return reply
-    if not isinstance(reply, str):
-        raise ReflectionRejected(f"reflection response must be text or an object, got {type(reply).__name__}")
-    text = _FENCE.sub("", reply.strip()).strip()
-    if not text:
-        raise ReflectionRejected("empty reflection response")
-    attempts = [text]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end and text[start : end + 1] != text:
-        attempts.append(text[start : end + 1])
-    if start < 0 or end < start:
-        raise ReflectionRejected("parse reflection response: no JSON object found")
-    for candidate in attempts:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            try:
-                value = json_repair.loads(candidate)
-            except Exception:  # the repair library is best-effort; any failure is a parse failure
-                value = None
-        if isinstance(value, dict) and value:
-            return value
-    raise ReflectionRejected("parse reflection response: no JSON object found")
 
 
 def _clean_component(value: Any, current: Any, component: str) -> str | tuple[str, ...]:

@@ -27,11 +27,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evaluators.dspy_program.examples import to_example, verdict
-from evaluators.dspy_program.loading import check_inputs, load_metric, load_program, metric_form
-from evaluators.dspy_program.texts import apply_texts, program_texts
-from gepa_lab import Artifact, Case, Evaluation, Result, artifact_id, describe, sha256_hex
-from gepa_lab.lm import LMCaller, LMSettings, Metered, compose_feedback, trace_line
+from gepa_lab.core.artifacts import Artifact, artifact_id, sha256_hex
+from gepa_lab.core.contracts import Case, Evaluation
+from gepa_lab.core.errors import describe
+from gepa_lab.core.result import Result
+from gepa_lab.lm.config import LMSettings
+from gepa_lab.lm.examples import to_example, verdict
+from gepa_lab.lm.loading import check_inputs, load_metric, load_program, metric_form
+from gepa_lab.lm.metered import LMCaller, Metered
+from gepa_lab.lm.records import compose_feedback, trace_line
+from gepa_lab.lm.texts import apply_texts, program_texts
 
 log = logging.getLogger("gepa_lab.dspy_program")
 _PROGRAM_CACHE = 32

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gepa_lab import Artifact, TextsArtifact
+from gepa_lab.core.artifacts import Artifact, TextsArtifact
 
 
 def program_texts(program: Any) -> TextsArtifact:

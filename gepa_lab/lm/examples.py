@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gepa_lab import Case, canonical_json
+from gepa_lab.core.artifacts import canonical_json
+from gepa_lab.core.contracts import Case
 
 
 def _object(text: str | None) -> dict[str, Any] | None:
