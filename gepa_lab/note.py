@@ -28,8 +28,7 @@ from typing import Any
 from gepa_lab import report
 from gepa_lab.core.errors import describe, fail, run_main
 from gepa_lab.tracking import mlflow_links
-from gepa_lab.tracking.mlflow_logger import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE
-from gepa_lab.tracking.mlflow_tracker import default_uri
+from gepa_lab.tracking.mlflow_tracker import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE, default_uri
 from gepa_lab.tracking.mlflow_values import clip
 
 PROG = "gepa_lab.note"

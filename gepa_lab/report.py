@@ -89,7 +89,7 @@ def client_for(uri: str) -> Any:
     `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
 
-    from gepa_lab.tracking.mlflow_logger import sqlite_path
+    from gepa_lab.tracking.mlflow_tracker import sqlite_path
 
     why, db = unreachable(uri), sqlite_path(uri)
     if why is not None:

@@ -1,10 +1,7 @@
-"""The MLflow logging process: every MLflow call of `MlflowTracker`, off the engine, on another
-core (experiments/reports/mlflow_logging_cost.md), with MLflow's public client API only. The
-tracker writes the engine's events, `(method, args)` pickles, to its stdin; a reader thread queues
-them (the engine never waits), `serve` runs them in order against a `RunLogger` per run and replies
-`opened` / `ended` on the original stdout (fd 1 goes to stderr: a stray print cannot corrupt them).
-Input ending with a run open (the engine was killed) ends it KILLED once all received is written.
-An MLflow failure is counted, never raised: the run record in the run dir is the source of truth."""
+"""The MLflow logging process's work (`mlflow_tracker.main`): every MLflow call, with MLflow's public
+client API only. `serve` runs the engine's events in order against a `RunLogger` per run; input ending
+with a run open (the engine was killed) ends it KILLED once all received is written. An MLflow
+failure is counted, never raised: the run record in the run dir is the source of truth."""
 
 from __future__ import annotations
 
@@ -14,40 +11,32 @@ import math
 import os
 import pickle
 import queue
-import sys
 import tempfile
-import threading
 import time
-import warnings
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
+from mlflow import MlflowClient
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.utils.git_utils import get_git_commit
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT
+from tenacity import Retrying, stop_after_attempt, wait_incrementing
 
 from gepa_lab.core.errors import describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
 from gepa_lab.core.result import Result
 from gepa_lab.runs.files import write_text_atomic
 from gepa_lab.tracking import mlflow_links as links
+from gepa_lab.tracking import mlflow_tracker as tracker
 from gepa_lab.tracking import mlflow_values as values
 
-RUN_FILE = "mlflow_run.json"  # in the run dir: the parent run a resume continues, and its store
-DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
-NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
 FLUSH_EVERY_S = 2.0
 KILLED = {"stop_reason": "killed", "promotion_eligible": "false",
           "promotion_reason": "run did not finish (its process was killed)"}
-
-
-def pack(message: Any) -> bytes:
-    """A message's pickle, pickled again: read whole even if a class of it cannot be loaded."""
-    return pickle.dumps(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
-    raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
-    return Path(raw).resolve() if raw and raw != ":memory:" else None
 
 
 def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
@@ -56,14 +45,10 @@ def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> li
 
 
 def _metrics(values: dict[str, float], step: int) -> list[Any]:
-    from mlflow.entities import Metric
-
     return [Metric(k, v, int(time.time() * 1000), step) for k, v in values.items()]
 
 
 def _tags(tags: dict[str, str]) -> list[Any]:
-    from mlflow.entities import RunTag
-
     return [RunTag(k, v) for k, v in tags.items()]
 
 
@@ -76,6 +61,7 @@ class RunLogger:
         self.uri, self.run, self.plots, self.common = uri, run, plots, values.common_tags(run)
         self.name = f"{run.name}-seed{run.search.random_seed}-{run.experiment_id[:8]}"
         self.client: Any = None
+        self.lock: Any = None  # the run dir's mlflow.lock
         self.run_id: str | None = None
         self.experiment_id = self.candidates_id = ""
         self.errors: list[str] = []
@@ -116,28 +102,26 @@ class RunLogger:
 
     def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None) -> bool:
         """The parent run, reopened or new (True)."""
-        from filelock import FileLock
-        from mlflow import MlflowClient
-
-        db = sqlite_path(self.uri)
+        db = tracker.sqlite_path(self.uri)
         # One process at a time creates (or upgrades) a SQLite store's tables: MLflow's own
         # initialisation races when parallel sweep jobs open a new store.
         with FileLock(f"{db}.lock") if db else contextlib.nullcontext():
             self.client = MlflowClient(tracking_uri=self.uri)
             self.experiment_id = self._experiment(*experiments[0], decisions=True)
             self.candidates_id = self._experiment(*experiments[1])
+        if self.run.run_dir:  # held until the run ends: a resume waits for a logger still writing the run
+            self.lock = FileLock(Path(self.run.run_dir) / tracker.LOCK_FILE)
+            self.lock.acquire()
         reopened = bool(reopen) and self._reopen(str(reopen))
         if not reopened:
             self._create_parent()
         if self.run.run_dir:
             stored = {"run_id": self.run_id, "experiment_id": self.experiment_id, "tracking_uri": self.uri}
-            write_text_atomic(Path(self.run.run_dir) / RUN_FILE, json.dumps(stored, indent=2) + "\n")
+            write_text_atomic(Path(self.run.run_dir) / tracker.RUN_FILE, json.dumps(stored, indent=2) + "\n")
         return not reopened
 
     def _experiment(self, name: str, location: str | None, decisions: bool = False) -> str:
         """The experiment's id, created if missing; the parents' opens on the decisions view."""
-        from mlflow.exceptions import MlflowException
-
         if (found := self.client.get_experiment_by_name(name)) is None:
             with contextlib.suppress(MlflowException):  # created concurrently by a sibling job of a multirun
                 self.client.create_experiment(name, artifact_location=location)
@@ -150,13 +134,9 @@ class RunLogger:
         return str(found.experiment_id)
 
     def _create_parent(self) -> None:
-        from mlflow.entities import Param
-        from mlflow.utils.git_utils import get_git_commit
-        from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT
-
         run = self.run
-        tags = {**values.parent_tags(run), "gepa.candidates_experiment_id": self.candidates_id,
-                DESCRIPTION_TAG: f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed})."}
+        tags = {**values.parent_tags(run), "gepa.candidates_experiment_id": self.candidates_id, tracker.DESCRIPTION_TAG:
+                f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed})."}
         # The client adds no source tags (fluent start_run does): the commit of the gepa_lab checkout,
         # else of the working directory; none outside a git checkout.
         if commit := next(filter(None, map(get_git_commit, [str(Path(__file__).parents[1]), os.getcwd()])), None):
@@ -171,10 +151,6 @@ class RunLogger:
 
     def _inputs(self) -> None:
         """One dataset input per split (context = split); MLflow's digest is a 36-char prefix of ours."""
-        from mlflow.entities import Dataset, DatasetInput, InputTag
-        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
-        from tenacity import Retrying, stop_after_attempt, wait_incrementing
-
         ds, source = self.run.dataset, json.dumps({"tags": {"gepa_lab.run_dir": self.run.run_dir or ""}})
         schema = json.dumps({"mlflow_colspec": [{"type": kind, "name": name, "required": True} for name, kind in (
             ("id", "string"), ("input", "string"), ("expected", "string"), ("critical", "boolean"),
@@ -200,8 +176,6 @@ class RunLogger:
 
     def _reopen(self, run_id: str) -> bool:
         """Continue an interrupted run's parent, learning what it holds (False: not in this store)."""
-        from mlflow.exceptions import MlflowException
-
         client, parent = self.client, None
         with contextlib.suppress(MlflowException):
             parent = client.get_run(run_id)
@@ -317,10 +291,10 @@ class RunLogger:
                  "this run's pool members by validation": links.experiment_url("", self.candidates_id,
                                                                                links.POOL_VIEW.format(rid)),
                  "every run's decision": links.experiment_url("", self.experiment_id)}
-        text = self.safe("read the run's notes", lambda: client.get_run(self.run_id).data.tags[DESCRIPTION_TAG]) or ""
-        notes = text[text.index(NOTES_MARKER):] if NOTES_MARKER in text else ""  # added while the run ran
+        text = self.safe("read the run's notes", lambda: client.get_run(rid).data.tags[tracker.DESCRIPTION_TAG]) or ""
+        notes = "".join(text.partition(tracker.NOTES_MARKER)[1:])  # the notes added while the run ran
         tags = {**values.decision_tags(result, self.run.submit),
-                DESCRIPTION_TAG: values.description(self.run, result, self.search_calls, leads) + notes}
+                tracker.DESCRIPTION_TAG: values.description(self.run, result, self.search_calls, leads) + notes}
         self.safe("log the decision", client.log_batch, self.run_id,
                   metrics=_metrics(values.decision_metrics(result), 0), tags=_tags(tags))
         files, tables = values.decision_files(self.run, result)
@@ -350,6 +324,8 @@ class RunLogger:
         self.safe("log the tracker status", self.client.log_batch, self.run_id, tags=_tags(tags))
         self.safe("end the parent run", self.client.set_terminated, self.run_id, status)
         self.ended = True
+        if self.lock is not None:
+            self.lock.release()
 
 
 def serve(messages: queue.Queue[bytes | None], reply: Callable[[tuple[str, dict[str, Any]]], None]) -> None:
@@ -379,31 +355,3 @@ def serve(messages: queue.Queue[bytes | None], reply: Callable[[tuple[str, dict[
             logger.flush()  # nothing queued: a fast search's iterations share one write
     if logger is not None:
         logger.end("KILLED", KILLED)
-
-
-def main() -> None:
-    outbox = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # prints from any library go to stderr, never into the replies
-    messages: queue.Queue[bytes | None] = queue.Queue()
-
-    def read() -> None:
-        with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
-            while True:
-                messages.put(pickle.load(sys.stdin.buffer))
-        messages.put(None)
-
-    def reply(message: tuple[str, dict[str, Any]]) -> None:
-        with contextlib.suppress(OSError):  # the engine process is gone: keep writing what it sent
-            outbox.write(pack(message))
-            outbox.flush()
-
-    threading.Thread(target=read, daemon=True).start()  # reading from the start: the engine never waits
-    warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")  # MLflow's about its own dependencies
-    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401  (the default store, while the engine gets ready)
-
-    serve(messages, reply)
-    os._exit(0)  # all written and replied: skip the teardown of MLflow, pandas, SQLAlchemy (a `| tee` waits)
-
-
-if __name__ == "__main__":
-    main()

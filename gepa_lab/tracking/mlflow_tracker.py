@@ -14,11 +14,14 @@ import json
 import logging
 import os
 import pickle
+import queue
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import urllib.parse
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +29,25 @@ from gepa_lab.core.errors import TrackingError, describe
 from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
 from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
-from gepa_lab.tracking import mlflow_links, mlflow_logger
+from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking import mlflow_values as values
-from gepa_lab.tracking.mlflow_logger import RUN_FILE, pack, sqlite_path
 
 log = logging.getLogger("gepa_lab.mlflow")
 DEFAULT_EXPERIMENT = "gepa-lab"
+RUN_FILE, LOCK_FILE = "mlflow_run.json", "mlflow.lock"  # in the run dir: the MLflow run a resume continues
+DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
+NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
+
+
+def pack(message: Any) -> bytes:
+    """A message's pickle, pickled again: read whole even if a class of it cannot be loaded."""
+    return pickle.dumps(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
+    raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
+    return Path(raw).resolve() if raw and raw != ":memory:" else None
 
 
 def default_uri() -> str:
@@ -60,7 +76,7 @@ def prespawn() -> None:
     """A logging process, importing MLflow while this one gets ready."""
     IDLE[:] = [p for p in IDLE if p.poll() is None]
     if not IDLE:
-        IDLE.append(subprocess.Popen([sys.executable, "-P", "-m", mlflow_logger.__name__], stdin=subprocess.PIPE,
+        IDLE.append(subprocess.Popen([sys.executable, "-P", "-m", __spec__.name], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env={**mlflow_links.ENV_DEFAULTS, **os.environ},
                                      start_new_session=True))  # the run's Ctrl-C is not its to get
 
@@ -225,3 +241,34 @@ class MlflowTracker:
         if self.errors:
             log.warning("MLflow run %s is missing data: %d logging call(s) failed (first: %s)",
                         self.run_id, self.state.get("error_count", 0) + len(self._errors), self.errors[0])
+
+
+def main() -> None:
+    """The logging process: events read from the start (the engine never waits), run by `mlflow_logger`."""
+    outbox = os.fdopen(os.dup(1), "wb")  # the replies; fd 1 goes to stderr (a stray print cannot corrupt them)
+    os.dup2(2, 1)
+    messages: queue.Queue[bytes | None] = queue.Queue()
+
+    def read() -> None:
+        with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
+            while True:
+                messages.put(pickle.load(sys.stdin.buffer))
+        messages.put(None)
+
+    def reply(message: tuple[str, dict[str, Any]]) -> None:
+        with contextlib.suppress(OSError):  # the engine process is gone: keep writing what it sent
+            outbox.write(pack(message))
+            outbox.flush()
+
+    threading.Thread(target=read, daemon=True).start()
+    warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")  # MLflow's about its own dependencies
+    from gepa_lab.tracking.mlflow_logger import (
+        serve,  # MLflow, imported while the engine gets ready
+    )
+
+    serve(messages, reply)
+    os._exit(0)  # all written and replied: skip the teardown of MLflow, pandas, SQLAlchemy (a `| tee` waits)
+
+
+if __name__ == "__main__":
+    main()
