@@ -66,7 +66,6 @@ class RunLogger:
         self.experiment_id = self.candidates_id = ""
         self.errors: list[str] = []
         self.start_error: str | None = None
-        self.reuse: int | None = None  # the store's runs already decided on this run's holdout split
         # What the store holds (pool members by gepa.key, metric steps, table rows) and what waits.
         self.logged_keys, self.logged_steps, self.rows_written = set[str](), set[int](), set[int]()
         self.nested: dict[str, str] = {}  # candidate id -> its run id
@@ -75,8 +74,6 @@ class RunLogger:
         self.flushed_at, self.ended, self.search_calls = 0.0, False, 0
         try:
             created = self._open(experiments, reopen)
-            if run.digests.get("holdout") and run.dataset.holdout:
-                self.reuse = self.safe("count the runs decided on this holdout split", self._holdout_reuse)
         except Exception as exc:
             self.start_error = describe(exc)
             if self.run_id is not None:
@@ -97,8 +94,7 @@ class RunLogger:
     def state(self) -> dict[str, Any]:
         """What the tracker learns in a reply (errors capped: a reply never fills the pipe)."""
         return {"run_id": self.run_id, "experiment_id": self.experiment_id, "start_error": self.start_error,
-                "run_name": self.name,
-                "holdout_reuse": self.reuse, "errors": self.errors[:20], "error_count": len(self.errors)}
+                "run_name": self.name, "errors": self.errors[:20], "error_count": len(self.errors)}
 
     def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None) -> bool:
         """The parent run, reopened or new (True)."""
@@ -122,15 +118,16 @@ class RunLogger:
 
     def _experiment(self, name: str, location: str | None, decisions: bool = False) -> str:
         """The experiment's id, created if missing; the parents' opens on the decisions view."""
+        key, state = links.VIEW_TAG + links.DECISIONS_VIEW, links.view_state("decisions")
+        view = {key: links.saved_view("gepa-lab decisions", state, int(time.time() * 1000))} if decisions else {}
         if (found := self.client.get_experiment_by_name(name)) is None:
             with contextlib.suppress(MlflowException):  # created concurrently by a sibling job of a multirun
-                self.client.create_experiment(name, artifact_location=location)
+                self.client.create_experiment(name, artifact_location=location, tags=view)
             if (found := self.client.get_experiment_by_name(name)) is None:
                 raise LookupError(f"MLflow experiment {name!r} could not be created")
-        key, state = links.VIEW_TAG + links.DECISIONS_VIEW, links.view_state("decisions")
-        if decisions and json.loads(found.tags.get(key, "{}")).get("state") != state:  # (an older gepa-lab's)
-            self.client.set_experiment_tag(found.experiment_id, key, links.saved_view(
-                "gepa-lab decisions", state, int(time.time() * 1000)))
+        if view and json.loads(found.tags.get(key, "{}")).get("state") != state:  # an older gepa-lab's view
+            with contextlib.suppress(MlflowException):  # (a sibling job of a multirun wrote it first)
+                self.client.set_experiment_tag(found.experiment_id, key, view[key])
         return str(found.experiment_id)
 
     def _create_parent(self) -> None:
@@ -166,13 +163,6 @@ class RunLogger:
         for attempt in Retrying(stop=stop_after_attempt(3), wait=wait_incrementing(0.5, 0.5), reraise=True):
             with attempt:
                 self.client.log_inputs(self.run_id, datasets=inputs)
-
-    def _holdout_reuse(self) -> int:
-        """Parent runs anywhere in the store, this one aside, already decided on this holdout split."""
-        experiments = [e.experiment_id for e in self.client.search_experiments(max_results=50_000)]
-        decided = (f"tags.`dataset.digest.holdout` = '{self.run.digests['holdout']}' and "
-                   f"{links.PARENT_FILTER} and metrics.promotion_eligible >= 0")
-        return sum(run.info.run_id != self.run_id for run in search_all(self.client, experiments, decided))
 
     def _reopen(self, run_id: str) -> bool:
         """Continue an interrupted run's parent, learning what it holds (False: not in this store)."""

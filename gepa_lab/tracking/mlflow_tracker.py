@@ -194,9 +194,6 @@ class MlflowTracker:
                 log.warning("MLflow logging failed at start (%s); the run record in the run dir has everything", error)
         return bool(self.run_id)
 
-    def holdout_reuse(self) -> int | None:
-        return self.state.get("holdout_reuse") if self._opened() else None
-
     def links(self) -> dict[str, str]:
         return run_links(self.uri, self.state["experiment_id"], str(self.run_id), self.state["run_name"]) \
             if self._opened() else {}
