@@ -4,8 +4,8 @@ usage: python experiments/overhead_vs_gepa.py [--repeats 7] [--calls 2000] [--sc
                                               [--quick] [--out-dir DIR]
 Writes experiments/reports/overhead_vs_gepa.{md,csv} (--quick: a new temporary folder). The task
 is near-free (a pure scoring function and a reflector that appends a marker), so the time measured
-is the engines' own cost. Runs are interleaved (gepa, gepa-lab, gepa-lab batched, gepa, ...) so
-all sides share the machine's noise. The performance rule: gepa-lab's ms per metric call <= 1.0x
+is the engines' own cost. Runs are interleaved, their order alternating (gepa, gepa-lab, gepa-lab
+batched; then gepa-lab batched, gepa-lab, gepa; ...) so all sides share the machine's noise. The performance rule: gepa-lab's ms per metric call <= 1.0x
 the reference's, in memory and with the run record. A row that misses gets a cProfile of one
 gepa-lab run in that mode in the report.
 """
@@ -99,15 +99,15 @@ class CounterProposer:
 def run_gepa(score: Score, calls: int, seed: int, record: bool) -> dict[str, float]:
     adapter, proposer = NoOpAdapter(score), CounterProposer()
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         result = gepa.optimize(
             seed_candidate={"text": "seed"}, trainset=[f"fb-{i}" for i in range(N_FEEDBACK)],
             valset=[f"val-{i}" for i in range(N_VALIDATION)], adapter=adapter, custom_candidate_proposer=proposer,
             reflection_minibatch_size=3, max_metric_calls=calls, skip_perfect_score=False, seed=seed,
             track_best_outputs=False, display_progress_bar=False, logger=_bench.SilentLogger(),
             run_dir=tmp if record else None)
-        wall = time.perf_counter() - started
-    return {"wall": wall, "calls": float(result.total_metric_calls or 0), "iterations": float(proposer.calls),
+        wall, cpu = time.perf_counter() - started, time.thread_time() - cpu
+    return {"wall": wall, "cpu": cpu, "calls": float(result.total_metric_calls or 0), "iterations": float(proposer.calls),
             "accepted": float(len(result.candidates) - 1)}
 
 
@@ -143,11 +143,11 @@ def run_lab(score: Score, calls: int, seed: int, record: bool, batched: bool = F
     reflector = CounterReflector()
     config = SearchConfig(max_iterations=10**9, max_metric_calls=calls, random_seed=seed)
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         result = optimize(PromptArtifact("seed"), dataset, evaluator, reflector, config,
                           run_dir=Path(tmp) / "run" if record else None)
-        wall = time.perf_counter() - started
-    return {"wall": wall, "calls": float(result.metric_calls), "iterations": float(reflector.calls),
+        wall, cpu = time.perf_counter() - started, time.thread_time() - cpu
+    return {"wall": wall, "cpu": cpu, "calls": float(result.metric_calls), "iterations": float(reflector.calls),
             "accepted": float(result.candidate_count - 1)}
 
 
@@ -160,21 +160,23 @@ SIDES: dict[str, Callable[..., dict[str, float]]] = {
 def measure(scenario: str, record: bool, repeats: int, calls: int) -> dict[str, Any]:
     score = SCENARIOS[scenario][0]
     runs: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
-    for r in range(repeats):
-        for side, fn in SIDES.items():
-            runs[side].append(fn(score, calls, r + 1, record))
+    for r in range(repeats):  # the order alternates: gepa first in even repeats, last in odd ones
+        for side in (list(SIDES) if r % 2 == 0 else list(SIDES)[::-1]):
+            runs[side].append(SIDES[side](score, calls, r + 1, record))
     row: dict[str, Any] = {"scenario": scenario, "mode": "run record" if record else "in memory"}
     for side, side_runs in runs.items():
         per_call = [x["wall"] / x["calls"] * 1e3 for x in side_runs]
+        cpu = [x["cpu"] / x["calls"] * 1e3 for x in side_runs]
         row[side] = {"ms": statistics.median(per_call), "min": min(per_call), "max": max(per_call), "all": per_call,
+                     "cpu_ms": statistics.median(cpu),
                      **{k: statistics.median(x[k] for x in side_runs) for k in ("wall", "calls", "iterations",
                                                                                  "accepted")}}
     paired = [b / a for a, b in zip(row["gepa"]["all"], row["lab"]["all"], strict=True)]
     row.update(ratio=row["lab"]["ms"] / row["gepa"]["ms"], ratio_batched=row["lab_batched"]["ms"] / row["gepa"]["ms"],
-               paired_min=min(paired), paired_max=max(paired))
+               paired_min=min(paired), paired_max=max(paired), cpu_ratio=row["lab"]["cpu_ms"] / row["gepa"]["cpu_ms"])
     row["verdict"] = "PASS" if row["ratio"] <= TARGET else "MISS"
     print(f"{scenario:>7} {row['mode']:>10}: gepa {row['gepa']['ms']:.3f} ms/call, gepa-lab {row['lab']['ms']:.3f} "
-          f"ms/call, ratio {row['ratio']:.2f} {row['verdict']}", flush=True)
+          f"ms/call, ratio {row['ratio']:.2f} {row['verdict']} (CPU {row['cpu_ratio']:.2f})", flush=True)
     return row
 
 
@@ -198,7 +200,8 @@ def profile_text(scenario: str, calls: int, record: bool, top: int = 15) -> list
 CSV_COLUMNS = ("scenario", "mode", "calls_budget", "repeats", "gepa_ms_per_call", "gepa_ms_min", "gepa_ms_max",
                "lab_ms_per_call", "lab_ms_min", "lab_ms_max", "ratio_lab_over_gepa", "paired_ratio_min",
                "paired_ratio_max", "target", "verdict", "lab_batched_ms_per_call", "ratio_batched_over_gepa",
-               "gepa_calls", "lab_calls", "gepa_iterations", "lab_iterations", "gepa_accepted", "lab_accepted")
+               "gepa_calls", "lab_calls", "gepa_iterations", "lab_iterations", "gepa_accepted", "lab_accepted",
+               "gepa_cpu_ms_per_call", "lab_cpu_ms_per_call", "cpu_ratio_lab_over_gepa")
 
 
 def csv_rows(rows: list[dict[str, Any]], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -210,7 +213,8 @@ def csv_rows(rows: list[dict[str, Any]], args: argparse.Namespace) -> list[dict[
              "ratio_batched_over_gepa": r["ratio_batched"], "gepa_calls": r["gepa"]["calls"],
              "lab_calls": r["lab"]["calls"], "gepa_iterations": r["gepa"]["iterations"],
              "lab_iterations": r["lab"]["iterations"], "gepa_accepted": r["gepa"]["accepted"],
-             "lab_accepted": r["lab"]["accepted"]} for r in rows]
+             "lab_accepted": r["lab"]["accepted"], "gepa_cpu_ms_per_call": r["gepa"]["cpu_ms"],
+             "lab_cpu_ms_per_call": r["lab"]["cpu_ms"], "cpu_ratio_lab_over_gepa": r["cpu_ratio"]} for r in rows]
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, argv: list[str], env: dict[str, str],
@@ -220,21 +224,22 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, argv: list[str]
         _bench.command_line("overhead_vs_gepa.py", argv), load,
         [f"budget {args.calls} metric calls per run; {N_FEEDBACK} feedback/train and {N_VALIDATION} validation "
          f"cases, no holdout; minibatch 3; median of {args.repeats} repeats (seed = repeat, the same for all "
-         "sides), runs interleaved gepa, gepa-lab, gepa-lab batched, gepa, ... after one untimed warm-up run per "
-         "side and mode" + (" — QUICK MODE: a smoke test, not a measurement" if args.quick else ""),
+         "sides), runs interleaved in alternating order (gepa, gepa-lab, gepa-lab batched; then the reverse) "
+         "after one untimed warm-up run per side and mode" + (" — QUICK MODE: a smoke test, not a measurement" if args.quick else ""),
          "ms/call = wall time of the whole `optimize` call / the metric calls the engine reports. Evaluator and "
          f"reflector cost next to nothing here, so ms/call is the harness's own cost. Rule: gepa-lab <= {TARGET:g}x "
-         "the reference, in memory and with the run record"])
+         "the reference, in memory and with the run record. The CPU column is the same call's CPU time in its "
+         "thread (both engines run the no-op task in one thread): on a shared machine it moves less with the load"])
     lines += ["## Scenarios", "", "Both sides score with the same pure function of (candidate text, case id); the "
               "reflector appends a counter marker, so every child is new.", "",
               *[f"- `{name}`: {SCENARIOS[name][1]}" for name in args.scenarios], ""]
     lines += ["## Results", "", *_bench.md_table(
         ("scenario", "mode", "gepa ms/call (min–max)", "gepa-lab ms/call (min–max)",
-         "ratio lab/gepa (paired min–max)", "rule", "verdict"),
+         "ratio lab/gepa (paired min–max)", "rule", "verdict", "CPU ms/call gepa / gepa-lab (ratio)"),
         ([r["scenario"], r["mode"], f"{r['gepa']['ms']:.3f} ({r['gepa']['min']:.3f}–{r['gepa']['max']:.3f})",
           f"{r['lab']['ms']:.3f} ({r['lab']['min']:.3f}–{r['lab']['max']:.3f})",
-          f"{r['ratio']:.2f} ({r['paired_min']:.2f}–{r['paired_max']:.2f})", f"<= {TARGET:g}", r["verdict"]]
-         for r in rows)), ""]
+          f"{r['ratio']:.2f} ({r['paired_min']:.2f}–{r['paired_max']:.2f})", f"<= {TARGET:g}", r["verdict"],
+          f"{r['gepa']['cpu_ms']:.3f} / {r['lab']['cpu_ms']:.3f} ({r['cpu_ratio']:.2f})"] for r in rows)), ""]
     misses = [r for r in rows if r["verdict"] == "MISS"]
     lines += ["Verdict: " + ("every row meets the rule." if not misses else "gepa-lab misses the rule in " + "; ".join(
         f"{r['scenario']} / {r['mode']} ({r['ratio']:.2f}x, {r['lab']['ms'] - r['gepa']['ms']:+.3f} ms/call)"

@@ -11,46 +11,37 @@ from typing import Any
 
 import numpy as np
 
-RNG = np.random.default_rng(20261203)
+from gepa_lab.comparison import Comparison, paired_comparison
 
 
-def two_way_interval(deltas: np.ndarray, resamples: int = 4000) -> tuple[float, float, float] | None:
-    """Mean of a runs x cases matrix of paired holdout deltas with a 95 % bootstrap interval that
-    resamples runs and holdout cases together; None below 5 runs."""
-    if deltas.ndim != 2 or deltas.shape[0] < 5:
-        return None
-    runs, cases = deltas.shape
-    stats = np.empty(resamples)
-    for i in range(resamples):
-        stats[i] = deltas[RNG.integers(0, runs, runs)][:, RNG.integers(0, cases, cases)].mean()
-    return float(deltas.mean()), float(np.quantile(stats, 0.025)), float(np.quantile(stats, 0.975))
+def compare(rows: list[dict[str, Any]], differences: list[float] | None = None,
+            cases: list[list[float]] | None = None) -> Comparison:
+    """Paired holdout differences (default: winner minus seed), clustered by search seed, with the
+    holdout cases resampled too (gepa_lab.comparison)."""
+    cases = cases if cases is not None else [r["case_deltas"] for r in rows]
+    differences = differences if differences is not None else [float(np.mean(c)) for c in cases]
+    return paired_comparison(differences, [r["seed"] for r in rows], cases, seed=20261203)
 
 
-def fmt(value: tuple[float, float, float] | None) -> str:
-    return "no interval (< 5 runs)" if value is None else f"{value[0]:+.3f} [{value[1]:+.3f}, {value[2]:+.3f}]"
-
-
-def sign_flip_p(differences: np.ndarray, resamples: int = 20000) -> float:
-    """Two-sided sign-flip permutation p-value of the mean of paired differences."""
-    if len(differences) == 0 or not np.any(differences):
-        return 1.0
-    observed = abs(differences.mean())
-    signs = RNG.choice([-1.0, 1.0], size=(resamples, len(differences)))
-    return float((np.abs((signs * differences).mean(axis=1)) >= observed - 1e-12).mean())
+def fmt(c: Comparison) -> str:
+    if c.low is None or c.high is None:
+        return f"{c.estimate:+.3f} (no interval: {c.why})"
+    return f"{c.estimate:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
 
 
 def search_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["| env | task | parent | runs | seed holdout | winner holdout | delta [95 % CI, runs x cases] | "
-             "eligible | metric calls | task tokens | wall s (mean) | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "sign-flip p | eligible | metric calls | task tokens | wall s (mean) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["env"], row["task"], row["parent"]), []).append(row)
     for (env, task, parent), group in sorted(groups.items()):
-        deltas = np.array([r["case_deltas"] for r in group])
+        c = compare(group)
         lines.append(f"| {env} | {task} | {parent} | {len(group)} | "
                      f"{np.mean([r['seed_holdout'] for r in group]):.3f} | "
-                     f"{np.mean([r['winner_holdout'] for r in group]):.3f} | {fmt(two_way_interval(deltas))} | "
+                     f"{np.mean([r['winner_holdout'] for r in group]):.3f} | {fmt(c)} | "
+                     f"{'n/a' if c.p_value is None else f'{c.p_value:.3f}'} | "
                      f"{sum(r['eligible'] for r in group)}/{len(group)} | "
                      f"{np.mean([r['metric_calls'] for r in group]):.0f} | "
                      f"{np.mean([r['task_tokens'] for r in group]):,.0f} | {np.mean([r['wall_s'] for r in group]):.0f} | "
@@ -60,8 +51,8 @@ def search_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def policy_table(rows: list[dict[str, Any]]) -> list[str]:
     """Pareto minus current-best winner holdout, paired by (env, task, seed)."""
-    lines = ["| env | task | pairs | pareto - current_best holdout [95 % CI, runs x cases] | better / tied / worse "
-             "(tolerance 1e-3) | sign-flip p |", "|---|---|---|---|---|---|"]
+    lines = ["| env | task | pairs | pareto - current_best holdout [95 % CI, seeds x cases] | better / tied / worse "
+             "(per-case tolerance 0.01) | sign-flip p |", "|---|---|---|---|---|---|"]
     keyed = {(r["env"], r["task"], r["seed"], r["parent"]): r for r in rows}
     groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for (env, task, seed, parent), row in keyed.items():
@@ -69,11 +60,11 @@ def policy_table(rows: list[dict[str, Any]]) -> list[str]:
         if parent == "pareto" and other is not None:
             groups.setdefault((env, task), []).append((row, other))
     for (env, task), pairs in sorted(groups.items()):
-        per_case = np.array([np.array(p["case_deltas"]) - np.array(c["case_deltas"]) for p, c in pairs])
-        diffs = np.array([p["winner_holdout"] - c["winner_holdout"] for p, c in pairs])
-        better, worse = int((diffs > 1e-3).sum()), int((diffs < -1e-3).sum())
-        lines.append(f"| {env} | {task} | {len(pairs)} | {fmt(two_way_interval(per_case))} | "
-                     f"{better} / {len(pairs) - better - worse} / {worse} | {sign_flip_p(diffs):.2f} |")
+        # both winners are judged on the same holdout cases: their per-case deltas' difference
+        cases = [list(np.subtract(p["case_deltas"], b["case_deltas"])) for p, b in pairs]
+        c = compare([p for p, _ in pairs], cases=cases)
+        lines.append(f"| {env} | {task} | {len(pairs)} | {fmt(c)} | {c.better} / {c.tied} / {c.worse} | "
+                     f"{'n/a' if c.p_value is None else f'{c.p_value:.3f}'} |")
     return lines
 
 
@@ -117,22 +108,20 @@ def lm_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_report(results: dict[str, Any], report: Path, csv_path: Path, machine: str,
-                 text: dict[str, str] | None = None) -> None:
-    """`text`: the prose sections by name (written by hand after reading the numbers)."""
-    text = text or {}
+def write_report(results: dict[str, Any], report: Path, csv_path: Path, machine: str) -> None:
+    """The tables; what they mean is written in docs/research.md, which quotes them."""
     runs = [*results.get("search", []), *results.get("sim", [])]
     parts = ["# Real-model study: GEPA on SmolLM2-135M-Instruct, beside SkillCraft-sim", "",
              f"Machine: {machine}. Regenerate: `python experiments/real_lm_study.py --work <dir>` (hours on 2 "
              "cores), then `--report`. **These are a 135M model's numbers, not a large model's; SkillCraft-sim "
-             "numbers calibrate the harness, not an LM.**", "", text.get("summary", ""), "",
-             "## 1. Seed vs winner on Holdout", "", *search_table(runs), "", text.get("search", ""), "",
-             "## 2. Pareto vs current-best parent selection", "", *policy_table(runs), "", text.get("policy", ""), "",
+             "numbers calibrate the harness, not an LM.** What the tables mean: docs/research.md.", "",
+             "## 1. Seed vs winner on Holdout", "", *search_table(runs), "", "",
+             "## 2. Pareto vs current-best parent selection", "", *policy_table(runs), "", "",
              "## 3. Per-instance reproducibility of the final pools", "",
              *repro_table([*results.get("repro_real", []), *results.get("repro_sim", [])]), "",
-             text.get("repro", ""), "", "## 4. The model as its own reflector (`reflector=lm`)", "",
-             *lm_table(results.get("lm", [])), "", text.get("lm", ""), "", "## 5. Throughput against the server", "",
-             *throughput_table(results.get("throughput", [])), "", text.get("throughput", ""), ""]
+             "## 4. The model as its own reflector (`reflector=lm`)", "",
+             *lm_table(results.get("lm", [])), "", "## 5. Throughput against the server", "",
+             *throughput_table(results.get("throughput", [])), ""]
     report.write_text("\n".join(parts).replace("\n\n\n", "\n\n"), encoding="utf-8")
     fields = ["env", "task", "parent", "reflector", "seed", "seed_validation", "winner_validation", "seed_holdout",
               "winner_holdout", "holdout_delta", "eligible", "reason", "metric_calls", "proposals", "pool",

@@ -88,7 +88,11 @@ def pool_artifacts(run_dir: Path) -> dict[str, Any]:
 def search_part(work: Path, url: str, seeds: range, budget: int) -> list[dict[str, Any]]:
     rows = []
     for task in TASKS:
-        for seed in seeds:
+        finished = {int(d.name.rsplit("-s", 1)[1]) for d in (work / "search" / task).glob("*-s*")
+                    if (d / "result.json").is_file()}
+        paired = {s for s in finished if all((work / "search" / task / f"{p}-s{s}" / "result.json").is_file()
+                                             for p in PARENTS)}
+        for seed in sorted(set(seeds) | paired):  # pairs finished by an earlier, longer study are kept
             order = PARENTS if seed % 2 else PARENTS[::-1]  # alternate which policy runs first
             for parent in order:
                 run_dir = work / "search" / task / f"{parent}-s{seed}"

@@ -40,13 +40,7 @@ from gepa_lab.core.errors import (
 )
 from gepa_lab.core.events import Tracker
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-    from_mapping,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig, from_mapping
 from gepa_lab.data import (
     DatasetSource,
     HFSplits,
@@ -59,7 +53,7 @@ from gepa_lab.data import (
     resolve_path,
 )
 from gepa_lab.search.engine import optimize
-from gepa_lab.search.pareto import select_parent
+from gepa_lab.search.state import select_parent
 
 __version__ = "0.1.0"
 

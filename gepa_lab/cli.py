@@ -23,16 +23,11 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gepa_lab.config import Config, build, check_config, check_urls, describe_config_error, uses_lm
+from gepa_lab.config import Config, check_config, describe_config_error, uses_lm
 from gepa_lab.core.artifacts import Artifact
-from gepa_lab.core.errors import (
-    AlreadyDone,
-    ConfigError,
-    GepaLabError,
-    ReflectorUnavailable,
-    describe,
-)
-from gepa_lab.core.settings import check_int
+from gepa_lab.core.errors import AlreadyDone, ConfigError, GepaLabError, ReflectorUnavailable, describe
+from gepa_lab.core.redact import redact
+from gepa_lab.core.settings import build_target, check_int
 from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS
 
 OFFLINE_ENV = {**ENV_DEFAULTS, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
@@ -63,6 +58,7 @@ class SweepJobFailed(SystemExit, Exception):
 
 
 def fail(message: str, code: int) -> NoReturn:
+    message = redact(message)  # e.g. Hydra's `cannot take '<value>'` of a key pasted into a number
     # Kept in the run's log file as well, when a run directory exists (Hydra's `file` handler).
     _FAILURE_LOG.error("gepa_lab: error: %s (exit %d)", message, code)
     print(f"gepa_lab: error: {message}", file=sys.stderr)
@@ -142,7 +138,7 @@ def check_run(config: DictConfig) -> None:
                           "hydra.run.dir=outputs/ci-$RUN_ID")
     if error := _lm_unused(config):
         raise error
-    check_run_dir(Path(run_dir), check_config(_task(config)).resume)
+    check_run_dir(Path(run_dir), _preflight(_task(config)).resume)
 
 
 def check_sweep(config: DictConfig) -> None:
@@ -170,27 +166,25 @@ def check_sweep(config: DictConfig) -> None:
         try:
             composed = compose(config_name=config.hydra.job.config_name,
                                overrides=[*config.hydra.overrides.hydra, *job], return_hydra_config=True)
-            check_config(_task(composed))
+            _preflight(_task(composed))
         except (HydraException, OmegaConfBaseException, ValueError) as exc:  # named: which job of the sweep
             reason = str(exc) if isinstance(exc, ConfigError) else describe_config_error(exc)
-            shown = " ".join(_shown(o) for o in job if o not in common)
+            # the job's own values, without a secret and without Hydra's escapes of a swept value (`\:`)
+            shown = redact(" ".join(o.replace("\\", "") for o in job if o not in common))
             raise ConfigError(f"sweep job {number} ({shown}): {reason}") from None
         unused.append(_lm_unused(composed))
     if unused and all(unused):
         raise ConfigError(str(unused[0]))
 
 
-def _shown(override: str) -> str:
-    """An override as a message may show it: without a secret (a password in a URL, a token)."""
-    from gepa_lab.core.redact import redact
+def _preflight(config: DictConfig) -> Config:
+    """The config's checks, and its search policies built once to check their values (the run
+    builds its own: they keep state)."""
+    from gepa_lab.search.policies import build_policies
 
-    override = override.replace("\\", "")  # Hydra's escapes of a swept value (`\:`)
-    key, _, value = override.partition("=")
-    try:
-        check_urls(value, key)
-    except ConfigError:
-        return f"{key}=<redacted>"
-    return redact(override)
+    conf = check_config(config)
+    build_policies(conf.search)
+    return conf
 
 
 def _task(config: DictConfig) -> DictConfig:
@@ -326,8 +320,6 @@ def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, r
 def _redact(record: logging.LogRecord) -> bool:
     """A log filter: every line a run writes (stderr, gepa_lab.log) without credentials, as a
     provider's error may echo the key."""
-    from gepa_lab.core.redact import redact
-
     text = record.getMessage()
     if (clean := redact(text)) != text:
         record.msg, record.args = clean, None
@@ -348,11 +340,11 @@ def _optimize(cfg: DictConfig, conf: Config, run_dir: Path, resume: bool, name: 
     from gepa_lab.data import load_dataset
     from gepa_lab.search.engine import optimize
 
-    evaluator, reflector = build("evaluator", cfg.evaluator), build("reflector", cfg.reflector)
-    tracker = build("tracking", cfg.tracking)
+    evaluator, reflector = build_target("evaluator", cfg.evaluator), build_target("reflector", cfg.reflector)
+    tracker = build_target("tracking", cfg.tracking)
     # The store is opened only by what uses it: a submission, or a seed read from it.
-    submitter = build("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
-    transfer = build("transfer.evaluator", cfg.transfer.evaluator)
+    submitter = build_target("submitter", cfg.submitter) if conf.submit or conf.seed.from_store else None
+    transfer = build_target("transfer.evaluator", cfg.transfer.evaluator)
     dataset, seed = load_dataset(conf.dataset)
     seed = _seed(conf, seed, evaluator, submitter, run_dir if resume else None)
     result = optimize(seed, dataset, evaluator, reflector, conf.search, evaluation=conf.evaluation,

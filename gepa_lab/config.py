@@ -5,7 +5,7 @@ Its groups are the engine's own dataclasses (`gepa_lab.core.settings`) and the d
 promotion presets are `PromotionPolicy.preset`'s, registered here as the options of `promotion`.
 Evaluators, reflectors, trackers and submitters are chosen by `_target_` in their YAML and built
 with `hydra.utils.instantiate`. `check_config` refuses what can be refused without building
-anything (types, unknown keys, ranges, `_target_` classes and their arguments, secrets in URLs),
+anything (types, unknown keys, ranges, `_target_` classes and their arguments, secrets),
 each as one line.
 """
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-import re
-import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,13 +22,14 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
-from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.core.errors import ConfigError, describe
 from gepa_lab.core.settings import (
     PRESETS,
     EvaluationSettings,
     PromotionPolicy,
     ReflectionSettings,
     SearchConfig,
+    refuse_secrets,
 )
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig
@@ -46,6 +45,12 @@ class SeedSource:
     from_store: str | None = None  # artifact name
     store: str | None = None  # store URL; None: submitter.url, else sqlite:///revisions.db
     prefer_store: bool = False
+
+    def __post_init__(self) -> None:
+        if self.from_store and self.prefer_store:
+            raise ConfigError(f"seed.from_store={self.from_store!r} and seed.prefer_store=true contradict each other: "
+                              "from_store requires the store's active revision of that artifact, prefer_store falls "
+                              "back to the seed file without one; keep one of them")
 
 
 @dataclass
@@ -81,10 +86,18 @@ class Config:
 
 
 def register_configs() -> None:
+    from gepa_lab.search.policies.build import OPTIONS, default_option, option_node
+
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
     for name in PRESETS:
         store.store(group="promotion", name=name, node=PromotionPolicy.preset(name))
+    # The search's policies: each option of search/<slot> generated from its class, and a defaults
+    # list (conf/config.yaml includes it) naming the option SearchConfig defaults to.
+    for group, options in OPTIONS.items():
+        for name in options:
+            store.store(group=f"search/{group}", name=name, node=option_node(group, name))
+    store.store(name="search_policies", node={"defaults": [{f"search/{g}": default_option(g)} for g in OPTIONS]})
     # A resumed run logs into its own run dir, not into a stray new one...
     OmegaConf.register_new_resolver("gepa_lab.run_dir", lambda resume, fresh: str(resume) if resume else fresh,
                                     replace=True)
@@ -152,39 +165,6 @@ def to_config(cfg: DictConfig) -> Config:
     return conf
 
 
-# -- secrets in URLs ----------------------------------------------------------------------------
-_SECRET_PARAMETER = re.compile(r"(?i)^(password|passwd|pwd|secret|token|access_token|api_?key)$")
-
-
-# Where a secret comes from instead: the environment its library reads.
-_SECRET_FROM = {"postgres": "PGPASSWORD (or a ~/.pgpass file)",
-                "tracking.uri": "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"}
-
-
-def check_urls(node: Any, key: str = "") -> None:
-    """A URL holding a password (or a secret query parameter) is refused, naming its key but never
-    its value: the resolved config is written to .hydra/, experiment.json and MLflow, so secrets
-    come from the environment only."""
-    if isinstance(node, dict):
-        for name, value in node.items():
-            check_urls(value, f"{key}.{name}" if key else str(name))
-    elif isinstance(node, list):
-        for value in node:
-            check_urls(value, key)
-    elif isinstance(node, str) and "://" in node:
-        try:
-            url = urllib.parse.urlsplit(node)
-            secret = bool(url.password) or any(_SECRET_PARAMETER.match(name)
-                                               for name, _ in urllib.parse.parse_qsl(url.query))
-        except ValueError:  # not a URL after all
-            return
-        if secret:
-            source = _SECRET_FROM.get("postgres" if url.scheme.startswith("postgres") else key,
-                                      "the environment variable its client reads")
-            raise ConfigError(f"{key} holds a password, and the config is recorded with the run (.hydra/, "
-                              f"experiment.json, MLflow): remove it from the URL and set {source} instead")
-
-
 # -- `_target_` groups --------------------------------------------------------------------------
 TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submitter": False,  # required?
                  "transfer.evaluator": False}
@@ -232,32 +212,13 @@ def uses_lm(cfg: DictConfig) -> bool:
 
 
 def check_config(cfg: DictConfig) -> Config:
-    """Everything that can be checked without building anything; raises ConfigError."""
-    from gepa_lab.search.policies import build_policies
+    """Everything that can be checked without building anything; raises ConfigError. (The
+    pre-flight also builds the search's policies, which check their own values.)"""
     from gepa_lab.tracking.progress import ProgressTracker
 
     conf = to_config(cfg)
-    check_urls(dataclasses.asdict(conf))
+    refuse_secrets(dataclasses.asdict(conf))
     ProgressTracker(conf.progress)  # it owns the progress modes and refuses others
     for group, required in TARGET_GROUPS.items():
         _check_target(group, OmegaConf.select(cfg, group), required)
-    build_policies(conf.search)  # small pure objects: a bad policy value is refused before any job starts
     return conf
-
-
-def build(group: str, node: Any) -> Any:
-    """Instantiate a `_target_` group (evaluator, reflector, tracking, submitter); None if empty."""
-    from hydra.utils import instantiate
-
-    if not node:  # check_config refused an empty required group
-        return None
-    try:
-        return instantiate(node, _convert_="all")
-    except Exception as exc:
-        cause = exc.__cause__ or exc
-        if isinstance(cause, (TypeError, ValueError)):
-            text = describe(cause)
-            if group == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
-                text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
-            raise ConfigError(f"{group}: {text}") from cause
-        raise GepaLabError(f"{group} could not be built: {describe(cause)}") from cause

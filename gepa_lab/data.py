@@ -57,9 +57,9 @@ def load_split(path: Path) -> list[Case]:
         raise ValueError(f"unsupported split file {path.name}: use .jsonl, .json or .parquet")
     if not path.is_file():
         raise FileNotFoundError(f"dataset split file not found: {path}")
-    if path.stat().st_size == 0:
-        return []
     lines = _json_lines(path) if fmt == "json" and path.suffix.lower() == ".jsonl" else None
+    if path.stat().st_size == 0 or lines == []:  # no record (blank lines at most): no cases
+        return []
     datasets = _hf()
     # A throwaway cache: HF's cache key is path+mtime, useless for freezing, and would litter ~.
     with tempfile.TemporaryDirectory(prefix="gepa-lab-hf-") as cache:
@@ -128,7 +128,12 @@ def _manifest(root: Path, name: str | None) -> dict[str, Any]:
     return meta
 
 
-def _check_digest(meta: dict[str, Any], split: str, cases: list[Case]) -> None:
+def _check_split(meta: dict[str, Any], split: str, cases: list[Case], where: Any) -> None:
+    """A split that is configured holds cases (an empty holdout would quietly make every run
+    ineligible after paying for the search), and matches its manifest digest."""
+    if not cases:
+        leave_out = " (or set dataset.holdout=null to run without one)" if split == "holdout" else ""
+        raise ValueError(f"dataset split {split!r} ({where}) has no cases; add cases{leave_out}")
     expected, actual = meta.get("splits", {}).get(split, {}).get("sha256"), split_digest(cases)
     if expected and expected != actual:
         raise ValueError(f"dataset split {split!r} does not match its manifest digest ({expected[:12]}… vs files "
@@ -145,11 +150,13 @@ def load_dataset_dir(path: str | Path, *, id: str | None = None, version: str | 
     names = {**{s: f"{s}.jsonl" for s in SPLITS}, **(files or {})}
     splits = {split: load_split(root / name) if (name := names[split]) else [] for split in SPLITS}
     for split in (split for split in SPLITS if names[split]):  # a split left out has nothing to verify
-        _check_digest(meta, split, splits[split])
+        _check_split(meta, split, splits[split], root / str(names[split]))
     for key, value in (("id", id or meta.get("id")), ("version", version or meta.get("version"))):
         if not value:
-            where = "its manifest.json has no" if meta else "it has no manifest.json with"
-            raise ValueError(f"dataset {root} has no {key}: {where} \"{key}\"; add it there or set dataset.{key}")
+            why = ("dataset.manifest is null, so no manifest is read; set" if manifest is None else
+                   f"its {manifest} has no \"{key}\"; add it there or set" if meta else
+                   f"it has no {manifest}; add one with \"{key}\" or set")
+            raise ValueError(f"dataset {root} has no {key}: {why} dataset.{key}")
     return Dataset(id or meta.get("id", ""), version or meta.get("version", ""), splits["feedback"],
                    splits["validation"], splits["holdout"])
 
@@ -225,7 +232,7 @@ def load_hf_saved(path: str | Path, hf: HFSplits, *, id: str | None = None, vers
             raise ValueError(f"{root} has no split {name!r} (dataset.hf.splits.{split}); it has {sorted(saved)}")
         rows = hf_rows(saved[name], name, hf.inputs, hf.expected, hf.id_field, hf.metadata, hf.critical)
         splits[split] = _cases(rows, lambda n: f"HF split {name!r} row {n}")  # noqa: B023 (called at once)
-        _check_digest(meta, split, splits[split])
+        _check_split(meta, split, splits[split], f"HF split {name!r}")
     return Dataset(id=id or meta.get("id") or root.name, version=version or meta.get("version") or "hf",
                    feedback=splits["feedback"], validation=splits["validation"], holdout=splits["holdout"])
 
@@ -298,15 +305,13 @@ def load_confirmation(source: DatasetSource, dataset: Dataset) -> list[Case]:
                          f"; add splits.confirmation.sha256 (gepa_lab.core.contracts.split_digest of its cases) "
                          "so that an edited split is refused")
     cases = load_split(path)
-    _check_digest(meta, "confirmation", cases)
+    _check_split(meta, "confirmation", cases, path)
     seen = {content_key(c): c.id for name in SPLITS for c in dataset.split(name)}
     ids = {c.id for name in SPLITS for c in dataset.split(name)}
     for case in cases:
         if content_key(case) in seen or case.id in ids:
             raise ValueError(f"confirmation case {case.id!r} repeats case {seen.get(content_key(case), case.id)!r} of "
                              "the run's splits; a confirmation split must be unseen data")
-    if not cases:
-        raise ValueError(f"the confirmation split {path} is empty")
     return cases
 
 

@@ -17,9 +17,11 @@ one line on stderr.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import getpass
 import json
 import re
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,9 +29,10 @@ from typing import Any
 
 from gepa_lab import report
 from gepa_lab.core.errors import describe, fail, run_main
+from gepa_lab.core.redact import redact
 from gepa_lab.tracking import mlflow_links
-from gepa_lab.tracking.mlflow_tracker import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE, default_uri
-from gepa_lab.tracking.mlflow_values import clip
+from gepa_lab.tracking.mlflow_tracker import default_uri
+from gepa_lab.tracking.mlflow_values import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE, clip
 
 PROG = "gepa_lab.note"
 NOTES_FILE = "notes.jsonl"
@@ -71,31 +74,54 @@ def locate(run: str, tracking_uri: str | None) -> tuple[Path | None, str | None,
 
 
 # -- writing -----------------------------------------------------------------------------------
+NOTE_TAG = "gepa_lab.note."  # + the note's time in ns: one tag per note, so concurrent notes never collide
+
+
 def add_note(run_dir: Path | None, run_id: str | None, uri: str | None, note: dict[str, Any]) -> list[str]:
-    """Store the note; returns where it went (for the confirmation line)."""
+    """Store the note; returns where it went (for the confirmation line). Concurrent notes lose
+    nothing: the run dir's notes are appended under a lock that also orders them (its time is taken
+    there), and each note is its own MLflow tag, merged into the description and the latest-note
+    tags until a read finds every note in place."""
     where = []
+    key = f"{time.time_ns():020d}"
     if run_dir is not None:
-        with open(run_dir / NOTES_FILE, "a", encoding="utf-8") as handle:  # one line: appended whole
+        with open(run_dir / NOTES_FILE, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released on close
+            key = f"{time.time_ns():020d}"
             handle.write(json.dumps(note, ensure_ascii=False) + "\n")
         where.append(str(run_dir / NOTES_FILE))
     if run_id is None or uri is None:
         return where
-    from mlflow.entities import RunTag
-
     client = report.client_for(uri)
-    run = client.get_run(run_id)
-    description = run.data.tags.get(DESCRIPTION_TAG, "")
-    if NOTES_MARKER not in description:
-        description += NOTES_MARKER
-    # Every note, in the run's description (markdown).
-    description += f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
-    description += (f"  \n  *Next:* {note['next']}" if note["next"] else "") + "\n"
-    client.log_batch(run_id, tags=[RunTag("conclusion", clip(note["conclusion"])),
-                                   RunTag("next_hypothesis", clip(note["next"])),
-                                   RunTag(DESCRIPTION_TAG, description)])
+    client.set_tag(run_id, NOTE_TAG + key, json.dumps(note, ensure_ascii=False))
+    while (tags := _merged(client, run_id)) is not None:
+        client.log_batch(run_id, tags=tags)
     command = mlflow_links.ui_command(uri)  # a local store: the command that serves the link
     serve = f" (serve it first: {command})" if command else ""
-    return [*where, f"MLflow run {mlflow_links.run_url(uri, run.info.experiment_id, run_id)}{serve}"]
+    experiment_id = client.get_run(run_id).info.experiment_id
+    return [*where, f"MLflow run {mlflow_links.run_url(uri, experiment_id, run_id)}{serve}"]
+
+
+def _merged(client: Any, run_id: str) -> list[Any] | None:
+    """The tags that bring the run's description (every note) and `conclusion` / `next_hypothesis`
+    (the latest note) in line with its note tags; None when they already are."""
+    from mlflow.entities import RunTag
+
+    tags = client.get_run(run_id).data.tags
+    notes = [json.loads(value) for name, value in sorted(tags.items()) if name.startswith(NOTE_TAG)]
+    description = tags.get(DESCRIPTION_TAG, "")
+    missing = "".join(line for line in map(_markdown, notes) if line not in description)
+    latest = {"conclusion": clip(notes[-1]["conclusion"]), "next_hypothesis": clip(notes[-1]["next"])}
+    if not missing and all(tags.get(name) == value for name, value in latest.items()):
+        return None
+    description += ("" if NOTES_MARKER in description else NOTES_MARKER) + missing
+    return [RunTag(name, value) for name, value in {**latest, DESCRIPTION_TAG: description}.items()]
+
+
+def _markdown(note: dict[str, Any]) -> str:
+    """A note as the run's description lists it."""
+    text = f"- **{note['time'][:16].replace('T', ' ')} UTC, {note['author']}**: {note['conclusion']}"
+    return text + (f"  \n  *Next:* {note['next']}" if note["next"] else "") + "\n"
 
 
 # -- listing -----------------------------------------------------------------------------------
@@ -128,8 +154,8 @@ def _command(args: argparse.Namespace) -> int:
         if args.list:
             return list_notes(args)
         note = {"time": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", ""),
-                "author": args.author or getpass.getuser(), "conclusion": " ".join(args.conclusion.split()),
-                "next": " ".join(args.next.split())}
+                "author": args.author or getpass.getuser(), "conclusion": args.conclusion, "next": args.next}
+        note = {key: redact(" ".join(value.split())) for key, value in note.items()}  # a pasted key stays out
         run_dir, run_id, uri = locate(args.run, args.tracking_uri)
         where = add_note(run_dir, run_id, uri, note)
     except report.UsageError as exc:

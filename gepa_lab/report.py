@@ -31,7 +31,7 @@ from typing import Any
 from gepa_lab.comparison import TOLERANCE
 from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
-from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, masked, unreachable
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, masked, sqlite_path, unreachable
 
 PROG = "gepa_lab.report"
 NOTE_WIDTH = 60  # the table's note and next columns; report.md lists every note whole
@@ -80,7 +80,9 @@ def sweep_selector(text: str) -> str:
     """`--sweep`: an id as given, or the id of an existing sweep directory."""
     from gepa_lab.cli import sweep_id
 
-    return sweep_id(text) if ("/" in text or os.path.isdir(text)) else text
+    if "/" in text and not os.path.isdir(text):  # a path, not an id: its id would match nothing
+        raise UsageError(f"--sweep {text}: no such folder; give the sweep's directory (hydra.sweep.dir) or its id")
+    return sweep_id(text) if os.path.isdir(text) else text
 
 
 # -- reading MLflow -------------------------------------------------------------------------------
@@ -88,8 +90,6 @@ def client_for(uri: str) -> Any:
     """An MLflow client on an existing store (a missing SQLite file or an unreachable server is a
     `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
-
-    from gepa_lab.tracking.mlflow_tracker import sqlite_path
 
     why, db = unreachable(uri), sqlite_path(uri)
     if why is not None:

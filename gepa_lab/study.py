@@ -30,13 +30,7 @@ from gepa_lab.core.errors import GepaLabError, ResumeError
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.looks import looks, record_look
-from gepa_lab.runs.record import (
-    RunRecord,
-    load_experiment,
-    read_confirmation,
-    read_decision,
-    read_result,
-)
+from gepa_lab.runs.record import RunRecord, load_experiment, read_confirmation, read_decision, read_result
 from gepa_lab.search.evaluation import CaseRunner
 from gepa_lab.search.state import draw_seed
 

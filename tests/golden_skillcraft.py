@@ -36,13 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluators.skillcraft import (  # noqa: E402
-    FeedbackReflector,
-    SkillCraftEvaluator,
-    TunedReflector,
-    family_names,
-    get_family,
-)
+from evaluators.skillcraft import FeedbackReflector, SkillCraftEvaluator, TunedReflector, family_names, get_family  # noqa: E402
 from evaluators.skillcraft.rng import Draws  # noqa: E402
 from gepa_lab.core.artifacts import artifact_from_dict  # noqa: E402
 from gepa_lab.core.contracts import Case  # noqa: E402

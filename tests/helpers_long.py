@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 
 from gepa_lab import Case, Dataset, Evaluation, SkillSpec
 
@@ -100,3 +101,43 @@ class InterruptingReflector(VaryingReflector):
         if self.calls == self.at:
             raise KeyboardInterrupt
         return super().reflect(artifact, component, records)
+
+
+class BanditParent:
+    """A stateful parent selector (UCB1): each pool member is an arm, an accepted child a win. Its
+    counts come from the rounds' outcomes (`observe`) and are the run's state (`state` /
+    `restore`): a resume that lost them would choose other parents."""
+
+    draws = "none"
+
+    def __init__(self, exploration: float = 0.5):
+        self.exploration = exploration
+        self.pulls: dict[str, int] = {}
+        self.wins: dict[str, int] = {}
+
+    def select(self, pool, rng):
+        total = sum(self.pulls.values()) + 1
+
+        def ucb(c):
+            n = self.pulls.get(c.id, 0)
+            return math.inf if n == 0 else self.wins.get(c.id, 0) / n + self.exploration * math.sqrt(math.log(total) / n)
+
+        return max(pool.members, key=ucb)  # ties: the earliest member
+
+    def observe(self, proposals):
+        for p in proposals:
+            self.pulls[p.parent_id] = self.pulls.get(p.parent_id, 0) + 1
+            self.wins[p.parent_id] = self.wins.get(p.parent_id, 0) + (p.status == "accepted")
+
+    def state(self):
+        return {"pulls": dict(self.pulls), "wins": dict(self.wins)}
+
+    def restore(self, state):
+        self.pulls, self.wins = dict(state["pulls"]), dict(state["wins"])
+
+
+class ForgetfulBandit(BanditParent):
+    """The same selector without its state in the snapshots (what resume did before every slot's
+    state was saved)."""
+
+    state = None  # type: ignore[assignment]

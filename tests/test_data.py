@@ -77,10 +77,27 @@ def test_a_malformed_json_line_is_named_once_with_its_line(tmp_path):
 
 def test_a_dataset_without_manifest_or_id_says_how_to_fix_it(tmp_path):
     make_dir(tmp_path)
-    with pytest.raises(ValueError, match=r'has no id: it has no manifest.json with "id"; add it there or set '
-                                         r"dataset.id"):
+    with pytest.raises(ValueError, match=r'has no id: it has no manifest.json; add one with "id" or set dataset.id$'):
         load_dataset_dir(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"version": "1"}')
+    with pytest.raises(ValueError, match=r'has no id: its manifest.json has no "id"; add it there or set dataset.id$'):
+        load_dataset_dir(tmp_path)
+    with pytest.raises(ValueError, match=r"has no id: dataset.manifest is null, so no manifest is read; set "
+                                         r"dataset.id$"):  # not "no manifest": one is there, unread
+        load_dataset_dir(tmp_path, manifest=None)
     assert load_dataset_dir(tmp_path, id="d", version="1").id == "d"
+
+
+@pytest.mark.parametrize("split", ["feedback", "validation", "holdout"])
+def test_a_split_file_without_cases_is_refused_before_anything_runs(tmp_path, split):
+    make_dir(tmp_path)
+    (tmp_path / f"{split}.jsonl").write_text("\n" if split == "validation" else "")  # blank lines are no cases
+    leave_out = r" \(or set dataset.holdout=null to run without one\)" if split == "holdout" else ""
+    with pytest.raises(ValueError, match=rf"^dataset split '{split}' \(.*{split}.jsonl\) has no cases; add cases"
+                                         rf"{leave_out}$"):
+        load_dataset_dir(tmp_path, id="d", version="1")
+    if split == "holdout":  # the fix the message names
+        assert load_dataset_dir(tmp_path, id="d", version="1", files={"holdout": None}).holdout == ()
 
 
 def test_unsupported_or_missing_files(tmp_path):

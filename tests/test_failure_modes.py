@@ -13,24 +13,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
-from helpers_long import (
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_cli import gepa
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import (
-    Case,
-    Dataset,
-    Evaluation,
-    EvaluationSettings,
-    PromptArtifact,
-    RunAborted,
-    SearchConfig,
-    optimize,
-)
+from gepa_lab import Case, Dataset, Evaluation, EvaluationSettings, PromptArtifact, RunAborted, SearchConfig, optimize
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.result import Result
 from gepa_lab.runs.lock import RunLock
@@ -272,9 +258,8 @@ class _Same:
 
 
 # -- the command line ------------------------------------------------------------------------------------
-def _gepa(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=log",
-                           *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def _gepa(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return gepa("experiment=recipe", "tracking=none", "progress=log", *args, cwd=cwd)
 
 
 @pytest.mark.slow
@@ -292,7 +277,7 @@ def test_cli_refuses_a_second_run_into_an_existing_run_dir_without_touching_it(t
 
 @pytest.mark.slow
 def test_cli_resume_logs_into_the_run_dir_and_keeps_its_hydra_files(tmp_path):
-    args = ["search.max_metric_calls=20000"]
+    args = ["search.max_metric_calls=4000"]
     proc = subprocess.Popen([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=log",
                              *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     try:
@@ -309,7 +294,7 @@ def test_cli_resume_logs_into_the_run_dir_and_keeps_its_hydra_files(tmp_path):
     assert proc.returncode == 130
     run_dir = next((tmp_path / "outputs").glob("*/*"))
     overrides = (run_dir / ".hydra" / "overrides.yaml").read_text()
-    done = _gepa(*args, f"resume={run_dir}", "search.max_cost_usd=null", cwd=tmp_path, timeout=300)
+    done = _gepa(*args, f"resume={run_dir}", "search.max_cost_usd=null", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [p for p in (tmp_path / "outputs").glob("*/*")] == [run_dir]  # no stray dir
     assert (run_dir / ".hydra" / "overrides.yaml").read_text() == overrides

@@ -4,24 +4,16 @@ anything is spent; batch evaluation is opt-in and changes no result."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, RunRecord, strip_volatile
+from conftest import RunRecord, strip_volatile
+from helpers_cli import gepa
 from helpers_long import HashEvaluator, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import (
-    EvaluationSettings,
-    EvaluatorError,
-    ReflectionSettings,
-    ReflectorError,
-    SearchConfig,
-    optimize,
-)
+from gepa_lab import EvaluationSettings, EvaluatorError, ReflectionSettings, ReflectorError, SearchConfig, optimize
 from gepa_lab.core.errors import ProtocolError, is_transient
 
 CONFIG = SearchConfig(max_iterations=6, minibatch_size=2, random_seed=3)
@@ -228,10 +220,8 @@ def plugin_dir(tmp_path: Path) -> Path:
 
 
 def _gepa(plugin_dir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(ROOT)])}
-    return subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
-                           f"hydra.searchpath=[file://{plugin_dir / 'conf'}]", "evaluator=length", *args],
-                          cwd=plugin_dir, env=env, capture_output=True, text=True, timeout=120)
+    return gepa("experiment=recipe", "tracking=none", "progress=off", f"hydra.searchpath=[file://{plugin_dir / 'conf'}]",
+                "evaluator=length", *args, cwd=plugin_dir, path=plugin_dir)
 
 
 def test_a_new_evaluator_is_one_class_and_one_yaml_file(plugin_dir):

@@ -5,12 +5,11 @@ result equals the run on the JSONL files it was made from."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import strip_volatile
+from helpers_cli import gepa
 
 from gepa_lab import DatasetSource, HFSplits, load_dataset, load_hf_saved
 from gepa_lab.core.errors import ConfigError
@@ -79,9 +78,8 @@ def test_bad_mappings_and_folders_are_one_line_errors(saved, tmp_path):
 
 def test_a_run_on_the_saved_dataset_equals_the_run_on_its_jsonl_files(saved, tmp_path):
     def run(*overrides: str) -> dict:
-        done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none",
-                               "progress=off", "search.max_metric_calls=300", *overrides],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        done = gepa("experiment=recipe", "tracking=none", "progress=off", "search.max_metric_calls=300", *overrides,
+                    cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
         record = Path(next(x for x in done.stdout.splitlines() if x.strip().startswith("record")).split(None, 1)[1])
         return json.loads((record / "result.json").read_text())

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -302,6 +303,28 @@ def test_reflector_declares_rate_limits_and_server_errors_transient(stub, monkey
         rf.reflect(seed_spec(), "steps", _records("a"))
     assert not is_transient(info.value, rf.retryable_exceptions)  # a bad request is a bug
     assert rf.usage.calls == 0 and rf.total_cost_usd == 0.0  # failed requests cost nothing
+
+
+def test_a_request_past_its_deadline_fails_in_one_line_naming_the_endpoint_and_the_settings(monkeypatch):
+    slow = {"on": False}
+
+    def answer(request):
+        if slow["on"]:
+            time.sleep(4)  # a server that stopped answering in time
+        return '{"steps": ["Check the improved result."]}'
+
+    with StubLLM(answer) as server:
+        rf = reflector(server, monkeypatch, timeout_s=1)
+        rf.reflect(seed_spec(), "steps", _records("a"))  # warm: imports and connection set-up are not the deadline
+        slow["on"] = True
+        started = time.monotonic()
+        with pytest.raises(ConnectionError) as info:
+            rf.reflect(seed_spec(), "steps", _records("a"))
+        assert time.monotonic() - started < 3.5  # the deadline, not the server's 4 s
+    assert is_transient(info.value, rf.retryable_exceptions)  # retried by the engine, then one line
+    assert re.fullmatch(r"lm.reflection at http://127.0.0.1:\d+/v1 failed "
+                        r"\(LMTimeoutError: .*\); check lm.reflection.api_base, or raise lm.reflection.timeout_s "
+                        r"\(deadline 1 s\)", str(info.value)), str(info.value)
 
 
 def _canary_dataset() -> Dataset:

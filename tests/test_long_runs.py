@@ -12,13 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunRecord, strip_volatile
-from helpers_long import (
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
 from gepa_lab import (
     Evaluation,

@@ -589,7 +589,7 @@ def test_each_decision_counts_the_store_s_runs_already_decided_on_its_holdout(tm
 def test_links_leave_out_a_tracking_uri_with_a_password() -> None:
     links = run_links("postgresql://gepa:s3cret@127.0.0.1/mlflow", "7", "r1", "toy-seed1-abcdef12")
     assert "mlflow_tracking_uri" not in links and "s3cret" not in json.dumps(links)
-    assert links["mlflow_ui_command"] == (f"mlflow ui --backend-store-uri postgresql://gepa:***@127.0.0.1/mlflow "
+    assert links["mlflow_ui_command"] == (f"mlflow ui --backend-store-uri postgresql://gepa:[REDACTED]@127.0.0.1/mlflow "
                                           f"--port {mlflow_links.ui_port()}")
     assert MlflowTracker(uri="http://127.0.0.1:5000").links() == {}  # no run yet
 

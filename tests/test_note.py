@@ -7,7 +7,9 @@ import csv
 import json
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +129,25 @@ def test_a_reader_that_leaves_early_ends_quietly(mlflow_uri, tmp_path, tool, arg
     stderr = proc.stderr.read()
     assert proc.wait(timeout=120) == 141, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr and "Exception ignored" not in stderr
+
+
+def test_twelve_concurrent_notes_lose_nothing_and_the_last_is_the_conclusion(mlflow_uri, mlflow_client,
+                                                                             tmp_path) -> None:
+    """Racing writers (threads here; the lock and the merge are the same across processes): every
+    note in notes.jsonl and in the MLflow description, and the conclusion is the last note written."""
+    run_dir = tmp_path / "run"
+    tracker = toy_run(mlflow_uri, run_dir, experiment="toy-race", iterations=1)
+    start = threading.Barrier(12)
+
+    def write(n: int) -> int:
+        start.wait()
+        return note([str(run_dir), f"note {n}", "--next", f"after {n}"])
+
+    with ThreadPoolExecutor(12) as pool:
+        assert list(pool.map(write, range(12))) == [0] * 12
+    written = [json.loads(line)["conclusion"] for line in (run_dir / "notes.jsonl").read_text().splitlines()]
+    assert sorted(written) == sorted(f"note {n}" for n in range(12))
+    tags = mlflow_client.get_run(tracker.run_id).data.tags
+    assert all(f"**: note {n}  \n  *Next:* after {n}\n" in tags["mlflow.note.content"] for n in range(12))
+    assert tags["mlflow.note.content"].count("*Next:*") == 12
+    assert (tags["conclusion"], tags["next_hypothesis"]) == (written[-1], written[-1].replace("note", "after"))

@@ -4,23 +4,20 @@ is one class plus one YAML file."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import sys
 import textwrap
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT, RunRecord, strip_volatile
-from helpers_long import (
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_long import HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
 from gepa_lab import Case, Evaluation, PromptArtifact, SearchConfig, SkillSpec, optimize
 from gepa_lab.search.policies import (
@@ -41,8 +38,10 @@ from gepa_lab.search.policies import (
     StopFile,
     StrictImprovement,
     TopKPareto,
+    Verdict,
 )
-from gepa_lab.search.policies.merge import merged
+from gepa_lab.search.policies.build import option_node
+from gepa_lab.search.policies.sources import merged
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.state import Candidate, Pool
 
@@ -82,7 +81,7 @@ def test_epsilon_greedy_explores_with_probability_epsilon():
     assert {EpsilonGreedy(0.0).select(pool, random.Random(i)).id for i in range(200)} == {"A"}
     explored = Counter(EpsilonGreedy(1.0).select(pool, random.Random(i)).id for i in range(3000))
     assert set(explored) == {"A", "B", "C"} and explored["C"] / 3000 == pytest.approx(1 / 3, abs=0.04)
-    with pytest.raises(ValueError, match="epsilon must be between 0 and 1"):
+    with pytest.raises(ValueError, match="search.parent.epsilon must be a number between 0 and 1"):
         EpsilonGreedy(1.5)
 
 
@@ -133,13 +132,17 @@ def _evals(*scores: float, tokens: float = 10.0) -> list[Evaluation]:
     return [Evaluation(f"c{i}", s, objectives={"tokens": tokens}) for i, s in enumerate(scores)]
 
 
-def test_acceptance_rules():
-    assert not StrictImprovement().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5))
-    assert AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=8.0))
-    assert not AtLeast().accepts(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=12.0))
-    assert AtLeast(tie_break=None).accepts(_evals(0.5), _evals(0.5))
-    assert not ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.6, 0.5))
-    assert ByMargin(0.1).accepts(_evals(0.5, 0.5), _evals(0.8, 0.5))
+def test_acceptance_rules_give_their_verdict_with_its_reason_and_gain():
+    assert StrictImprovement().judge(_evals(0.5, 0.5), _evals(0.5, 0.5)) == Verdict(
+        False, "strict_minibatch_improvement", 0.0)
+    assert StrictImprovement().judge(_evals(0.5, 0.5), _evals(0.5, 0.75)).gain == 0.25
+    assert AtLeast().judge(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=8.0)) == Verdict(True, "minibatch_at_least", 0.0)
+    assert not AtLeast().judge(_evals(0.5, 0.5), _evals(0.5, 0.5, tokens=12.0)).accepted
+    assert AtLeast(tie_break=None).judge(_evals(0.5), _evals(0.5)).accepted
+    assert not AtLeast().judge(_evals(0.5, 0.5), _evals(0.4, 0.5, tokens=1.0)).accepted
+    assert not ByMargin(0.1).judge(_evals(0.5, 0.5), _evals(0.6, 0.5)).accepted
+    verdict = ByMargin(0.1).judge(_evals(0.5, 0.5), _evals(0.8, 0.5))
+    assert verdict.accepted and verdict.reason == "minibatch_margin" and verdict.gain == pytest.approx(0.15)
 
 
 # -- stop conditions -------------------------------------------------------------------------------
@@ -187,13 +190,33 @@ def test_a_merge_takes_each_descendant_s_own_change_from_the_common_ancestor():
     child = merged(ancestor, a, b)
     assert child == SkillSpec("S", "desc", "when", ["one", "two"], ["p", "q"])
     assert merged(ancestor, a, a) is None  # nothing new from a second copy
-    pool = _pool(ancestor, a, b)
-    merge = Merge(max_merges=2)
-    assert merge.pick(pool, random.Random(0)) is None  # nothing due yet
-    merge.after_round(1)
-    picked = merge.pick(pool, random.Random(0))
-    assert picked is not None and picked[2] == child and merge.tried == 1
-    assert merge.pick(pool, random.Random(0)) is None  # one attempt per accepted child
+    merge, planned = Merge(max_merges=2), _Round(_pool(ancestor, a, b))
+    merge.plan(planned)
+    assert planned.added == []  # nothing due yet
+    merge.observe([SimpleNamespace(status="accepted", kind="reflection"),
+                   SimpleNamespace(status="accepted", kind="merge")])  # merges make no merge due
+    merge.plan(planned)
+    [(parents, got, components)] = planned.added
+    assert [p.id for p in parents] == ["a", "b"] and got == child and components == ("pitfalls",)
+    assert merge.tried == 1 and merge.state()["due"] == 0
+    merge.plan(planned)
+    assert len(planned.added) == 1  # one attempt per accepted child
+
+
+class _Round:
+    """A round to plan in (the `Round` protocol), recording what a proposal source adds."""
+
+    def __init__(self, pool: Pool):
+        self.pool, self.rng, self.open, self.added = pool, random.Random(0), True, []
+
+    def fits(self, parents: int) -> bool:
+        return True
+
+    def parent(self) -> Candidate:
+        return self.pool.members[0]
+
+    def add(self, parents, child=None, components=(), kind="reflection"):
+        self.added.append((parents, child, components))
 
 
 # -- whole runs ------------------------------------------------------------------------------------
@@ -218,6 +241,26 @@ def test_a_parent_already_perfect_on_its_minibatch_is_skipped_and_counted():
     result = optimize(long_seed(), long_dataset(), _Perfect(), reflector, SKIP)
     assert reflector.calls == 0 and result.skipped_proposals == result.proposals == 12
     assert result.metric_calls == 4 + 12 * 2 + 4  # seed validation, parent minibatches, the seed on holdout
+
+
+def test_skipping_perfect_parents_asks_the_acceptance_rule():
+    """Under a rule that accepts a tie, a perfect parent can still have an accepted child: no skip."""
+    reflector = _CountingReflector()
+    at_least = replace(SKIP, acceptance={"_target_": P + "AtLeast", "tie_break": None})
+    result = optimize(long_seed(), long_dataset(), _Perfect(), reflector, at_least)
+    assert result.skipped_proposals == 0 and reflector.calls == 12
+
+
+@pytest.mark.parametrize("option, rule", [("strict", "strict_minibatch_improvement"),
+                                          ("at_least", "minibatch_at_least"), ("margin", "minibatch_margin")])
+def test_an_accepted_child_s_reason_names_the_configured_rule(tmp_path, option, rule):
+    config = SearchConfig(max_iterations=10, minibatch_size=2, random_seed=5,
+                          acceptance=option_node("acceptance", option))
+    optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), config, run_dir=tmp_path)
+    judged = [p for p in RunRecord(tmp_path).proposals if p["status"] in ("accepted", "rejected")]
+    accepted = [p["reason"] for p in judged if p["status"] == "accepted"]
+    assert accepted and all(reason.startswith(f"{rule}: minibatch gain +") for reason in accepted), accepted
+    assert all(p["reason"] == rule for p in judged if p["status"] == "rejected")
 
 
 EVERY_KIND = SearchConfig(
@@ -245,7 +288,38 @@ def test_a_resume_is_exact_under_non_default_policies_of_every_kind(tmp_path, ki
                        run_dir=tmp_path / "run", resume=True)
     assert strip_volatile(resumed.to_dict()) == strip_volatile(clean.to_dict())
     assert RunRecord(tmp_path / "run").comparable() == RunRecord(tmp_path / "clean").comparable()
-    assert any(p["kind"] == "merge" for p in RunRecord(tmp_path / "clean").proposals)
+    merges = [p for p in RunRecord(tmp_path / "clean").proposals if p["kind"] == "merge"]
+    judged = [p for p in merges if p["status"] in ("accepted", "rejected")]  # by the configured rule, too
+    assert judged and all(p["reason"].startswith("minibatch_at_least") for p in judged)
+
+
+KILLABLE = Path(__file__).parent / "scripts" / "killable_run.py"
+BANDIT = SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5, parent={"_target_": "helpers_long.BanditParent"})
+
+
+def test_a_stateful_parent_selector_resumes_exactly_after_sigkill(tmp_path):
+    """A bandit parent selector (helpers_long.BanditParent: one class, one config value) learns from
+    every round's outcomes; SIGKILLed mid-search and resumed, the run is the uninterrupted one."""
+    clean = optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), BANDIT, run_dir=tmp_path / "clean")
+    run_dir = tmp_path / "run"
+    for kill, resume in ((41, []), (0, ["--resume"])):  # killed before its 41st paid evaluation
+        done = subprocess.run([sys.executable, str(KILLABLE), str(run_dir), str(tmp_path / "paid.jsonl"), str(kill),
+                               "--parent", "helpers_long.BanditParent", *resume],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == (-9 if kill else 0), done.stderr
+    assert strip_volatile(json.loads((run_dir / "result.json").read_text())) == strip_volatile(
+        json.loads(json.dumps(clean.to_dict())))
+    assert RunRecord(run_dir).comparable() == RunRecord(tmp_path / "clean").comparable()
+    parents = [p["parent_id"] for p in RunRecord(run_dir).proposals]
+    assert len(set(parents)) > 1  # it does choose: a selector that always took the seed would prove nothing
+    # The same selector without its state in the snapshots resumes into other choices.
+    forgetful = replace(BANDIT, parent={"_target_": "helpers_long.ForgetfulBandit"})
+    with pytest.raises(KeyboardInterrupt):
+        optimize(long_seed(), long_dataset(), HashEvaluator(), InterruptingReflector(5), forgetful,
+                 run_dir=tmp_path / "forgetful")
+    optimize(long_seed(), long_dataset(), HashEvaluator(), VaryingReflector(), forgetful,
+             run_dir=tmp_path / "forgetful", resume=True)
+    assert [p["parent_id"] for p in RunRecord(tmp_path / "forgetful").proposals] != parents
 
 
 PLUGIN = '''

@@ -1,5 +1,5 @@
-"""Two processes submit and approve against one SQLite store at the same time: no revision is
-lost or duplicated, never two are active, and the approvals form one unbroken chain."""
+"""Two (and twelve) processes submit and approve against one SQLite store at the same time: no
+revision is lost or duplicated, never two are active, and the approvals form one unbroken chain."""
 
 from __future__ import annotations
 
@@ -18,18 +18,18 @@ from gepa_lab.revisions.store import RevisionStore
 
 WORKER = Path(__file__).resolve().parent / "scripts" / "revisions_worker.py"
 NAME = "Concurrent Skill"
-ITERATIONS = 25
 
 
 @pytest.mark.slow
-def test_two_processes_submitting_and_approving_lose_nothing(tmp_path):
+@pytest.mark.parametrize("workers, iterations", [("ab", 25), ("abcdefghijkl", 4)], ids=["two", "twelve"])
+def test_processes_submitting_and_approving_at_once_lose_nothing(tmp_path, workers, iterations):
     url, published, go = f"sqlite:///{tmp_path / 'revisions.db'}", tmp_path / "published", tmp_path / "go"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    procs = [subprocess.Popen([sys.executable, str(WORKER), url, str(published), w, str(ITERATIONS), str(go)],
+    procs = [subprocess.Popen([sys.executable, str(WORKER), url, str(published), w, str(iterations), str(go)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for w in ("a", "b")]
+             for w in workers]
     deadline = time.monotonic() + 60
-    while not all(Path(f"{go}.ready-{w}").exists() for w in ("a", "b")):
+    while not all(Path(f"{go}.ready-{w}").exists() for w in workers):
         assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "a worker did not start"
         time.sleep(0.01)
     go.touch()

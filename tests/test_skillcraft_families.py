@@ -21,14 +21,7 @@ from helpers_skillcraft import ROOT, SPLITS, data_dir, load, load_all, skill
 
 from evaluators.skillcraft import SkillCraftEvaluator
 from evaluators.skillcraft import family as family_module
-from evaluators.skillcraft.family import (
-    CASES_PER_SCALE,
-    SCALES,
-    SPLIT_SCALES,
-    FamilySpec,
-    family_names,
-    get_family,
-)
+from evaluators.skillcraft.family import CASES_PER_SCALE, SCALES, SPLIT_SCALES, FamilySpec, family_names, get_family
 from evaluators.skillcraft.generate import main as generate_main
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import split_digest

@@ -12,12 +12,7 @@ from pathlib import Path
 import pytest
 from helpers_skillcraft import DATA, load, skill
 
-from evaluators.skillcraft import (
-    HeuristicReflector,
-    SkillCraftEvaluator,
-    TunedReflector,
-    get_family,
-)
+from evaluators.skillcraft import HeuristicReflector, SkillCraftEvaluator, TunedReflector, get_family
 from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.artifacts import SkillSpec, artifact_from_dict
 from gepa_lab.core.contracts import Case

@@ -12,24 +12,9 @@ from pathlib import Path
 
 import pytest
 from conftest import RunRecord, strip_volatile
-from helpers_long import (
-    FileSubmitter,
-    HashEvaluator,
-    InterruptingReflector,
-    VaryingReflector,
-    long_dataset,
-    long_seed,
-)
+from helpers_long import FileSubmitter, HashEvaluator, InterruptingReflector, VaryingReflector, long_dataset, long_seed
 
-from gepa_lab import (
-    Case,
-    Dataset,
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-    optimize,
-)
+from gepa_lab import Case, Dataset, EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig, optimize
 from gepa_lab.core.errors import GepaLabError, ResumeError
 from gepa_lab.core.settings import GatePolicy
 from gepa_lab.summary import format_summary

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_cli import gepa as in_process
 from hydra import compose, initialize_config_dir
 
 from gepa_lab.cli import sweep_id
@@ -111,7 +112,7 @@ def test_the_slurm_preset_is_checked_against_the_plugin_schema():
 
 
 def test_resume_is_refused_under_multirun_with_one_line(tmp_path):
-    done = gepa("-m", "experiment=recipe", "tracking=none", f"resume={tmp_path}", cwd=tmp_path)
+    done = in_process("-m", "experiment=recipe", "tracking=none", f"resume={tmp_path}", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     errors = [x for x in done.stderr.splitlines() if x.startswith("gepa_lab: error: ")]
     assert len(errors) == 1 and "to continue a sweep, run the same command with hydra.sweep.dir=" in errors[0]
@@ -126,15 +127,15 @@ def test_resume_is_refused_under_multirun_with_one_line(tmp_path):
     ("slurm", "hydra.launcher.array_parallelism=0", "hydra.launcher.array_parallelism must be an integer >= 1 (got 0)"),
 ])
 def test_a_bad_launcher_setting_is_one_line_before_any_job(tmp_path, launcher, setting, expected):
-    done = gepa("-m", "experiment=recipe", "tracking=none", f"hydra/launcher={launcher}", setting,
-                "search.random_seed=1,2", *FAST, cwd=tmp_path)
+    done = in_process("-m", "experiment=recipe", "tracking=none", f"hydra/launcher={launcher}", setting,
+                      "search.random_seed=1,2", *FAST, cwd=tmp_path)
     assert (done.returncode, done.stderr.strip()) == (2, f"gepa_lab: error: {expected}")
     assert not (tmp_path / "multirun").exists()
 
 
 def test_an_empty_sweep_dir_is_refused_not_the_working_directory(tmp_path):
-    done = gepa("-m", "experiment=recipe", "tracking=none", "hydra.sweep.dir=", "search.random_seed=1,2", *FAST,
-                cwd=tmp_path)
+    done = in_process("-m", "experiment=recipe", "tracking=none", "hydra.sweep.dir=", "search.random_seed=1,2", *FAST,
+                      cwd=tmp_path)
     assert (done.returncode, done.stderr.strip()) == (
         2, "gepa_lab: error: hydra.sweep.dir is empty (an unset variable?); name the sweep's directory")
     assert not list(tmp_path.iterdir())
@@ -160,8 +161,8 @@ def test_an_experiment_s_own_sweep_is_checked_job_by_job_before_any_starts(tmp_p
     conf.mkdir(parents=True)
     (conf / "mine.yaml").write_text("# @package _global_\nexperiment_name: mine\nhydra:\n  sweeper:\n    params:\n"
                                     "      promotion.bootstrap_resamples: 2000,1000000000000\n")
-    done = gepa("-m", f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", "tracking=none", *FAST,
-                "search.random_seed=1,2", cwd=tmp_path)
+    done = in_process("-m", f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", "tracking=none",
+                      *FAST, "search.random_seed=1,2", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().startswith("gepa_lab: error: sweep job 2 (promotion.bootstrap_resamples=1000000000000 "
                                           "search.random_seed=1): promotion.bootstrap_resamples must be at most 100000")
@@ -323,7 +324,7 @@ def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, 
         for result_dict in [record["result.json"]] + [e["data"]["result"] for e in record["events.jsonl"]
                                                       if e["kind"] == "decision"]:
             result_dict.pop("links")
-            result_dict.pop("holdout_reuse")
+            result_dict.pop("holdout_reuse", None)  # stripped as volatile already
     for name in ("result.json", "evaluations.jsonl", "events.jsonl"):
         assert resumed[name] == fresh[name], name
 

@@ -5,21 +5,12 @@ identity."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import RunRecord
-from helpers import (
-    IMPROVED_SCORE,
-    SEED_SCORE,
-    ImprovingReflector,
-    ToyEvaluator,
-    dataset,
-    is_improved,
-    seed_spec,
-)
+from helpers import IMPROVED_SCORE, SEED_SCORE, ImprovingReflector, ToyEvaluator, dataset, is_improved, seed_spec
+from helpers_cli import gepa
 
 from gepa_lab import SearchConfig, optimize
 from gepa_lab.core.errors import GepaLabError, ResumeError
@@ -139,9 +130,8 @@ def test_a_finished_run_is_decided_again_under_another_transfer_evaluator(tmp_pa
 
 
 def test_the_command_line_runs_a_transfer_check(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none", "progress=off",
-                           "search.max_metric_calls=300", "transfer/evaluator=sim_agent"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = gepa("experiment=recipe", "tracking=none", "progress=off", "search.max_metric_calls=300",
+                "transfer/evaluator=sim_agent", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     record = Path(next(x for x in done.stdout.splitlines() if x.strip().startswith("record")).split(None, 1)[1])
     result = json.loads((record / "result.json").read_text())
@@ -154,9 +144,8 @@ def test_the_command_line_runs_a_transfer_check(tmp_path):
 
 
 def test_a_bad_transfer_config_is_a_one_line_error(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "gepa_lab", "experiment=recipe", "tracking=none",
-                           "transfer/evaluator=sim_agent", "transfer.evaluator.agent_config.max_tool_cals=3"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = gepa("experiment=recipe", "tracking=none", "transfer/evaluator=sim_agent",
+                "transfer.evaluator.agent_config.max_tool_cals=3", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         "gepa_lab: error: unknown config key 'transfer.evaluator.agent_config.max_tool_cals'; did you mean "

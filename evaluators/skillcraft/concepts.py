@@ -39,6 +39,16 @@ STOPWORDS, NEGATORS, _FILLER, RESTRICTORS, _LEAD_INS = (
     frozenset(_WORDS[k].split()) for k in ("stopwords", "negators", "filler", "restrictors", "lead_ins"))
 
 
+def _verb_ending(w: str) -> str:
+    for suffix in ("ingly", "edly", "ing", "ed"):
+        base = w[: -len(suffix)]
+        if w.endswith(suffix) and len(base) >= 3 and any(c in "aeiouy" for c in base):
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                return base[:-1]  # stopped -> stop
+            return base + "e" if base.endswith(("at", "bl", "iz", "is")) else base  # paginat(ing) -> paginate
+    return w
+
+
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A small Porter-style stemmer: one stem for paginate / paginating / pagination, retry /
@@ -52,15 +62,7 @@ def stem(word: str) -> str:
         w = w[:-3] + "y"
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
-    for suffix in ("ingly", "edly", "ing", "ed"):
-        base = w[: -len(suffix)]
-        if w.endswith(suffix) and len(base) >= 3 and any(c in "aeiouy" for c in base):
-            w = base
-            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
-                w = w[:-1]  # stopped -> stop
-            elif w.endswith(("at", "bl", "iz", "is")):
-                w += "e"  # paginat(ing) -> paginate
-            break
+    w = _verb_ending(w)
     for suffix in ("isation", "ization", "ation", "ition", "ity", "ment", "ness", "ise", "ize", "ate",
                    "ion", "ive", "ly"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:

@@ -142,7 +142,9 @@ def one_line_parser(tool: str) -> type[argparse.ArgumentParser]:
 
 def fail(tool: str, message: str, code: int) -> int:
     """A command's error: one line on stderr (`<tool>: error: …`); returns the exit code."""
-    print(f"{tool}: error: {' '.join(message.split())}", file=sys.stderr)
+    from gepa_lab.core.redact import redact
+
+    print(f"{tool}: error: {redact(' '.join(message.split()))}", file=sys.stderr)
     return code
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from gepa_lab.core.errors import ConfigError
+from gepa_lab.core.errors import ConfigError, GepaLabError, describe
+from gepa_lab.core.redact import redact, url_secrets
 
 T = TypeVar("T")
 # Threads a run may start per pool (case workers, concurrent proposals): far beyond what a provider's
@@ -39,6 +41,43 @@ def from_mapping(cls: type[T], value: Mapping[str, Any], where: str) -> T:
     return cls(**{str(k): v for k, v in value.items()})
 
 
+def build_target(where: str, node: Any) -> Any:
+    """The one `_target_` builder (evaluators, reflectors, trackers, submitters, policies): the class
+    located by Hydra and called with the node's other keys (resolved, as plain values; a node
+    nesting other `_target_` nodes goes through Hydra's instantiate), its errors as one line naming
+    `where`. None when the node is empty; anything but a mapping is already built (a policy object
+    a library caller passes)."""
+    if node is None or (isinstance(node, Mapping) and not node):
+        return None
+    if not isinstance(node, Mapping):
+        return node
+    if "_target_" not in node:
+        raise ConfigError(f"{where} needs a `_target_` naming its class (see conf/{where.replace('.', '/')}/)")
+    from hydra.utils import get_object, instantiate
+    from omegaconf import OmegaConf
+
+    kwargs = dict(OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node)  # type: ignore[arg-type]
+    try:
+        cls = get_object(str(kwargs.pop("_target_")))
+    except Exception as exc:
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
+            cause = cause.__cause__
+        raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
+    try:
+        if any(isinstance(v, Mapping) and "_target_" in v for v in kwargs.values()):
+            return instantiate(node, _convert_="all")
+        return cls(**kwargs)
+    except Exception as exc:
+        cause = exc.__cause__ or exc if type(exc).__module__.startswith("hydra") else exc
+        if not isinstance(cause, (TypeError, ValueError)):
+            raise GepaLabError(f"{where} could not be built: {describe(cause)}") from cause
+        text = describe(cause)
+        if where == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
+            text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
+        raise ConfigError(f"{where}: {text}") from cause
+
+
 def check_int(value: Any, name: str, minimum: int, hint: str = "", *, maximum: int | None = None,
               why: str = "") -> None:
     """The range check of every integer setting (ConfigError naming the key)."""
@@ -59,6 +98,24 @@ def check_number(value: Any, name: str, low: float, high: float = math.inf, *, o
         bound = f"> {low:g}" if open_low else (f"between {low:g} and {high:g}" if high < math.inf else f">= {low:g}")
         suffix = " (or null for no limit)" if optional else ""
         raise ConfigError(f"{name} must be a number {bound}{suffix} (got {value!r})")
+
+
+def refuse_secrets(node: Any, key: str = "") -> None:
+    """No credential in settings that are recorded (the config, which Hydra writes to .hydra/ before
+    the run starts; experiment.json; MLflow): any value redaction would change (a URL's password or
+    unlisted query parameter, a key's shape, a secret variable's value) is refused naming its key,
+    never its value. Secrets come from the environment only."""
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            refuse_secrets(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            refuse_secrets(value, key)
+    elif isinstance(node, str) and redact(node) != node:
+        what = (url_secrets(node) or ["what looks like a credential"])[0]
+        raise ConfigError(f"{key} holds {what}, and it is recorded with the run (.hydra/, experiment.json, MLflow): "
+                          "remove it and keep the secret where its client reads it (PGPASSWORD, "
+                          "MLFLOW_TRACKING_PASSWORD; an LM's key in the variable lm.<role>.api_key_env names)")
 
 
 class _Validated:
@@ -142,7 +199,8 @@ class EvaluationSettings(_Validated):
             raise ConfigError(f"evaluation.workers={self.workers} with evaluation.backend=process would start "
                               f"{self.workers} processes on {cpus} CPUs; set evaluation.workers <= {cpus} (or "
                               "evaluation.backend=thread for an evaluator that waits on a network)")
-        check_number(self.timeout_s, "evaluation.timeout_s", 0.0, optional=True, open_low=True)
+        # Below 0.1 s a timeout measures thread start-up, not the evaluator: every call would "time out".
+        check_number(self.timeout_s, "evaluation.timeout_s", 0.1, optional=True)
         check_int(self.max_retries, "evaluation.max_retries", 0)
         check_number(self.retry_backoff_s, "evaluation.retry_backoff_s", 0.0, MAX_BACKOFF_S)
         check_int(self.max_consecutive_failures, "evaluation.max_consecutive_failures", 1)

@@ -7,17 +7,20 @@ the key is read from there when the LM is built (`gepa_lab.lm.client.build_lm`).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gepa_lab.core.errors import ConfigError
-from gepa_lab.core.settings import check_int, check_number, from_mapping
+from gepa_lab.core.settings import check_int, check_number, from_mapping, refuse_secrets
 from gepa_lab.lm.server import LOCAL, ServerSettings, current
 
 ENGINES = ("litellm", "auto")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A variable's NAME as POSIX writes the environment's (OPENAI_API_KEY); a lower-case one only if it is
+# set. Anything else (gsk_8fQ2…, sk-…) is a pasted key, refused before Hydra records the config.
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
 @dataclass
@@ -34,7 +37,7 @@ class LMSettings:
     # transient errors surface to gepa_lab's retry layer (evaluation.max_retries /
     # reflection.max_retries), so retries are never doubled silently.
     num_retries: int = 0
-    timeout_s: float = 120.0  # per request
+    timeout_s: float = 30.0  # per request: the deadline of every call to the endpoint
     # dspy's response cache: off for evaluation (a cached reply would fake a paired seed), on for
     # development runs that replay the same requests.
     cache: bool = False
@@ -48,14 +51,16 @@ class LMSettings:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"{role}.model must name a litellm model, e.g. openai/gpt-4o-mini (got {self.model!r})")
         _check_api_base(self.api_base, f"{role}.api_base")
-        if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
+        name = self.api_key_env
+        if name is not None and not (_ENV_NAME.match(str(name)) or (str(name).isidentifier() and name in os.environ)):
             # Never echo the value: a pasted key must not reach the terminal or a log.
-            raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (letters, digits, "
-                              "underscores), not the key itself; export the key and name its variable")
+            raise ConfigError(f"{role}.api_key_env must be the NAME of an environment variable (upper-case letters, "
+                              "digits, underscores, e.g. OPENAI_API_KEY), not the key itself; export the key and "
+                              "name its variable")
         check_number(self.temperature, f"{role}.temperature", 0.0, 2.0)
         check_int(self.max_tokens, f"{role}.max_tokens", 1)
         check_int(self.num_retries, f"{role}.num_retries", 0)
-        check_number(self.timeout_s, f"{role}.timeout_s", 0.0, open_low=True)
+        check_number(self.timeout_s, f"{role}.timeout_s", 1.0)  # no request to a model completes faster
         if self.engine not in ENGINES:
             raise ConfigError(f"{role}.engine must be one of {', '.join(ENGINES)} (got {self.engine!r})")
         if self.usd_per_1k_tokens is not None:
@@ -107,7 +112,7 @@ def settings_of(lm: Any, role: str = "lm") -> LMSettings:
     settings = LMSettings(model=model, api_base=kwargs.get("api_base") or kwargs.get("base_url"), api_key_env=None,
                           temperature=kwargs.get("temperature", 0.0), cache=bool(getattr(lm, "cache", False)),
                           max_tokens=kwargs.get("max_tokens") or kwargs.get("max_completion_tokens") or 1,
-                          num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 120.0)
+                          num_retries=getattr(lm, "num_retries", 0) or 0, timeout_s=kwargs.get("timeout") or 30.0)
     if not model.strip():
         raise ConfigError(f"{role} has no model name; build it as dspy.LM('<provider>/<model>')")
     _check_api_base(settings.api_base, f"{role}.api_base")
@@ -118,4 +123,5 @@ def _check_api_base(api_base: Any, role: str) -> None:
     if api_base is not None and api_base != LOCAL and not str(api_base).startswith(("http://", "https://")):
         raise ConfigError(f"{role} must be an http(s) URL such as http://127.0.0.1:8000/v1, or '{LOCAL}' for the "
                           f"server lm=local starts (got {api_base!r})")
+    refuse_secrets(api_base, role)  # the endpoint is recorded with the run
 

@@ -10,14 +10,21 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gepa_lab.core.errors import describe
+from gepa_lab.core.redact import treat_as_secret
 from gepa_lab.lm.client import build_lm, transient_errors
 from gepa_lab.lm.config import LMSettings, as_settings, settings_of
 from gepa_lab.lm.usage import Usage, usage_of
+
+
+class LMEndpointError(ConnectionError):
+    """A request that failed transiently, named by its endpoint; still transient (a ConnectionError)."""
 
 
 @dataclass
@@ -46,9 +53,11 @@ class LMCaller:
         if lm is None or isinstance(lm, (LMSettings, Mapping)) or not hasattr(lm, "model"):
             self.settings = as_settings(lm, role)  # settings, the `lm.<role>` mapping, or None: the defaults
             self.lm = build_lm(self.settings, role)
-        else:  # a ready LM object (a dspy.LM the caller built), used as it is
+        else:  # a ready LM object (a dspy.LM the caller built), used as it is; its key is a known secret
             self.lm, self.settings = lm, settings_of(lm, role)
+            treat_as_secret(value=(getattr(lm, "kwargs", None) or {}).get("api_key"))
         self.retryable_exceptions = transient_errors()
+        self.role = role
         self.usage = Usage()
         self._usage_lock = threading.Lock()  # evaluation workers count concurrently
 
@@ -64,6 +73,19 @@ class LMCaller:
         with self._usage_lock:
             self.usage = self.usage + used
         return used
+
+    @contextmanager
+    def endpoint(self) -> Iterator[None]:
+        """Where this LM's requests run: a transient failure (rate limit, server error, deadline,
+        connection) becomes one line naming the endpoint (never the key) and the settings to change."""
+        try:
+            yield
+        except self.retryable_exceptions as exc:
+            s = self.settings
+            # where the requests went (lm=local: the server's URL); it holds no secret: settings refuse one
+            where = (getattr(self.lm, "kwargs", None) or {}).get("api_base") or f"the provider's endpoint for {s.model}"
+            raise LMEndpointError(f"{self.role} at {where} failed ({describe(exc)}); check {self.role}.api_base, "
+                                  f"or raise {self.role}.timeout_s (deadline {s.timeout_s:g} s)") from exc
 
     def metered(self, seed: int, case_id: str, fn: Callable[[], Any]) -> Metered:
         """Run `fn()` with a copy of the LM as dspy's LM (carrying the case's provider seed when the
@@ -81,7 +103,7 @@ class LMCaller:
         error: Exception | None = None
         trace: list[Any] = []
         start = time.perf_counter()
-        with dspy.context(lm=own, trace=trace):
+        with dspy.context(lm=own, trace=trace), self.endpoint():
             try:
                 value = fn()
             except AdapterParseError as exc:

@@ -84,7 +84,8 @@ class DspyReflector(LMCaller):
         extra = {"seed": seed} if seed is not None and self.sends_seed else {}
         lm = self.lm.copy()  # its own history: this call's usage only
         try:
-            return chat(lm, messages, **extra)
+            with self.endpoint():
+                return chat(lm, messages, **extra)
         finally:
             usage, total = self.count(lm), self.usage
             log.info("reflection LM %s: %d prompt + %d completion tokens, $%.6f (total %d calls, %d tokens, "

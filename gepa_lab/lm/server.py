@@ -88,11 +88,9 @@ def smollm2_path() -> Path:
 
 @lru_cache(maxsize=8)
 def _file_digest(path: str, size: int, mtime: float) -> str:
-    digest = hashlib.sha256()
+    """sha256 of a model file, once per (path, size, mtime) in a process (98 MB: ~0.3 s)."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def model_file(settings: ServerSettings) -> Path:

@@ -24,6 +24,7 @@ from typing import Any
 
 from gepa_lab.core.contracts import SPLITS
 from gepa_lab.core.errors import GepaLabError, fail, one_line_parser
+from gepa_lab.core.redact import redact
 from gepa_lab.revisions.errors import InvalidRequest, RegistryNotUpdated, StoreMissing
 from gepa_lab.revisions.publish import DEFAULT_PUBLISH_ROOT, render
 from gepa_lab.revisions.registry import PromptRegistry
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("revision", help="id, unique id prefix, or <artifact>@v<version>")
     decision = _Parser(add_help=False)
     decision.add_argument("--actor", required=True, help="who decides (recorded in the audit log)")
-    decision.add_argument("--comment", default=None, help="why (recorded in the audit log)")
+    decision.add_argument("--comment", default=None, type=redact, help="why (recorded in the audit log, redacted)")
     registry = _Parser(add_help=False)
     registry.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
                           help="MLflow tracking URI whose prompt registry names the active revision (alias "

@@ -15,13 +15,16 @@ follows the active revision.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from gepa_lab.revisions.errors import RevisionError
 from gepa_lab.revisions.gates import canonical_name
 from gepa_lab.revisions.publish import render
 from gepa_lab.revisions.store import RevisionRow, RevisionStore, fmt_score, iso
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, unreachable
 
 ALIAS = "production"
 TAG = "gepa_lab."
@@ -56,6 +59,12 @@ class PromptRegistry:
 
     @cached_property
     def client(self) -> Any:
+        """The MLflow client, once the server answered its health check (a deadline of its own:
+        MLflow's client would retry for minutes); its requests have a deadline too (ENV_DEFAULTS)."""
+        for name, value in ENV_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+        if (why := unreachable(self.uri)) is not None:
+            raise RevisionError(why)
         from mlflow import MlflowClient
 
         return MlflowClient(tracking_uri=self.uri, registry_uri=self.uri)

@@ -53,17 +53,11 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.orm import (
-    DeclarativeBase,
-    Mapped,
-    MappedAsDataclass,
-    Session,
-    mapped_column,
-    sessionmaker,
-)
+from sqlalchemy.exc import DatabaseError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, MappedAsDataclass, Session, mapped_column, sessionmaker
 
 from gepa_lab.core.errors import describe
+from gepa_lab.core.redact import mask_url
 from gepa_lab.core.submission import Lineage
 from gepa_lab.revisions import schema
 from gepa_lab.revisions.errors import (
@@ -80,6 +74,7 @@ PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
 MIN_PREFIX = 4  # shortest id prefix accepted
 BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for the database lock
+CONNECT_TIMEOUT_S = 10  # how long a PostgreSQL client waits for the server
 _STATUS_SQL = ", ".join(f"'{s}'" for s in STATUSES)
 
 
@@ -234,8 +229,9 @@ def parse_url(url: str) -> URL:
 
 
 def _engine(url: URL) -> Engine:
-    if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+    if url.get_backend_name() != "sqlite":  # an unreachable PostgreSQL server: one line after a deadline, not a hang
+        deadline = {"connect_timeout": CONNECT_TIMEOUT_S} if url.get_backend_name() == "postgresql" else {}
+        return create_engine(url, pool_pre_ping=True, connect_args=deadline)
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
@@ -260,7 +256,9 @@ def _errors(shown: str) -> Iterator[None]:
     try:
         yield
     except SQLAlchemyError as exc:
-        raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}") from exc
+        fix = "; check the store's URL (--store, submitter.url, seed.store) and its server" if isinstance(
+            exc, DatabaseError) else ""
+        raise RevisionStoreError(f"revision store {shown}: {describe(getattr(exc, 'orig', None) or exc)}{fix}") from exc
 
 
 # -- the store ----------------------------------------------------------------------------------
@@ -271,7 +269,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
 
     def __init__(self, url: str = DEFAULT_STORE_URL, *, create: bool = True, upgrade: bool = False):
         self.url = parse_url(url)
-        self.display_url = self.url.render_as_string(hide_password=True)  # for messages and records
+        self.display_url = mask_url(self.url.render_as_string(hide_password=False))  # for messages and records
         if not create and self.url.get_backend_name() == "sqlite" and not Path(str(self.url.database)).is_file():
             raise StoreMissing(self.display_url)
         try:
@@ -282,11 +280,23 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
             with _errors(self.display_url):
+                self._check_integrity()
                 # (schema revision before, after); only `upgrade` (never with `create`) changes it
                 self.migrated = schema.prepare(self.engine, self.display_url, create=create, upgrade=upgrade)
         except RevisionError:
             self.engine.dispose()
             raise
+
+    def _check_integrity(self) -> None:
+        """A damaged SQLite file is refused before anything reads or writes it (`quick_check`: pages
+        and indexes, linear in the file's size); a database server checks its own storage."""
+        if self.url.get_backend_name() == "sqlite":
+            with self.engine.connect() as connection:
+                found = str(connection.exec_driver_sql("PRAGMA quick_check").scalar())
+            if found != "ok":
+                raise RevisionStoreError(f"revision store {self.display_url} is damaged (SQLite quick_check: "
+                                         f"{found.splitlines()[-1]}); nothing was read or changed: restore it from a "
+                                         "backup (or `sqlite3 FILE '.recover'` into a new file), then run it again")
 
     def close(self) -> None:
         self.engine.dispose()

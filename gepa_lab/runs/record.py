@@ -34,9 +34,9 @@ from typing import Any
 
 from gepa_lab.core.artifacts import artifact_dict
 from gepa_lab.core.contracts import SPLITS, Case, Dataset, Evaluation, Evaluator
-from gepa_lab.core.errors import ResumeError, describe
+from gepa_lab.core.errors import GepaLabError, ResumeError, describe
 from gepa_lab.core.events import EVENT_KINDS, Proposal, ScoredBatch
-from gepa_lab.core.settings import EvaluationSettings, from_mapping
+from gepa_lab.core.settings import EvaluationSettings, build_target, from_mapping
 from gepa_lab.runs.files import JsonLines, read_json, write_text_atomic
 
 EXPERIMENT_FILE, RESULT_FILE, PROMOTION_FILE = "experiment.json", "result.json", "promotion.json"
@@ -305,17 +305,14 @@ class RecordedExperiment:
     def evaluator(self) -> tuple[Evaluator, EvaluationSettings]:
         """The run's evaluator and evaluation settings, rebuilt from the recorded configuration (a
         run started with `python -m gepa_lab` records the evaluator's `_target_`); ValueError: why not."""
-        from hydra.utils import instantiate
-
         node = self.config.get("evaluator")
         if not isinstance(node, dict) or "_target_" not in node:
             raise ValueError(f"experiment {self.id} recorded no evaluator `_target_` (only runs started with "
                              "python -m gepa_lab do)")
         try:
-            evaluator: Evaluator = instantiate(node, _convert_="all")
-        except Exception as exc:
-            raise ValueError(f"cannot rebuild the evaluator {node['_target_']}: {describe(exc.__cause__ or exc)}"
-                             ) from exc
+            evaluator: Evaluator = build_target("evaluator", node)
+        except GepaLabError as exc:
+            raise ValueError(f"cannot rebuild the run's evaluator: {exc}") from exc
         try:
             return evaluator, from_mapping(EvaluationSettings, self.config.get("evaluation") or {}, "evaluation")
         except (TypeError, ValueError) as exc:

@@ -24,39 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_dict, artifact_from_dict, artifact_id
-from gepa_lab.core.contracts import (
-    Case,
-    Dataset,
-    Evaluation,
-    Evaluator,
-    Reflector,
-    RevisionSubmitter,
-)
-from gepa_lab.core.errors import (
-    AlreadyDone,
-    GepaLabError,
-    ReflectorError,
-    ReflectorUnavailable,
-    ResumeError,
-    describe,
-)
-from gepa_lab.core.events import (
-    CandidateInfo,
-    IterationStats,
-    Proposal,
-    ResumePoint,
-    RunInfo,
-    ScoredBatch,
-    Tracker,
-)
-from gepa_lab.core.redact import read_secrets
+from gepa_lab.core.contracts import Case, Dataset, Evaluation, Evaluator, Reflector, RevisionSubmitter
+from gepa_lab.core.errors import AlreadyDone, GepaLabError, ReflectorError, ReflectorUnavailable, ResumeError, describe
+from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, ResumePoint, RunInfo, ScoredBatch, Tracker
+from gepa_lab.core.redact import read_secrets, without_known_secrets
 from gepa_lab.core.result import Result
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.looks import count_decision
 from gepa_lab.runs.record import Recorded, RunRecord, now
@@ -101,7 +74,10 @@ class Run:
         self.ledger = Ledger(config.max_metric_calls, request.holdout_reserve, config.max_cost_usd,
                              request.declared_price)
         self.scheduler = Scheduler(config.parallel_proposals)
+        self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset)
+        self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
+        self.metered = any(hasattr(request.reflector, a) for a in ("total_cost_usd", "total_tokens"))
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
@@ -157,7 +133,7 @@ class Run:
     def reflect(self, artifact: Artifact, component: str, records: list[dict[str, Any]]) -> Any:
         reflector = self.request.reflector
         try:
-            return self._retry(reflector.reflect, artifact, component, records)
+            return without_known_secrets(self._retry(reflector.reflect, artifact, component, records))
         except Exception as exc:
             name = type(reflector).__name__
             if self._retry.transient(exc):
@@ -202,25 +178,19 @@ class Run:
         self.round_end()
 
     def stop_reason(self) -> tuple[int, str | None]:
-        """Proposals the next round may make (up to parallel_proposals), or 0 and why the search ends."""
-        state, config = self.state, self.request.config
+        """Proposals the next round may make (up to parallel_proposals), or 0 and why the search
+        ends: the stop policies in order, the budgets first."""
+        state = self.state
         assert state is not None
-        k = config.parallel_proposals
-        if config.max_iterations is not None:
-            k = min(k, config.max_iterations - state.iteration)
-            if k <= 0:
-                return 0, "max_iterations"
-        k, reason = self.ledger.affordable(k, proposal_calls(config.minibatch_size, self.request.dataset),
-                                           state.proposals)
-        if reason is not None:
-            return 0, reason
-        if config.time_limit_s is not None and self.elapsed() >= config.time_limit_s:
-            return 0, "time_limit"
-        view = SearchView(state.pool, state.proposals, self.request.run_dir)
+        view = SearchView(state.pool, state.proposals, self.request.run_dir, state.iteration, self.elapsed(),
+                          self.ledger, self.proposal_calls)
+        k = self.request.config.parallel_proposals
         for condition in self.policies.stop.values():
             found = condition.reason(view)
-            if found is not None:
+            if isinstance(found, str):
                 return 0, found
+            if found is not None:
+                k = min(k, found)
         return k, None
 
     def search(self) -> None:
@@ -237,9 +207,7 @@ class Run:
                 break
             for proposal in proposals:
                 self._report(proposal)
-            if self.policies.merge is not None:
-                self.policies.merge.after_round(sum(p.status == "accepted" and p.kind == "reflection"
-                                                    for p in proposals))
+            self.policies.observe(proposals)
             self.round_end()
         self.searching = False
         self.record.event("search_end", {"stop_reason": str(state.stop_reason), **self.snapshot()})
@@ -250,22 +218,24 @@ class Run:
         state, request = self.state, self.request
         assert state is not None
         reflector = request.reflector
-        usage_before = _usage(reflector)
-        room = self.ledger.max_calls - self.ledger.used - self.ledger.reserve
-        plans = plan_round(state, request.config, self.policies, k, room, request.dataset)
-        steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance, state.pool,
-                      request.dataset.validation, state.validation_seed, request.config.skip_perfect_parents,
-                      request.config.accept_top is None, lambda: self.ledger.used)
+        usage_before = _usage(reflector) if self.metered else None
+        plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
+        if self.steps is None:
+            self.steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance,
+                               state.pool, request.dataset.validation, state.validation_seed,
+                               request.config.skip_perfect_parents, request.config.accept_top is None,
+                               lambda: self.ledger.used)
         try:
-            return self.scheduler.run_round(plans, steps, self.emit, request.config.accept_top)
+            return self.scheduler.run_round(plans, self.steps, self.emit, request.config.accept_top)
         except CostCapReached as exc:
             log.warning("stopping the search mid-proposal: %s", exc)
             if exc.partial is not None:
                 self.emit(*exc.partial)
             state.stop_reason = "cost_budget"
         finally:
-            usage_after = _usage(reflector)
-            self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
+            if usage_before is not None:
+                usage_after = _usage(reflector)
+                self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
         return None
 
     def _report(self, proposal: Proposal) -> None:

@@ -16,7 +16,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
@@ -33,14 +33,10 @@ from gepa_lab.search.retry import RetryPolicy
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _checked(ev: object, wanted: Container[str], seen: Container[str]) -> Evaluation:
+def _checked(ev: object) -> Evaluation:
     if not isinstance(ev, Evaluation):
         raise EvaluatorContractError(f"evaluator returned {type(ev).__name__}, expected gepa_lab.Evaluation")
     case_id, score = ev.case_id, ev.score
-    if case_id not in wanted:
-        raise EvaluatorContractError(f"unexpected evaluation case {case_id!r}")
-    if case_id in seen:
-        raise EvaluatorContractError(f"duplicate evaluation case {case_id!r}")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
         raise EvaluatorContractError(f"case {case_id!r} score must be finite and within [0, 1], got {score!r}")
     for name, value in ev.objectives.items():
@@ -64,13 +60,21 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
         raise EvaluatorContractError(f"evaluator must return a list of Evaluation, got {type(results).__name__}")
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
-    # As many distinct wanted ids as cases requested: every case is answered, none is missing.
+    checked = [_checked(ev) for ev in results]
+    if len(cases) == 1 and checked[0].case_id == cases[0].id:  # one case per call: the common reply
+        return checked
+    ids = [case.id for case in cases]
+    if [ev.case_id for ev in checked] == ids:
+        return checked
+    # Another order: as many distinct wanted ids as cases requested, so none is missing.
     by_id: dict[str, Evaluation] = {}
-    wanted = {c.id for c in cases}
-    for ev in results:
-        checked = _checked(ev, wanted, by_id)
-        by_id[checked.case_id] = checked
-    return [by_id[c.id] for c in cases]
+    for ev in checked:
+        if ev.case_id not in ids:
+            raise EvaluatorContractError(f"unexpected evaluation case {ev.case_id!r}")
+        if ev.case_id in by_id:
+            raise EvaluatorContractError(f"duplicate evaluation case {ev.case_id!r}")
+        by_id[ev.case_id] = ev
+    return [by_id[i] for i in ids]
 
 
 _PROCESS_EVALUATOR: Evaluator | None = None
@@ -148,12 +152,12 @@ class CaseRunner:
             raise box["error"]
         return check_batch(cases, box["value"])
 
-    def _evaluate(self, artifact: Artifact, cases: Sequence[Case], keys: Sequence[str],
+    def _evaluate(self, artifact: Artifact, cases: Sequence[Case], keys: Sequence[str] | None,
                   seed: int) -> list[tuple[Evaluation, str | None]]:
         """(evaluation, error) per case, stored under its key as soon as the evaluator answers."""
         self.paid += len(cases)
         try:
-            evaluations = self._retry(self._call, artifact, list(cases), seed)
+            evaluations = self._retry(self._call, artifact, cases, seed)
         except EvaluatorContractError:
             raise
         except Exception as exc:
@@ -166,32 +170,34 @@ class CaseRunner:
             attempts = self.settings.max_retries + 1
             return [(Evaluation(case.id, 0.0, feedback=f"evaluation failed after {attempts} attempt(s): {error}",
                                 objectives={"evaluation_failed": 1.0}), error) for case in cases]
-        self.store.store(zip(keys, evaluations, strict=True))
+        if keys is not None:
+            self.store.store(zip(keys, evaluations, strict=True))
         return [(ev, None) for ev in evaluations]
 
     # -- a batch of cases ------------------------------------------------------------------
     def run(self, artifact: Artifact, artifact_id: str, cases: Sequence[Case], seed: int) -> list[Evaluation]:
         # Only a run record caches (it replays a cut run): within one run no (candidate, case, seed)
         # comes back (fresh seeds, deduplicated children), so an in-memory run computes no keys.
-        keys = self.keys(artifact_id, (case.id for case in cases), seed) if self.store.persistent else [""] * len(cases)
-        found: dict[int, tuple[Evaluation, str | None]] = {
+        keys = self.keys(artifact_id, (case.id for case in cases), seed) if self.store.persistent else None
+        found: dict[int, tuple[Evaluation, str | None]] = {} if keys is None else {
             i: (hit, None) for i, key in enumerate(keys) if (hit := self.store.lookup(key)) is not None}
-        misses = [i for i in range(len(cases)) if i not in found]
-        if not self.batched and (self.settings.workers == 1 or len(misses) <= 1):
+        if not self.batched and (self.settings.workers == 1 or len(cases) - len(found) <= 1):
             out = []
             for i, case in enumerate(cases):  # one at a time: the failure guard trips before paying for more
-                evaluation, error = found.get(i) or self._evaluate(artifact, [case], [keys[i]], seed)[0]
-                self._guard(error)
+                evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
+                if error is not None or self.consecutive_failures:
+                    self._guard(error)
                 out.append(evaluation)
             return out
+        misses = [i for i in range(len(cases)) if i not in found]
         if self.batched:
-            outcomes = self._evaluate(artifact, [cases[i] for i in misses], [keys[i] for i in misses],
+            outcomes = self._evaluate(artifact, [cases[i] for i in misses], keys and [keys[i] for i in misses],
                                       seed) if misses else []
         else:
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
             outcomes = [got for [got] in self._threads.map(
-                lambda i: self._evaluate(artifact, [cases[i]], [keys[i]], seed), misses)]
+                lambda i: self._evaluate(artifact, [cases[i]], keys and [keys[i]], seed), misses)]
         found.update(zip(misses, outcomes, strict=True))
         for i in range(len(cases)):  # the failure guard counts in case order, whatever the timing
             self._guard(found[i][1])

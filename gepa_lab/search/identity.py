@@ -11,7 +11,7 @@ from typing import Any
 from gepa_lab.core.artifacts import artifact_id
 from gepa_lab.core.errors import ResumeError
 from gepa_lab.core.fingerprint import fingerprint
-from gepa_lab.search.policies.build import POLICY_KEYS, describe_policies
+from gepa_lab.search.policies.build import SLOTS, describe_policies
 from gepa_lab.search.preflight import Request
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
@@ -25,7 +25,7 @@ def decision_settings(request: Request) -> dict[str, Any]:
 
 def run_identity(request: Request) -> dict[str, Any]:
     config, evaluation = request.config, request.evaluation
-    search = {k: v for k, v in asdict(config).items() if k not in (*POLICY_KEYS, "stop")}
+    search = {k: v for k, v in asdict(config).items() if k not in (*SLOTS, "stop")}
     # evaluation / reflection: what decides a transient failure's fate (how often it is retried,
     # when a call times out).
     return {"digests": request.dataset.digests(), "seed_id": artifact_id(request.seed),

@@ -1,5 +1,5 @@
 """The ledger: what a run may spend and has spent — metric calls (with the holdout comparison
-reserved), task and reflection money, reflection tokens — and the budget stop reasons."""
+reserved), task and reflection money, reflection tokens (the budget stop policies read it)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,9 @@ class Ledger:
             self.used += calls
 
     def add_task_cost(self, evaluations: Sequence[Evaluation]) -> None:
-        self.task_cost_usd += _cost(evaluations)
-        self.task_tokens += int(sum(ev.objectives.get("tokens", 0.0) for ev in evaluations))
+        if reported := [o for ev in evaluations if (o := ev.objectives)]:
+            self.task_cost_usd += math.fsum(o.get("cost_usd", 0.0) for o in reported)
+            self.task_tokens += int(sum(o.get("tokens", 0.0) for o in reported))
 
     def add_reflection(self, cost_usd: float, tokens: int) -> None:
         self.reflection_cost_usd += max(0.0, cost_usd)
@@ -72,21 +73,18 @@ class Ledger:
         if spent + need > cap + 1e-12:
             raise CostCapReached(phase, spent, price, cap)
 
-    def affordable(self, k: int, per_proposal: int, proposals_made: int) -> tuple[int, str | None]:
-        """How many of k proposals the next round may make (0 and the stop reason if none): every
-        check covers the whole round and keeps the holdout comparison affordable."""
-        k = min(k, max(0, self.max_calls - self.used - self.reserve) // per_proposal)
-        if k <= 0:
-            return 0, "metric_budget"
-        if self.max_cost_usd is not None:
-            per_reflection = self.reflection_cost_usd / max(1, proposals_made)
-            spent = self.task_cost_usd + self.reflection_cost_usd
-            one = self.price() * per_proposal + per_reflection
-            if one > 0:
-                k = min(k, int((self.max_cost_usd - spent - self.price() * self.reserve) // one))
-            if k <= 0:
-                return 0, "cost_budget"
-        return k, None
+    def calls_left(self) -> int:
+        """Metric calls the search may still spend (the holdout comparison kept back)."""
+        return max(0, self.max_calls - self.used - self.reserve)
+
+    def proposals_affordable(self, per_proposal: int, proposals_made: int) -> int | None:
+        """Proposals the money cap still affords (each at the observed price per case plus the mean
+        reflection cost so far), the holdout comparison kept affordable; None: no cap, or no price yet."""
+        if self.max_cost_usd is None:
+            return None
+        spent = self.task_cost_usd + self.reflection_cost_usd
+        one = self.price() * per_proposal + self.reflection_cost_usd / max(1, proposals_made)
+        return int((self.max_cost_usd - spent - self.price() * self.reserve) // one) if one > 0 else None
 
     def snapshot(self) -> dict[str, Any]:
         return {"metric_calls": self.used, "task_cost_usd": self.task_cost_usd,

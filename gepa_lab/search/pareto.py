@@ -1,25 +1,13 @@
 """Instance-level Pareto parent selection with coverage-dominance pruning (docs/design.md §3).
 
-Pure functions over a score matrix (candidate id -> scores per validation case, in pool order).
-The pool (`search/state.py`) keeps the fronts of its frontier up to date incrementally and calls
-`prune_dominated` / `ordered_selection` itself; `select_parent` is the instance-level rule in one
-call.
+Pure functions over the fronts (per frontier key, the candidates holding its best value). The pool
+(`search/state.py`) keeps the fronts of its frontier up to date as candidates join and calls
+these; `select_parent` (there) is the instance-level rule in one call over a score matrix.
 """
 
 from __future__ import annotations
 
-import math
-import random
 from collections.abc import Mapping, Sequence
-
-
-def instance_fronts(scores: Mapping[str, Sequence[float]]) -> list[set[str]]:
-    """Per validation case: every candidate holding the top score (exact ties kept)."""
-    fronts = []
-    for column in zip(*scores.values(), strict=True):
-        best = max(column)
-        fronts.append({c for c, value in zip(scores, column, strict=True) if value == best})
-    return fronts
 
 
 def prune_dominated(means: Mapping[str, float], fronts: list[set[str]]) -> set[str]:
@@ -49,23 +37,3 @@ def ordered_selection(fronts: Sequence[set[str]], alive: set[str], pool_order: S
     """Per case in dataset order, each surviving front member in pool order."""
     position = {c: i for i, c in enumerate(pool_order)}
     return [c for front in fronts for c in sorted(front & alive, key=position.__getitem__)]
-
-
-def selection_list(scores: Mapping[str, Sequence[float]]) -> list[str]:
-    """Per case in dataset order, each surviving front member in pool order."""
-    fronts = instance_fronts(scores)
-    means = {c: math.fsum(s) / max(1, len(s)) for c, s in scores.items()}
-    return ordered_selection(fronts, prune_dominated(means, fronts), list(scores))
-
-
-def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:
-    """Draw uniformly from the selection list (so frequency ∝ number of cases a candidate owns).
-
-    `scores` keys are in pool insertion order; values are per validation case in dataset order.
-    """
-    if not scores:
-        raise ValueError("cannot select a parent from an empty pool")
-    weighted = selection_list(scores)
-    if not weighted:  # only possible with zero validation cases; no draw, best mean wins
-        return max(scores, key=lambda c: math.fsum(scores[c]))
-    return weighted[rng.randrange(len(weighted))]

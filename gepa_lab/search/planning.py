@@ -1,48 +1,56 @@
-"""What the next round proposes: parents, minibatches and paired seeds, drawn from the run's one
-RNG in a fixed order per proposal — parent, minibatch, paired seed[, child seed when unpaired] —
-and a due merge (GEPA+Merge) as the round's first proposal."""
+"""What the next round proposes: each proposal source plans in turn (a due merge, then reflection
+fills the round), drawing from the run's one RNG in a fixed order per proposal — the source's
+draws (a merge's pair; reflection's parent), the minibatch, the paired seed[, the child's seed
+when unpaired] — before any of the round runs."""
 
 from __future__ import annotations
 
-from gepa_lab.core.artifacts import get_component
+from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import Dataset
 from gepa_lab.core.settings import SearchConfig
 from gepa_lab.search.policies import Policies
 from gepa_lab.search.proposal import Plan
-from gepa_lab.search.state import SearchState, draw_seed
+from gepa_lab.search.state import Candidate, SearchState, draw_seed
 
 
-def proposal_calls(minibatch_size: int, dataset: Dataset) -> int:
-    """Metric calls one reflective proposal may spend: parent + child minibatch, child validation."""
-    return 2 * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
+def proposal_calls(minibatch_size: int, dataset: Dataset, parents: int = 1) -> int:
+    """Metric calls one proposal may spend: each parent and the child on the minibatch, the child
+    on Validation."""
+    return (parents + 1) * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
+
+
+class RoundPlanner:
+    """What the proposal sources plan through (gepa_lab.search.policies.sources): the round's pool
+    and RNG, whether a proposal with n parents still fits, the parent policy's choice, `add`."""
+
+    def __init__(self, state: SearchState, config: SearchConfig, policies: Policies, dataset: Dataset, k: int,
+                 room: int):
+        self.state, self.config, self.policies, self.dataset = state, config, policies, dataset
+        self.k, self.room, self.pool, self.rng = k, room, state.pool, state.rng
+        self.plans: list[Plan] = []
+
+    def fits(self, parents: int) -> bool:
+        return len(self.plans) < self.k and self.room >= proposal_calls(self.config.minibatch_size, self.dataset,
+                                                                        parents)
+
+    def parent(self) -> Candidate:
+        return self.policies.parent.select(self.pool, self.rng)
+
+    def add(self, parents: tuple[Candidate, ...], child: Artifact | None = None, components: tuple[str, ...] = (),
+            kind: str = "reflection") -> None:
+        rng, config = self.rng, self.config
+        minibatch = self.policies.batch.sample(self.dataset.feedback, config.minibatch_size, rng)
+        paired_seed = draw_seed(rng)
+        child_seed = paired_seed if config.paired_seeds or child is not None else draw_seed(rng)
+        self.plans.append(Plan(self.state.iteration + len(self.plans), parents, minibatch, paired_seed, child_seed,
+                               kind, child, components, parents[0].cursor))
+        self.room -= proposal_calls(config.minibatch_size, self.dataset, len(parents))
 
 
 def plan_round(state: SearchState, config: SearchConfig, policies: Policies, k: int, room: int,
                dataset: Dataset) -> list[Plan]:
-    """Up to k plans whose worst-case spend fits `room` metric calls (k already fits reflective
-    proposals; a merge costs one minibatch more)."""
-    rng, pool, feedback = state.rng, state.pool, dataset.feedback
-    plans: list[Plan] = []
-    per_proposal = proposal_calls(config.minibatch_size, dataset)
-    # A merge scores both parents and the child on its minibatch, then the child on Validation.
-    per_merge = per_proposal + min(config.minibatch_size, len(feedback))
-    if policies.merge is not None and room >= per_merge:
-        picked = policies.merge.pick(pool, rng)
-        if picked is not None:
-            a, b, child = picked
-            minibatch = policies.batch.sample(feedback, config.minibatch_size, rng)
-            seed = draw_seed(rng)
-            components = tuple(c for c in a.artifact.COMPONENTS
-                               if get_component(child, c) != get_component(a.artifact, c))
-            plans.append(Plan(state.iteration, a, minibatch, seed, seed, other=b, child=child,
-                              components=components, child_cursor=a.cursor))
-            room -= per_merge
-    same = policies.parent.select(pool, rng) if config.proposal_parents == "same" and len(plans) < k else None
-    while len(plans) < k and room >= per_proposal:
-        parent = same or policies.parent.select(pool, rng)
-        minibatch = policies.batch.sample(feedback, config.minibatch_size, rng)
-        paired_seed = draw_seed(rng)
-        child_seed = paired_seed if config.paired_seeds else draw_seed(rng)
-        plans.append(Plan(state.iteration + len(plans), parent, minibatch, paired_seed, child_seed))
-        room -= per_proposal
-    return plans
+    """Up to k plans whose worst-case spend fits `room` metric calls."""
+    planner = RoundPlanner(state, config, policies, dataset, k, room)
+    for source in policies.sources:
+        source.plan(planner)
+    return planner.plans

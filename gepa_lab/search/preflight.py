@@ -12,12 +12,7 @@ from typing import Any
 from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.contracts import SPLITS, Dataset, Evaluator, Reflector, RevisionSubmitter
 from gepa_lab.core.errors import GepaLabError, ProtocolError, declared_retryable, describe
-from gepa_lab.core.settings import (
-    EvaluationSettings,
-    PromotionPolicy,
-    ReflectionSettings,
-    SearchConfig,
-)
+from gepa_lab.core.settings import EvaluationSettings, PromotionPolicy, ReflectionSettings, SearchConfig
 from gepa_lab.search.planning import proposal_calls
 
 log = logging.getLogger("gepa_lab")
@@ -76,20 +71,20 @@ def check_request(request: Request) -> None:
     """Everything `optimize` checks before anything is spent: the request (docs/design.md §2
     order), the protocols' method signatures, the cases, the submitter."""
     validate_request(request)
-    evaluator, reflector, submitter, transfer = (request.evaluator, request.reflector, request.submitter,
-                                                 request.transfer)
-    _check_method(evaluator, "evaluator", "evaluate", ("artifact", "cases", "seed"))
-    if transfer is not None:
-        _check_method(transfer, "transfer evaluator", "evaluate", ("artifact", "cases", "seed"))
-        declared_retryable(transfer)
-    _check_method(reflector, "reflector", "reflect", ("artifact", "component", "records"))
-    if submitter is not None:
-        _check_method(submitter, "submitter", "submit", ("request",))
-    declared_retryable(evaluator)
-    declared_retryable(reflector)
-    check_cases(evaluator, request.dataset, request.seed)
-    if transfer is not None:
-        check_cases(transfer, request.dataset, request.seed, "transfer evaluator")
+    evaluate = ("evaluate", ("artifact", "cases", "seed"))
+    for role, component, (method, params) in (("evaluator", request.evaluator, evaluate),
+                                              ("transfer evaluator", request.transfer, evaluate),
+                                              ("reflector", request.reflector, ("reflect", ("artifact", "component",
+                                                                                            "records"))),
+                                              ("submitter", request.submitter, ("submit", ("request",)))):
+        if component is not None:
+            _check_method(component, role, method, params)
+            if role != "submitter":
+                declared_retryable(component)
+    for role, evaluator in (("evaluator", request.evaluator), ("transfer evaluator", request.transfer)):
+        if evaluator is not None:
+            check_cases(evaluator, request.dataset, request.seed, role)
+    submitter = request.submitter
     check = getattr(submitter, "preflight", None) if request.submit else None
     if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
         try:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import partial
 from typing import Any
 
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.core.events import Proposal, ScoredBatch
-from gepa_lab.search.proposal import Plan, Steps, accepts, merge, reflective, to_proposal, validate
+from gepa_lab.search.proposal import Plan, Steps, propose, to_proposal, validate
 from gepa_lab.search.state import Candidate
 
 STEPS_IN_ORDER = ("choose", "dedupe")
@@ -46,6 +46,10 @@ class _Turns:
             events[j].set()
 
 
+def _in_line(step: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
 class Scheduler:
     def __init__(self, workers: int):
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gepa-proposal") if workers > 1 else None
@@ -65,11 +69,15 @@ class Scheduler:
             future.result()
 
     def run_round(self, plans: list[Plan], steps: Steps, emit: Emit, accept_top: int | None) -> list[Proposal]:
-        turns = _Turns(len(plans))
+        steps.fresh_ids.clear()  # the round's new children, for the duplicate check
+        # Chains run one after the other need no turns: they are taken in proposal order anyway.
+        turns = _Turns(len(plans)) if self._pool is not None and len(plans) > 1 else None
 
         def chain(j: int) -> None:
+            if turns is None:
+                return propose(plans[j], steps, _in_line)
             try:
-                (merge if plans[j].is_merge else reflective)(plans[j], steps, partial(turns.turn, j))
+                propose(plans[j], steps, partial(turns.turn, j))
             finally:
                 turns.release(j)
 
@@ -78,52 +86,55 @@ class Scheduler:
         finally:
             for plan in plans:  # whatever was paid for is recorded, in proposal order
                 _record(plan, steps, emit)
-        live = [p for p in plans if p.fresh]
-        improving = [p for p in live if accepts(steps, p)]
-        chosen = _select(improving, accept_top)
+        judged = [p for p in plans if p.verdict is not None]
+        chosen = _select([p for p in judged if p.verdict is not None and p.verdict.accepted], accept_top)
         if not steps.validate_in_chain:  # the round's gains decided which children are validated
             try:
                 self._map(lambda plan: validate(plan, steps), chosen)
             finally:
                 for plan in chosen:
                     _record(plan, steps, emit)
-        for plan in live:
-            if plan not in improving:
-                plan.status, plan.reason = "rejected", ("merge_below_parents" if plan.is_merge else str(
-                    getattr(steps.acceptance, "reason", type(steps.acceptance).__name__)))
-            elif plan not in chosen:
+        for plan in judged:
+            assert plan.verdict is not None
+            if plan in chosen:  # they join the pool in proposal order
+                _join(plan, steps)
+            elif plan.verdict.accepted:
                 plan.status, plan.reason = "rejected", f"round_acceptance: {accept_top} larger gain(s) in the round"
-        for plan in chosen:  # they join the pool in proposal order
-            _join(plan, steps)
+            else:
+                plan.status, plan.reason = "rejected", plan.verdict.reason
         return [to_proposal(plan) for plan in plans]
 
 
 def _join(plan: Plan, steps: Steps) -> None:
-    assert plan.child is not None and plan.child_id is not None
+    assert plan.child is not None and plan.child_id is not None and plan.verdict is not None
     # Survivors always join the pool: a lower validation mean may still hold a front.
-    parents = (plan.parent.id, plan.other.id) if plan.other is not None else (plan.parent.id,)
-    steps.pool.add(Candidate(plan.child_id, plan.child, parents, plan.components, plan.iteration,
-                             plan.child_cursor, plan.validation_evals, steps.metric_calls(), plan.rationale,
-                             joined_after=plan.iteration + 1))
-    plan.status = "accepted"
-    plan.reason = "merge at least as good as both parents" if plan.is_merge else "strict minibatch improvement"
+    steps.pool.add(Candidate(plan.child_id, plan.child, tuple(p.id for p in plan.parents), plan.components,
+                             plan.iteration, plan.child_cursor, plan.validation_evals, steps.metric_calls(),
+                             plan.rationale, joined_after=plan.iteration + 1))
+    plan.status, plan.reason = "accepted", f"{plan.verdict.reason}: minibatch gain {plan.verdict.gain:+.4f}"
 
 
 def _select(improving: list[Plan], top: int | None) -> list[Plan]:
-    """All improving children, or the `top` with the largest minibatch gain (ties: earlier first),
-    kept in proposal order."""
+    """All improving children, or the `top` with the largest gain by the acceptance rule (ties:
+    earlier first), kept in proposal order."""
     if top is None or len(improving) <= top:
         return improving
-    ranked = sorted(range(len(improving)), key=lambda i: (-improving[i].gain, i))[:top]
+    ranked = sorted(range(len(improving)), key=lambda i: (-_gain(improving[i]), i))[:top]
     return [improving[i] for i in sorted(ranked)]
+
+
+def _gain(plan: Plan) -> float:
+    assert plan.verdict is not None
+    return plan.verdict.gain
 
 
 def _record(plan: Plan, steps: Steps, emit: Emit) -> None:
     """Record whatever this proposal has paid for and not yet recorded, in phase order."""
-    roles = (("parent", "feedback-parent", plan.parent.id, plan.paired_seed, plan.parent_evals),
-             ("other", "feedback-parent", plan.other.id if plan.other else "", plan.paired_seed, plan.other_evals),
-             ("child", "feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals),
-             ("validation", "validation", plan.child_id or "", steps.validation_seed, plan.validation_evals))
-    for role, phase, candidate_id, seed, evaluations in roles:
-        if evaluations and role not in plan.batches:
-            plan.batches[role] = emit(phase, candidate_id, seed, evaluations)
+    for role, parent, evaluations in zip(("parent", "other"), plan.parents, plan.parent_evals, strict=False):
+        if role not in plan.batches:
+            plan.batches[role] = emit("feedback-parent", parent.id, plan.paired_seed, evaluations)
+    if plan.child_evals and "child" not in plan.batches:
+        plan.batches["child"] = emit("feedback-child", plan.child_id or "", plan.child_seed, plan.child_evals)
+    if plan.validation_evals and "validation" not in plan.batches:
+        plan.batches["validation"] = emit("validation", plan.child_id or "", steps.validation_seed,
+                                          plan.validation_evals)

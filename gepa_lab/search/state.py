@@ -10,10 +10,11 @@ import base64
 import math
 import random
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact
+from gepa_lab.core.artifacts import Artifact, PromptArtifact
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.search.pareto import ordered_selection, prune_dominated
 from gepa_lab.search.policies.frontier import Frontier, Instance
@@ -112,6 +113,20 @@ class Pool:
 
     def best(self) -> Candidate:
         return max(self.members, key=lambda c: c.mean)  # the earliest on ties: the seed wins ties
+
+
+def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:
+    """Instance-level Pareto selection over a score matrix (candidate id -> scores per validation
+    case, in pool order): a uniform draw from the selection list, so a candidate is drawn in
+    proportion to the cases it owns; with no validation cases, no draw and the best mean."""
+    if not scores:
+        raise ValueError("cannot select a parent from an empty pool")
+    pool = Pool()
+    for cid, row in scores.items():
+        evaluations = tuple(Evaluation(str(i), score) for i, score in enumerate(row))
+        pool.add(Candidate(cid, PromptArtifact(cid), (), (), None, 0, evaluations))
+    chosen = pool.selection()
+    return chosen[rng.randrange(len(chosen))] if chosen else pool.best().id
 
 
 @dataclass

@@ -12,13 +12,7 @@ from typing import Any
 from gepa_lab.core.artifacts import artifact_dict
 from gepa_lab.core.contracts import Dataset, RevisionSubmitter
 from gepa_lab.core.result import Result
-from gepa_lab.core.submission import (
-    Evidence,
-    Lineage,
-    LineageSource,
-    SubmissionRefused,
-    SubmissionRequest,
-)
+from gepa_lab.core.submission import Evidence, Lineage, LineageSource, SubmissionRefused, SubmissionRequest
 
 
 def submission_request(result: Result, dataset: Dataset, lineage: Lineage | None = None) -> dict[str, Any]:

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import socket
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-# Offline; stdout is the CLI's summary (no "View run at" line); MLflow's INFO lines stay out of stderr.
+from gepa_lab.core.redact import mask_url as masked  # a URI for messages and commands: no secret
+
+# Offline; stdout is the CLI's summary (no "View run at" line); MLflow's INFO lines stay out of stderr;
+# a deadline on every request to a tracking server (MLflow's 120 s and 7 retries wait minutes on one that stopped).
 ENV_DEFAULTS = {"MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true", "MLFLOW_LOGGING_LEVEL": "WARNING"}
+                "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true", "MLFLOW_LOGGING_LEVEL": "WARNING",
+                "MLFLOW_HTTP_REQUEST_TIMEOUT": "30", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2"}
 CLASSIC_VIEW = "workflowType=machine_learning"
 VIEW_TAG = "mlflow.sharedViewState."  # + key: the view a runs table opens with ?viewStateShareKey=key
 DECISIONS_VIEW = "gepa-lab-decisions"  # every parent run, the decision columns (`report`'s link)
@@ -29,9 +32,10 @@ LINK_TAG = "gepa.parent_run_id"  # a pool member's parent run (filterable: pool 
 POOL_VIEW, POOL_FILTER = "gepa-lab-pool-{}", f"tags.`{LINK_TAG}` = '{{}}'"  # .format(run id): a run's pool members
 
 
-def masked(uri: str) -> str:
-    """A URI for messages and commands: never a password."""
-    return re.sub(r"//([^/:@]+):[^/@]*@", r"//\1:***@", uri)
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
+    raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
+    return Path(raw).resolve() if raw and raw != ":memory:" else None
 
 
 def is_server(tracking_uri: str) -> bool:
@@ -43,10 +47,11 @@ def unreachable(tracking_uri: str) -> str | None:
     if not is_server(tracking_uri):
         return None
     try:
-        with urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=10) as reply:
+        with urllib.request.urlopen(ui_base(tracking_uri) + "/health", timeout=10) as reply:  # no credentials
             reply.read()
     except OSError as exc:
-        return f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}"
+        return (f"MLflow tracking server {masked(tracking_uri)} is not reachable: {exc}; start it, or point the "
+                "tracking URI (tracking.uri, --tracking-uri, MLFLOW_TRACKING_URI) at one that runs")
     return None
 
 

@@ -31,7 +31,6 @@ from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInf
 from gepa_lab.core.result import Result
 from gepa_lab.runs.files import write_text_atomic
 from gepa_lab.tracking import mlflow_links as links
-from gepa_lab.tracking import mlflow_tracker as tracker
 from gepa_lab.tracking import mlflow_values as values
 
 FLUSH_EVERY_S = 2.0
@@ -98,7 +97,7 @@ class RunLogger:
 
     def _open(self, experiments: list[tuple[str, str | None]], reopen: str | None) -> bool:
         """The parent run, reopened or new (True)."""
-        db = tracker.sqlite_path(self.uri)
+        db = links.sqlite_path(self.uri)
         # One process at a time creates (or upgrades) a SQLite store's tables: MLflow's own
         # initialisation races when parallel sweep jobs open a new store.
         with FileLock(f"{db}.lock") if db else contextlib.nullcontext():
@@ -106,14 +105,14 @@ class RunLogger:
             self.experiment_id = self._experiment(*experiments[0], decisions=True)
             self.candidates_id = self._experiment(*experiments[1])
         if self.run.run_dir:  # held until the run ends: a resume waits for a logger still writing the run
-            self.lock = FileLock(Path(self.run.run_dir) / tracker.LOCK_FILE)
+            self.lock = FileLock(Path(self.run.run_dir) / values.LOCK_FILE)
             self.lock.acquire()
         reopened = bool(reopen) and self._reopen(str(reopen))
         if not reopened:
             self._create_parent()
         if self.run.run_dir:
             stored = {"run_id": self.run_id, "experiment_id": self.experiment_id, "tracking_uri": self.uri}
-            write_text_atomic(Path(self.run.run_dir) / tracker.RUN_FILE, json.dumps(stored, indent=2) + "\n")
+            write_text_atomic(Path(self.run.run_dir) / values.RUN_FILE, json.dumps(stored, indent=2) + "\n")
         return not reopened
 
     def _experiment(self, name: str, location: str | None, decisions: bool = False) -> str:
@@ -132,7 +131,7 @@ class RunLogger:
 
     def _create_parent(self) -> None:
         run = self.run
-        tags = {**values.parent_tags(run), "gepa.candidates_experiment_id": self.candidates_id, tracker.DESCRIPTION_TAG:
+        tags = {**values.parent_tags(run), "gepa.candidates_experiment_id": self.candidates_id, values.DESCRIPTION_TAG:
                 f"Running (gepa experiment `{run.name}`, random seed {run.search.random_seed})."}
         # The client adds no source tags (fluent start_run does): the commit of the gepa_lab checkout,
         # else of the working directory; none outside a git checkout.
@@ -281,10 +280,10 @@ class RunLogger:
                  "this run's pool members by validation": links.experiment_url("", self.candidates_id,
                                                                                links.POOL_VIEW.format(rid)),
                  "every run's decision": links.experiment_url("", self.experiment_id)}
-        text = self.safe("read the run's notes", lambda: client.get_run(rid).data.tags[tracker.DESCRIPTION_TAG]) or ""
-        notes = "".join(text.partition(tracker.NOTES_MARKER)[1:])  # the notes added while the run ran
+        text = self.safe("read the run's notes", lambda: client.get_run(rid).data.tags[values.DESCRIPTION_TAG]) or ""
+        notes = "".join(text.partition(values.NOTES_MARKER)[1:])  # the notes added while the run ran
         tags = {**values.decision_tags(result, self.run.submit),
-                tracker.DESCRIPTION_TAG: values.description(self.run, result, self.search_calls, leads) + notes}
+                values.DESCRIPTION_TAG: values.description(self.run, result, self.search_calls, leads) + notes}
         self.safe("log the decision", client.log_batch, self.run_id,
                   metrics=_metrics(values.decision_metrics(result), 0), tags=_tags(tags))
         files, tables = values.decision_files(self.run, result)

@@ -31,23 +31,16 @@ from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking import mlflow_values as values
+from gepa_lab.tracking.mlflow_links import sqlite_path
+from gepa_lab.tracking.mlflow_values import RUN_FILE
 
 log = logging.getLogger("gepa_lab.mlflow")
 DEFAULT_EXPERIMENT = "gepa-lab"
-RUN_FILE, LOCK_FILE = "mlflow_run.json", "mlflow.lock"  # in the run dir: the MLflow run a resume continues
-DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
-NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
 
 
 def pack(message: Any) -> bytes:
     """A message's pickle, pickled again: read whole even if a class of it cannot be loaded."""
     return pickle.dumps(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///...` URI (relative paths against the cwd)."""
-    raw = uri[len("sqlite:///"):].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
-    return Path(raw).resolve() if raw and raw != ":memory:" else None
 
 
 def default_uri() -> str:
@@ -259,9 +252,7 @@ def main() -> None:
 
     threading.Thread(target=read, daemon=True).start()
     warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")  # MLflow's about its own dependencies
-    from gepa_lab.tracking.mlflow_logger import (
-        serve,  # MLflow, imported while the engine gets ready
-    )
+    from gepa_lab.tracking.mlflow_logger import serve  # MLflow, imported while the engine gets ready
 
     serve(messages, reply)
     os._exit(0)  # all written and replied: skip the teardown of MLflow, pandas, SQLAlchemy (a `| tee` waits)

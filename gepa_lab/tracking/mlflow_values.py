@@ -20,6 +20,9 @@ from gepa_lab.core.result import Result
 # MLflow 3.17 limits (mlflow/utils/validation.py), spelled out so this module imports without mlflow.
 PARAM_MAX, TAG_MAX, KEY_MAX, DIGEST_MAX = 6000, 8000, 250, 36
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
+RUN_FILE, LOCK_FILE = "mlflow_run.json", "mlflow.lock"  # in the run dir: the MLflow run a resume continues
+DESCRIPTION_TAG = "mlflow.note.content"  # MLflow's run description (markdown)
+NOTES_MARKER = "\n\n---\n### Researcher's notes\n"  # what follows it in a description is the notes'
 SIMULATION_NOTE = "SkillCraft-sim is a simulation: these numbers calibrate the harness, not an LM."
 
 

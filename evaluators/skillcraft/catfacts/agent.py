@@ -24,6 +24,23 @@ WASTED_PAGES = 2  # pages a wasteful agent reads after it has enough
 _plain = lru_cache(maxsize=8192)(html.unescape)  # facts repeat across pages and runs
 
 
+def _read(run: AgentRun, tools: CatFactsTools, item: dict[str, Any], cut_matters: bool) -> tuple[str, int]:
+    """A listed fact's text and length: the full text when it was cut and the agent fetches it."""
+    if item.get("truncated") and cut_matters and run.right("fetch_full_text", item["id"]):
+        full = run.ask(tools, f"fact:{item['id']}", "get_fact", id=item["id"])
+        if full is not None:
+            return full["fact"], full["length"]
+    return item["fact"], item["length"]
+
+
+def _read_on(run: AgentRun, tools: CatFactsTools, page: int) -> None:
+    """A wasteful agent reads a few more pages after it has enough."""
+    if not run.right("skip_unneeded_calls"):
+        for extra in range(page + 1, page + 1 + WASTED_PAGES):
+            run.ask(tools, f"page:{extra}", "get_facts", page=extra)
+            run.bump("wasted")
+
+
 def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:
     f = task.filter
     dedupe = run.right("dedupe_facts")
@@ -43,11 +60,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
         for item in res["data"]:
             if len(out) >= task.n:
                 break
-            text, length = item["fact"], item["length"]
-            if item.get("truncated") and cut_matters and run.right("fetch_full_text", item["id"]):
-                full = run.ask(tools, f"fact:{item['id']}", "get_fact", id=item["id"])
-                if full is not None:
-                    text, length = full["fact"], full["length"]
+            text, length = _read(run, tools, item, cut_matters)
             shown = _plain(text) if decode else text
             if dedupe:
                 k = same_key(shown)  # entities are compared as written
@@ -59,10 +72,7 @@ def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[di
             if passes(shown, length, f, whole_words):
                 out.append({"fact": shown, "length": length})
         if len(out) >= task.n:
-            if not run.right("skip_unneeded_calls"):
-                for extra in range(page + 1, page + 1 + WASTED_PAGES):
-                    run.ask(tools, f"page:{extra}", "get_facts", page=extra)
-                    run.bump("wasted")
+            _read_on(run, tools, page)
             break
         if not paginate or res["next_page_url"] is None:
             break

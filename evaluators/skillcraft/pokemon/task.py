@@ -16,13 +16,7 @@ from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
 from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
-from evaluators.skillcraft.pokemon.world import (
-    PokemonWorld,
-    base_stat_total,
-    effectiveness,
-    members,
-    types_of,
-)
+from evaluators.skillcraft.pokemon.world import PokemonWorld, base_stat_total, effectiveness, members, types_of
 from gepa_lab import Case
 
 

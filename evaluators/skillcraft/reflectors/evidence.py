@@ -21,13 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.skillcraft.reflectors.text import (
-    content,
-    deidentify,
-    is_problem,
-    jaccard,
-    statements,
-)
+from evaluators.skillcraft.reflectors.text import content, deidentify, is_problem, jaccard, statements
 
 FAILING = 0.8  # a record scoring below this failed (SkillCraft scores put every pass at >= 0.8)
 REPEAT = 4  # identical calls that count as a loop

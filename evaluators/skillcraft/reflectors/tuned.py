@@ -22,11 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.family import known_family
-from evaluators.skillcraft.reflectors.vocabulary import (
-    TunedVocabulary,
-    load_vocabulary,
-    vocabulary_names,
-)
+from evaluators.skillcraft.reflectors.vocabulary import TunedVocabulary, load_vocabulary, vocabulary_names
 from evaluators.skillcraft.rng import derived_rng
 from gepa_lab import canonical_json
 

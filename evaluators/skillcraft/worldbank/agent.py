@@ -15,13 +15,7 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.worldbank.task import (
-    WorldBankTask,
-    change,
-    percent_changes,
-    scaled,
-    top_entries,
-)
+from evaluators.skillcraft.worldbank.task import WorldBankTask, change, percent_changes, scaled, top_entries
 from evaluators.skillcraft.worldbank.world import UNITS, WorldBankTools, WorldBankWorld
 
 

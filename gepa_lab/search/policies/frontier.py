@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import ClassVar, Protocol
 
 from gepa_lab.core.contracts import Evaluation
@@ -14,6 +15,9 @@ class Frontier(Protocol):
     draws: ClassVar[str]
 
     def values(self, validation: Sequence[Evaluation]) -> list[float]: ...
+
+
+SCORE_AND_TOKENS: Mapping[str, str] = MappingProxyType({"score": "max", "tokens": "min"})
 
 
 class Instance:
@@ -31,8 +35,8 @@ class Objective:
 
     draws = "none"
 
-    def __init__(self, objectives: Mapping[str, str] | None = None):
-        self.objectives = dict(objectives or {"score": "max", "tokens": "min"})  # empty: these defaults
+    def __init__(self, objectives: Mapping[str, str] = SCORE_AND_TOKENS):
+        self.objectives = dict(objectives)
         self._signs: dict[str, float] = {}
         for name, direction in self.objectives.items():
             if direction not in ("max", "min"):
@@ -53,7 +57,7 @@ class Hybrid:
 
     draws = "none"
 
-    def __init__(self, objectives: Mapping[str, str] | None = None):
+    def __init__(self, objectives: Mapping[str, str] = SCORE_AND_TOKENS):
         self._instance, self._objective = Instance(), Objective(objectives)
         self.objectives = self._objective.objectives
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from gepa_lab.core.settings import check_int, check_number
+
 if TYPE_CHECKING:
     from gepa_lab.search.state import Candidate, Pool
 
@@ -43,8 +45,7 @@ class EpsilonGreedy:
     draws = "one random(); a randrange over the pool when it explores"
 
     def __init__(self, epsilon: float = 0.1):
-        if not 0.0 <= epsilon <= 1.0:
-            raise ValueError(f"search.parent.epsilon must be between 0 and 1 (got {epsilon!r})")
+        check_number(epsilon, "search.parent.epsilon", 0.0, 1.0)
         self.epsilon = epsilon
 
     def select(self, pool: Pool, rng: random.Random) -> Candidate:
@@ -58,8 +59,7 @@ class TopKPareto:
     draws = "one randrange over the restricted selection list"
 
     def __init__(self, k: int = 3):
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"search.parent.k must be an integer >= 1 (got {k!r})")
+        check_int(k, "search.parent.k", 1)
         self.k = k
 
     def select(self, pool: Pool, rng: random.Random) -> Candidate:

@@ -1,6 +1,7 @@
-"""Stop conditions beyond the budgets (`search/stop`): any number may be chosen; the first that
-fires before a round names the stop reason. The budgets (metric calls, money, iterations, time)
-are the ledger's and always apply."""
+"""Stop policies (`search/stop`): checked before every round, in order — the budgets first
+(`max_iterations`, `metric_budget`, `cost_budget`, `time_limit`: from the search settings), then
+the configured conditions (any number). The first that names a reason ends the search. A budget
+may instead return how many proposals the round can still afford (it then shrinks the round)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,76 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from gepa_lab.core.settings import check_int, check_number
+
 if TYPE_CHECKING:
+    from gepa_lab.search.ledger import Ledger
     from gepa_lab.search.state import Pool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SearchView:
-    """What a stop condition may look at before a round."""
+    """What a stop policy may look at before a round."""
 
     pool: Pool
     proposals: int  # made so far
     run_dir: Path | None
+    iteration: int = 0  # the next one
+    elapsed_s: float = 0.0
+    ledger: Ledger | None = None
+    proposal_calls: int = 1  # metric calls one proposal may spend
 
 
 class StopCondition(Protocol):
     draws: ClassVar[str]
 
-    def reason(self, view: SearchView) -> str | None: ...
+    def reason(self, view: SearchView) -> str | int | None: ...
+
+
+class MaxIterations:
+    """`search.max_iterations`: at most this many proposals in the run."""
+
+    draws = "none"
+
+    def __init__(self, iterations: int):
+        self.iterations = iterations
+
+    def reason(self, view: SearchView) -> str | int | None:
+        return max(0, self.iterations - view.iteration) or "max_iterations"
+
+
+class MetricBudget:
+    """`search.max_metric_calls`: a round's proposals must fit, the holdout comparison reserved."""
+
+    draws = "none"
+
+    def reason(self, view: SearchView) -> str | int | None:
+        assert view.ledger is not None
+        return view.ledger.calls_left() // view.proposal_calls or "metric_budget"
+
+
+class CostBudget:
+    """`search.max_cost_usd`: a round's proposals (at the observed prices) and the holdout
+    comparison must fit."""
+
+    draws = "none"
+
+    def reason(self, view: SearchView) -> str | int | None:
+        assert view.ledger is not None
+        k = view.ledger.proposals_affordable(view.proposal_calls, view.proposals)
+        return None if k is None else k if k > 0 else "cost_budget"
+
+
+class TimeLimit:
+    """`search.time_limit_s`: the search's wall time, summed over resumes."""
+
+    draws = "none"
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def reason(self, view: SearchView) -> str | int | None:
+        return "time_limit" if view.elapsed_s >= self.seconds else None
 
 
 class NoImprovement:
@@ -33,11 +87,10 @@ class NoImprovement:
     draws = "none"
 
     def __init__(self, proposals: int = 20):
-        if isinstance(proposals, bool) or not isinstance(proposals, int) or proposals < 1:
-            raise ValueError(f"search.stop.no_improvement.proposals must be an integer >= 1 (got {proposals!r})")
+        check_int(proposals, "search.stop.no_improvement.proposals", 1)
         self.proposals = proposals
 
-    def reason(self, view: SearchView) -> str | None:
+    def reason(self, view: SearchView) -> str | int | None:
         since = view.proposals - view.pool.best().joined_after
         return "no_improvement" if since >= self.proposals else None
 
@@ -48,11 +101,10 @@ class ScoreThreshold:
     draws = "none"
 
     def __init__(self, threshold: float = 1.0):
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise ValueError(f"search.stop.score_threshold.threshold must be in (0, 1] (got {threshold!r})")
+        check_number(threshold, "search.stop.score_threshold.threshold", 0.0, 1.0, open_low=True)
         self.threshold = float(threshold)
 
-    def reason(self, view: SearchView) -> str | None:
+    def reason(self, view: SearchView) -> str | int | None:
         return "score_threshold" if view.pool.best().mean >= self.threshold else None
 
 
@@ -67,5 +119,5 @@ class StopFile:
             raise ValueError(f"search.stop.stop_file.name must be a plain file name (got {name!r})")
         self.name = name
 
-    def reason(self, view: SearchView) -> str | None:
+    def reason(self, view: SearchView) -> str | int | None:
         return "stop_file" if view.run_dir is not None and (view.run_dir / self.name).exists() else None

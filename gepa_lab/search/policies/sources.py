@@ -1,18 +1,39 @@
-"""GEPA+Merge (`search/merge=on`): after reflective children are accepted, a later round may
-instead combine two frontier candidates that share an ancestor, component by component
-(`proposal.merged`). The merged child must score at least as well as the better parent on a
-Feedback minibatch (never Validation or Holdout: that would leak selection data into the
-proposal) before it is scored on Validation like any other child."""
+"""Proposal sources: what a round proposes. Reflection (GEPA's mutation: the reflector rewrites
+a parent's component) fills every round; GEPA+Merge (`search/merge=on`) may first add one merge of
+two frontier candidates that share an ancestor, combined component by component (`merged`). A
+source plans through the round (`gepa_lab.search.planning.RoundPlanner`: `fits(parents)`,
+`parent()`, `add(parents, child, components, kind)`): it draws its parents, the round then draws the
+minibatch and seeds; the pipeline scores every parent and the child on that minibatch, and the acceptance
+policy judges the child against its best parent — on Feedback cases only (Validation or Holdout
+would leak selection data into the proposal)."""
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gepa_lab.core.artifacts import Artifact, artifact_id, get_component, with_component
+from gepa_lab.core.events import Proposal
+from gepa_lab.core.settings import check_int
 
 if TYPE_CHECKING:
+    from gepa_lab.search.planning import RoundPlanner as Round  # what a source plans through
     from gepa_lab.search.state import Candidate, Pool
+
+
+class Reflection:
+    """One reflective proposal per open slot, each on a parent the parent policy draws (with
+    `same_parent`, one draw for the whole round: `search.proposal_parents=same`)."""
+
+    draws = "the parent policy's, per proposal (per round with same_parent)"
+
+    def __init__(self, same_parent: bool = False):
+        self.same_parent = same_parent
+
+    def plan(self, r: Round) -> None:
+        same = r.parent() if self.same_parent and len(r.plans) < r.k else None
+        while r.fits(1):
+            r.add((same or r.parent(),))
 
 
 def ancestors(pool: Pool, candidate: Candidate) -> set[str]:
@@ -43,32 +64,33 @@ def merged(ancestor: Candidate, a: Candidate, b: Candidate) -> Artifact | None:
 
 class Merge:
     """At most `max_merges` merge attempts in a run; one becomes due per accepted reflective child
-    and is tried in the next round (one per round, as its first proposal)."""
+    and is tried in the next round (one per round, before the reflective proposals)."""
 
     draws = "one randrange over the eligible (pair, ancestor) triples, when a merge is due"
 
     def __init__(self, max_merges: int = 5):
-        if isinstance(max_merges, bool) or not isinstance(max_merges, int) or max_merges < 1:
-            raise ValueError(f"search.merge.max_merges must be an integer >= 1 (got {max_merges!r})")
+        check_int(max_merges, "search.merge.max_merges", 1)
         self.max_merges = max_merges
         self.due, self.tried = 0, 0
         self._attempted: set[tuple[str, str, str]] = set()
 
-    def after_round(self, accepted_reflective: int) -> None:
-        self.due = min(self.due + accepted_reflective, self.max_merges - self.tried)
+    def observe(self, proposals: Sequence[Proposal]) -> None:
+        accepted = sum(p.status == "accepted" and p.kind == "reflection" for p in proposals)
+        self.due = min(self.due + accepted, self.max_merges - self.tried)
 
-    def pick(self, pool: Pool, rng: random.Random) -> tuple[Candidate, Candidate, Artifact] | None:
-        """A due merge's parents and child, or None (nothing due, or no eligible pair)."""
-        if self.due <= 0:
-            return None
-        triples = self._eligible(pool)
+    def plan(self, r: Round) -> None:
+        """A due merge: its pair drawn among the eligible (pair, ancestor) triples."""
+        if self.due <= 0 or not r.fits(2):
+            return
+        triples = self._eligible(r.pool)
         if not triples:
-            return None
-        a, b, ancestor, child = triples[rng.randrange(len(triples))]
+            return
+        a, b, ancestor, child = triples[r.rng.randrange(len(triples))]
         self._attempted.add((a.id, b.id, ancestor.id))
         self.due -= 1
         self.tried += 1
-        return a, b, child
+        components = tuple(c for c in a.artifact.COMPONENTS if get_component(child, c) != get_component(a.artifact, c))
+        r.add((a, b), child, components, "merge")
 
     def _eligible(self, pool: Pool) -> list[tuple[Candidate, Candidate, Candidate, Artifact]]:
         order = {c.id: i for i, c in enumerate(pool.members)}
