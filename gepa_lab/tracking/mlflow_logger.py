@@ -38,11 +38,6 @@ KILLED = {"stop_reason": "killed", "promotion_eligible": "false",
           "promotion_reason": "run did not finish (its process was killed)"}
 
 
-def search_all(client: Any, experiment_ids: list[str], filter_string: str) -> list[Any]:
-    """The runs of the experiments that match (up to 50,000: MLflow's most in one search)."""
-    return list(client.search_runs(experiment_ids, filter_string, max_results=50_000))
-
-
 def _metrics(values: dict[str, float], step: int) -> list[Any]:
     return [Metric(k, v, int(time.time() * 1000), step) for k, v in values.items()]
 
@@ -178,7 +173,7 @@ class RunLogger:
                                              "promotion_eligible": "pending"}))
         for stale in {"error", "stop_reason"} & set(tags):  # the interruption's outcome; interruptions/ keeps it
             client.delete_tag(run_id, stale)
-        for child in search_all(client, [self.candidates_id], links.POOL_FILTER.format(run_id)):
+        for child in client.search_runs([self.candidates_id], links.POOL_FILTER.format(run_id), max_results=50_000):
             if child.info.status != "FINISHED":  # cut short mid-write: logged again when replayed
                 client.delete_run(child.info.run_id)
                 continue
