@@ -186,7 +186,7 @@ def repro_real(work: Path, url: str) -> list[dict[str, Any]]:
     rows = []
     cache = work / "repro_real.json"
     done = json.loads(cache.read_text()) if cache.is_file() else {}
-    for run_dir in sorted((work / "search").glob("*/pareto-s*")):
+    for run_dir in sorted(d for d in (work / "search").glob("*/pareto-s*") if d.is_dir()):
         key = str(run_dir.relative_to(work))
         if key not in done:
             experiment = json.loads((run_dir / "experiment.json").read_text())
@@ -218,7 +218,7 @@ def repro_sim(work: Path) -> list[dict[str, Any]]:
 
     rows = []
     for variant in ("sim", "sim-fixed"):
-        for run_dir in sorted((work / variant).glob("*/pareto-s*")):
+        for run_dir in sorted(d for d in (work / variant).glob("*/pareto-s*") if d.is_dir()):
             family = run_dir.parent.name
             result = json.loads((run_dir / "result.json").read_text())
             pool = pool_artifacts(run_dir)
@@ -293,8 +293,11 @@ def main() -> int:
 
         with serving(ServerSettings(), args.work) as url:
             assert url is not None
-            if "throughput" in parts:
-                results["throughput"] = throughput(args.work, url)
+            if "throughput" in parts:  # measured once (delete throughput.json to measure again)
+                cached = args.work / "throughput.json"
+                if not cached.is_file():
+                    cached.write_text(json.dumps(throughput(args.work, url)))
+                results["throughput"] = json.loads(cached.read_text())
             if "search" in parts:
                 results["search"] = search_part(args.work, url, seeds, args.budget)
             if "lm" in parts:
