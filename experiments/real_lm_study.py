@@ -186,7 +186,7 @@ def repro_real(work: Path, url: str) -> list[dict[str, Any]]:
     rows = []
     cache = work / "repro_real.json"
     done = json.loads(cache.read_text()) if cache.is_file() else {}
-    for run_dir in sorted(d for d in (work / "search").glob("*/pareto-s*") if d.is_dir()):
+    for run_dir in sorted(d for d in (work / "search").glob("*/pareto-s*") if (d / "result.json").is_file()):
         key = str(run_dir.relative_to(work))
         if key not in done:
             experiment = json.loads((run_dir / "experiment.json").read_text())
@@ -218,7 +218,7 @@ def repro_sim(work: Path) -> list[dict[str, Any]]:
 
     rows = []
     for variant in ("sim", "sim-fixed"):
-        for run_dir in sorted(d for d in (work / variant).glob("*/pareto-s*") if d.is_dir()):
+        for run_dir in sorted(d for d in (work / variant).glob("*/pareto-s*") if (d / "result.json").is_file()):
             family = run_dir.parent.name
             result = json.loads((run_dir / "result.json").read_text())
             pool = pool_artifacts(run_dir)

@@ -49,6 +49,8 @@ def _resume(run_dir: Path, reflector=None, **kwargs):
     ({"config": SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5,
                              parent={"_target_": "gepa_lab.search.policies.CurrentBest"})},
      r"search setting parent changed"),
+    ({"config": SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5, validation_repeats=3)},
+     r"search setting validation_repeats changed \(1 → 3\)"),
     ({"promotion": PromotionPolicy(holdout_repeats=3)},
      r"promotion setting holdout_repeats changed \(1 → 3\).*finish the run first, then decide again"),
 ])

@@ -162,12 +162,16 @@ class SearchConfig(_Validated):
     # Skip reflecting on a parent that already scores 1.0 on every case of its minibatch (no child
     # could beat it under strict improvement); the skip is recorded and counted.
     skip_perfect_parents: bool = False
+    # Evaluation seeds per validation case (the Pareto frontier's data): each candidate's score on a
+    # case is the mean over r seeds, every one of them a metric call.
+    validation_repeats: int = 1
 
     def validate(self) -> None:
         if self.max_iterations is not None:
             check_int(self.max_iterations, "search.max_iterations", 0, " (0 scores the seed only; null: no cap)")
         check_int(self.max_metric_calls, "search.max_metric_calls", 1)
         check_int(self.minibatch_size, "search.minibatch_size", 1)
+        check_int(self.validation_repeats, "search.validation_repeats", 1, " (1: one evaluation seed per case)")
         if isinstance(self.random_seed, bool) or not isinstance(self.random_seed, int):
             raise ConfigError(f"search.random_seed must be an integer (got {self.random_seed!r})")
         check_number(self.max_cost_usd, "search.max_cost_usd", 0.0, optional=True, open_low=True)

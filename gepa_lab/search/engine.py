@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +41,11 @@ from gepa_lab.search.planning import plan_round, proposal_calls
 from gepa_lab.search.policies import Policies, build_policies
 from gepa_lab.search.policies.stop import SearchView
 from gepa_lab.search.preflight import Request, announce, check_request
+from gepa_lab.search.promotion import case_means
 from gepa_lab.search.proposal import Steps
 from gepa_lab.search.retry import RetryPolicy
 from gepa_lab.search.scheduler import Scheduler
-from gepa_lab.search.state import Candidate, Pool, SearchState, draw_seed
+from gepa_lab.search.state import Candidate, Pool, SearchState, draw_seed, validation_seeds
 from gepa_lab.search.submission import submit_winner
 from gepa_lab.tracking import Trackers
 
@@ -74,7 +75,7 @@ class Run:
         self.ledger = Ledger(config.max_metric_calls, request.holdout_reserve, config.max_cost_usd,
                              request.declared_price)
         self.scheduler = Scheduler(config.parallel_proposals)
-        self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset)
+        self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset, repeats=config.validation_repeats)
         self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
         self.metered = any(hasattr(request.reflector, a) for a in ("total_cost_usd", "total_tokens"))
@@ -95,6 +96,17 @@ class Run:
     # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
     def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
                  phase: str, runner: CaseRunner | None = None) -> tuple[Evaluation, ...]:
+        """The cases under `seed`; Validation under each of its repeat seeds, as per-case means (the
+        repeats are cached under their own seeds, so a resume replays them)."""
+        repeats = self.request.config.validation_repeats
+        if phase != "validation" or repeats == 1:
+            return self.pay(artifact, candidate_id, cases, seed, phase, runner)
+        runs = [self.pay(artifact, candidate_id, cases, s, phase, runner) for s in validation_seeds(seed, repeats)]
+        return tuple(replace(ev, score=m.score, objectives=m.objectives)
+                     for ev, m in zip(runs[0], case_means(runs), strict=True))
+
+    def pay(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
+            phase: str, runner: CaseRunner | None = None) -> tuple[Evaluation, ...]:
         runner = runner or self.runner
         if self.ledger.max_cost_usd is None or self.request.config.parallel_proposals > 1:
             self.ledger.spend(len(cases))
@@ -331,7 +343,7 @@ class Run:
         request, validation = self.request, recorded.batches[0]
         self.state = SearchState(random.Random(), validation.seed, Pool(self.policies.frontier))
         self.state.pool.add(Candidate(validation.candidate_id, request.seed, (), (), None, 0, validation.evaluations,
-                                      len(validation.evaluations)))
+                                      len(validation.evaluations) * request.config.validation_repeats))
         accepted = [row for row in recorded.proposals if row["status"] == "accepted"]
         for row in accepted[:int(snap["state"]["pool_size"]) - 1]:  # the pool's members joined in this order
             self.state.pool.add(Candidate(

@@ -16,6 +16,8 @@ from gepa_lab.search.preflight import Request
 
 # Limits a resume may change (e.g. raise the money cap that stopped a run); anything else must match.
 RAISABLE = frozenset({"max_cost_usd", "time_limit_s"})
+# Search settings newer than the record format, with the value a run recorded before them ran with.
+ADDED = {"validation_repeats": 1}
 
 
 def decision_settings(request: Request) -> dict[str, Any]:
@@ -37,6 +39,8 @@ def run_identity(request: Request) -> dict[str, Any]:
 
 def _changed(recorded: dict[str, Any], current: dict[str, Any], group: str) -> tuple[str, Any, Any] | None:
     old, new = recorded.get(group) or {}, current.get(group) or {}
+    if group == "search":  # a setting added after the run was recorded held its default
+        old = {**ADDED, **old}
     for key in sorted(set(old) | set(new)):
         if group == "search" and key in RAISABLE:
             continue

@@ -12,7 +12,7 @@ from gepa_lab.core.result import PoolEntry, Result
 from gepa_lab.search.ledger import Ledger
 from gepa_lab.search.preflight import Request
 from gepa_lab.search.promotion import assess_promotion, case_means, transfer_delta
-from gepa_lab.search.state import SearchState
+from gepa_lab.search.state import SearchState, validation_seeds
 
 ALGORITHM = "gepa"
 
@@ -40,6 +40,8 @@ def build_result(request: Request, experiment_id: str, state: SearchState, ledge
                            for c, m in zip(dataset.holdout, means, strict=True)])
 
     seeds: dict[str, Any] = {"random_seed": request.config.random_seed, "validation_seed": state.validation_seed}
+    if request.config.validation_repeats > 1:
+        seeds["validation_seeds"] = validation_seeds(state.validation_seed, request.config.validation_repeats)
     if holdout_seeds:
         seeds["holdout_seed"] = holdout_seeds[0]
     if len(holdout_seeds) > 1:

@@ -13,10 +13,10 @@ from gepa_lab.search.proposal import Plan
 from gepa_lab.search.state import Candidate, SearchState, draw_seed
 
 
-def proposal_calls(minibatch_size: int, dataset: Dataset, parents: int = 1) -> int:
+def proposal_calls(minibatch_size: int, dataset: Dataset, parents: int = 1, repeats: int = 1) -> int:
     """Metric calls one proposal may spend: each parent and the child on the minibatch, the child
-    on Validation."""
-    return (parents + 1) * min(minibatch_size, len(dataset.feedback)) + len(dataset.validation)
+    on Validation (`repeats` times)."""
+    return (parents + 1) * min(minibatch_size, len(dataset.feedback)) + repeats * len(dataset.validation)
 
 
 class RoundPlanner:
@@ -31,7 +31,7 @@ class RoundPlanner:
 
     def fits(self, parents: int) -> bool:
         return len(self.plans) < self.k and self.room >= proposal_calls(self.config.minibatch_size, self.dataset,
-                                                                        parents)
+                                                                        parents, self.config.validation_repeats)
 
     def parent(self) -> Candidate:
         return self.policies.parent.select(self.pool, self.rng)
@@ -44,7 +44,7 @@ class RoundPlanner:
         child_seed = paired_seed if config.paired_seeds or child is not None else draw_seed(rng)
         self.plans.append(Plan(self.state.iteration + len(self.plans), parents, minibatch, paired_seed, child_seed,
                                kind, child, components, parents[0].cursor))
-        self.room -= proposal_calls(config.minibatch_size, self.dataset, len(parents))
+        self.room -= proposal_calls(config.minibatch_size, self.dataset, len(parents), config.validation_repeats)
 
 
 def plan_round(state: SearchState, config: SearchConfig, policies: Policies, k: int, room: int,

@@ -130,8 +130,8 @@ def announce(request: Request) -> list[str]:
     # The iterations the metric budget allows. At least: every child accepted (minibatch twice plus
     # a validation each). At most: every proposal rejected before its child is scored (one
     # minibatch each); the last one must still fit a whole iteration.
-    room = config.max_metric_calls - len(dataset.validation) - request.holdout_reserve
-    full = proposal_calls(config.minibatch_size, dataset)
+    room = config.max_metric_calls - config.validation_repeats * len(dataset.validation) - request.holdout_reserve
+    full = proposal_calls(config.minibatch_size, dataset, repeats=config.validation_repeats)
     least = max(0, room // full)
     most = 0 if room < full else (room - full) // min(config.minibatch_size, len(dataset.feedback)) + 1
     if config.max_iterations is not None:
@@ -155,11 +155,12 @@ def validate_request(request: Request) -> None:
         raise ValueError("submission requested without a revision submitter (set submitter=store, or submit=false)")
     if transfer and not dataset.holdout:
         raise ValueError("a transfer evaluator needs a holdout split (set one, or drop transfer/evaluator)")
-    need = len(dataset.validation) + request.holdout_reserve
+    need = config.validation_repeats * len(dataset.validation) + request.holdout_reserve
     price = request.declared_price
     if need > config.max_metric_calls:
+        repeats = " x validation_repeats" if config.validation_repeats > 1 else ""
         raise ValueError(f"metric budget cannot cover validation and holdout: needs at least {need} calls "
-                         f"(|validation| + 2 x |holdout| x "
+                         f"(|validation|{repeats} + 2 x |holdout| x "
                          f"{'(holdout_repeats + 1 for transfer)' if transfer else 'holdout_repeats'}), "
                          f"max_metric_calls is {config.max_metric_calls}")
     if config.max_cost_usd is not None and price is not None and need * price > config.max_cost_usd:

@@ -26,6 +26,14 @@ def draw_seed(rng: random.Random) -> int:
     return rng.getrandbits(SEED_BITS)
 
 
+def validation_seeds(validation_seed: int, repeats: int) -> list[int]:
+    """The evaluation seeds of a validation scoring: the run's validation seed, then draws from an
+    RNG seeded with it (not from the run's RNG: the holdout seeds and the search's draws stay those
+    of one repeat)."""
+    rng = random.Random(validation_seed)
+    return [validation_seed] + [draw_seed(rng) for _ in range(repeats - 1)]
+
+
 @dataclass
 class Candidate:
     """A pool member. `cursor` indexes artifact.COMPONENTS: the next component in round-robin

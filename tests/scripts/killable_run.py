@@ -1,7 +1,7 @@
 """A run that SIGKILLs itself before its Nth paid evaluation (for the resume tests).
 
 usage: killable_run.py RUN_DIR LOG_PATH KILL_BEFORE [--resume] [--workers N] [--kill-in-finish]
-                       [--submit STORE_FILE] [--kill-in-submit] [--parent TARGET]
+                       [--submit STORE_FILE] [--kill-in-submit] [--parent TARGET] [--validation-repeats R]
 KILL_BEFORE counts evaluator calls made by this process (0 = never kill). --submit runs on a dataset
 large enough to submit and hands the winner to a file-backed store.
 Every paid evaluation is appended to LOG_PATH as one JSON line (artifact id, case id, seed).
@@ -75,6 +75,7 @@ def main() -> None:
     parser.add_argument("--submit", default=None)
     parser.add_argument("--kill-in-submit", action="store_true")
     parser.add_argument("--parent", default=None, help="a parent selector's `_target_` (default: Pareto)")
+    parser.add_argument("--validation-repeats", type=int, default=1)
     args = parser.parse_args()
     submitter = None
     if args.submit:
@@ -84,7 +85,7 @@ def main() -> None:
         long_dataset(10, 10, 10) if args.submit else long_dataset(),
         KillingEvaluator(Path(args.log_path), args.kill_before),
         VaryingReflector(),
-        SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5,
+        SearchConfig(max_iterations=8, minibatch_size=2, random_seed=5, validation_repeats=args.validation_repeats,
                      **({"parent": {"_target_": args.parent}} if args.parent else {})),
         run_dir=args.run_dir,
         evaluation=EvaluationSettings(workers=args.workers),
