@@ -55,11 +55,9 @@ def start_logger_early(argv: list[str]) -> None:
     config turns tracking off after all, or fails its check), it is stopped when this process exits."""
     if any(a.startswith("-") or (a.startswith("tracking=") and a != "tracking=mlflow") for a in argv):
         return
-    from gepa_lab.tracking.mlflow_links import is_server
-    from gepa_lab.tracking.mlflow_process import POOL
+    from gepa_lab.tracking.mlflow_tracker import prespawn
 
-    uri = next((a.split("=", 1)[1] for a in argv if a.startswith("tracking.uri=")), "")
-    POOL.prespawn("rest" if is_server(uri or os.environ.get("MLFLOW_TRACKING_URI", "")) else "sql")
+    prespawn()
 
 
 def entry() -> None:

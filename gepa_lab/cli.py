@@ -28,7 +28,7 @@ from gepa_lab.core.artifacts import Artifact
 from gepa_lab.core.errors import AlreadyDone, ConfigError, GepaLabError, ReflectorUnavailable, describe
 from gepa_lab.core.redact import redact
 from gepa_lab.core.settings import build_target, check_int
-from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS
 
 OFFLINE_ENV = {**ENV_DEFAULTS, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
 

@@ -32,8 +32,7 @@ from gepa_lab.core.errors import describe, fail, run_main
 from gepa_lab.core.redact import redact
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking.mlflow_tracker import default_uri
-from gepa_lab.tracking.mlflow_values import clip
-from gepa_lab.tracking.mlflow_worker import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE
+from gepa_lab.tracking.mlflow_values import DESCRIPTION_TAG, NOTES_MARKER, RUN_FILE, clip
 
 PROG = "gepa_lab.note"
 NOTES_FILE = "notes.jsonl"

@@ -32,8 +32,8 @@ from gepa_lab.comparison import TOLERANCE
 from gepa_lab.core.errors import describe, fail, one_line_parser, run_main
 from gepa_lab.runs.record import simulated
 from gepa_lab.summary import HOLDOUT_REUSE_WARNING
-from gepa_lab.tracking.mlflow_links import masked, unreachable
-from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
+from gepa_lab.tracking import mlflow_links
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, PARENT_FILTER, masked, run_url, sqlite_path, unreachable
 
 PROG = "gepa_lab.report"
 NOTE_WIDTH = 60  # the table's note and next columns; report.md lists every note whole
@@ -93,8 +93,6 @@ def client_for(uri: str) -> Any:
     `ReportError`: reading never creates a store)."""
     from mlflow import MlflowClient
 
-    from gepa_lab.tracking.mlflow_worker import sqlite_path
-
     why, db = unreachable(uri), sqlite_path(uri)
     if why is not None:
         raise ReportError(why)
@@ -108,17 +106,13 @@ def parent_runs(client: Any, mlflow_experiment: str, where: str) -> list[Any]:
     found = client.get_experiment_by_name(mlflow_experiment)
     if found is None:
         raise ReportError(f"no MLflow experiment {mlflow_experiment!r} in the store (--mlflow-experiment)")
-    from gepa_lab.tracking.mlflow_tracker import PARENT_FILTER
-    from gepa_lab.tracking.mlflow_worker import search_all
-
-    return search_all(client, [found.experiment_id], f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER)
+    where = f"{PARENT_FILTER} and {where}" if where else PARENT_FILTER
+    return list(client.search_runs([found.experiment_id], where, max_results=50_000))  # MLflow's most in one search
 
 
 def frame_of(runs: Sequence[Any], uri: str) -> Any:
     """One row per gepa run (the latest MLflow run of each `gepa.experiment_id`), sorted; `runs` is
     not empty (its rows' keys are the columns)."""
-    from gepa_lab.tracking.mlflow_links import run_url
-
     latest = {run.data.tags.get("gepa.experiment_id") or run.info.run_id: run
               for run in sorted(runs, key=lambda r: r.info.start_time)}
     rows = []  # one per gepa run
@@ -182,8 +176,15 @@ def records_frame(runs: Sequence[Any]) -> Any:
             "run_id": links.get("mlflow_run_id", ""), "gepa_experiment_id": result.get("experiment_id", ""),
             "run_dir": str(run.run_dir), "simulated": simulated(run.config),
             "conclusion": note.get("conclusion", ""), "next_hypothesis": note.get("next", ""),
-            "run_url": links.get("mlflow_run_url", "")})
+            "run_url": _run_page(links)})
     return _table(rows, "run_dir")
+
+
+def _run_page(links: dict[str, str]) -> str:
+    """The run's own page on the UI its summary named (the summary's link is the decisions view)."""
+    if not (url := links.get("mlflow_run_url")):
+        return ""
+    return url.partition("#")[0] + run_url("", links.get("mlflow_experiment_id"), links["mlflow_run_id"])
 
 
 def _latest_note(run_dir: Path) -> dict[str, Any]:
@@ -236,8 +237,6 @@ def note_lines(frame: Any) -> list[str]:
 
 def link_lines(uri: str, frame: Any, mlflow_experiment_id: str) -> list[str]:
     """Where to look in MLflow: the experiment's decision view and a comparison of these runs."""
-    from gepa_lab.tracking import mlflow_links
-
     lines = [f"MLflow, the runs table: {mlflow_links.experiment_url(uri, mlflow_experiment_id)}",
              "MLflow, these runs compared: "
              + mlflow_links.compare_url(uri, [mlflow_experiment_id], list(frame["run_id"]))]
@@ -490,7 +489,6 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
     """The comparison as one run of `<experiment>-studies` (table, Markdown, CSV, plot), beside the
     sweep's parent runs, when the sweep was tracked in MLflow or `--tracking-uri` names a store;
     returns the run's page."""
-    from gepa_lab.tracking import mlflow_links
     from gepa_lab.tracking.mlflow_tracker import default_uri
 
     configs = [r.config.get("tracking") or {} for r in runs]
@@ -515,7 +513,7 @@ def log_compare(args: argparse.Namespace, runs: Sequence[Any], frame: Any, files
             client.set_terminated(run_id, "FAILED")
         raise ReportError(f"the comparison is written but not logged to {masked(uri)}: {describe(exc)}") from exc
     client.set_terminated(run_id)
-    return mlflow_links.run_url(uri, experiment_id, run_id)
+    return run_url(uri, experiment_id, run_id)
 
 
 def confirm_runs(run_dirs: Sequence[str]) -> int:

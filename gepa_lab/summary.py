@@ -90,9 +90,9 @@ def _process(result: Result) -> list[str]:
 
 def _links(result: Result) -> list[str]:
     links, lines = dict(result.links), []
-    url, command = links.pop("mlflow_run_url", None), links.pop("mlflow_ui_command", None)
-    if url:  # the page says the rest (experiment, store); the run id stays for `gepa_lab.note`
-        lines.append(f"  mlflow      {url}")
+    url, command, run_name = (links.pop(k, None) for k in ("mlflow_run_url", "mlflow_ui_command", "mlflow_run_name"))
+    if url:  # every run's decision, this one named (the rest is on its page); the run id stays for `gepa_lab.note`
+        lines.append(f"  mlflow      {url}" + (f"  (this run: {run_name})" if run_name else ""))
         if command:
             lines.append(f"              serve it first: {command}")
         links.pop("mlflow_experiment_id", None)

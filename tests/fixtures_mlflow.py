@@ -8,7 +8,7 @@ reflection-rejected twice, duplicate).
 
 from __future__ import annotations
 
-import fcntl
+import base64
 import json
 import os
 import signal
@@ -27,7 +27,6 @@ import pytest
 
 from gepa_lab import Case, Dataset, Evaluation, SearchConfig, SkillSpec, optimize
 from gepa_lab.tracking.mlflow_tracker import MlflowTracker, candidates_experiment
-from gepa_lab.tracking.mlflow_worker import LOCK_FILE
 
 IMPROVED = "Check the improved result."
 PROPOSAL_EVENTS = {"candidate_accepted", "candidate_rejected", "candidate_duplicate", "reflection_rejected"}
@@ -66,17 +65,6 @@ class ToyReflector:
         return "no json here"
 
 
-class RoundEnd:
-    """After the MLflow tracker: calls its `round_end()` after every iteration, as the engine does
-    once a round of proposals is durably recorded (one proposal per round in these toy runs)."""
-
-    def __init__(self, tracker: MlflowTracker):
-        self.tracker = tracker
-
-    def iteration(self, stats: Any) -> None:
-        self.tracker.round_end()
-
-
 class InterruptAfterIteration:
     """A tracker after the MLflow tracker that raises KeyboardInterrupt from the `iteration` hook:
     the iteration is in MLflow but not in a checkpoint, so a resume replays it."""
@@ -112,7 +100,7 @@ def toy_run(uri: str, run_dir: Path | None, *, experiment: str = "toy", random_s
               **(run_config or {})}
     optimize(toy_seed(), toy_dataset(), evaluator or ToyEvaluator(), reflector or ToyReflector(),
              SearchConfig(max_iterations=iterations, minibatch_size=2, random_seed=random_seed),
-             run_dir=run_dir, resume=resume, trackers=[*before, tracker, RoundEnd(tracker), *after],
+             run_dir=run_dir, resume=resume, trackers=[*before, tracker, *after],
              name=experiment, run_config=config)
     return tracker
 
@@ -134,26 +122,6 @@ def table_rows(client: Any, run_id: str, path: str, tmp: Path) -> list[dict[str,
     """A table artifact (MLflow's `{"columns", "data"}` layout) as one dict per row."""
     stored = json.loads(read_artifact(client, run_id, path, tmp))
     return [dict(zip(stored["columns"], row, strict=True)) for row in stored["data"]]
-
-
-def wait_for_logger(run_dir: Path, timeout: float = 120.0) -> None:
-    """Until the logging process of a run in a new run dir is done: it writes `mlflow_run.json`
-    while it holds the run dir's MLflow lock, and keeps the lock until the run has ended."""
-    deadline = time.monotonic() + timeout
-    while not (run_dir / "mlflow_run.json").is_file():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no MLflow run was created for {run_dir}")
-        time.sleep(0.2)
-    with open(run_dir / LOCK_FILE, "a") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(handle, fcntl.LOCK_UN)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"the MLflow logging process still holds {run_dir / LOCK_FILE}") from None
-                time.sleep(0.2)
 
 
 def artifact_paths(client: Any, run_id: str, path: str | None = None) -> set[str]:
@@ -221,9 +189,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def mlflow_ui(store_uri: str, folder: Path) -> Iterator[str]:
-    """`mlflow ui` on `store_uri` at a free loopback port; yields its base URL."""
-    port = free_port()
+def mlflow_ui(store_uri: str, folder: Path, port: int | None = None) -> Iterator[str]:
+    """`mlflow ui` on `store_uri` at `port` (else a free loopback port); yields its base URL."""
+    port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     log = folder / "ui.log"
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -236,6 +204,90 @@ def mlflow_ui(store_uri: str, folder: Path) -> Iterator[str]:
         yield base
     finally:
         stop(proc)
+
+
+# -- a headless browser ----------------------------------------------------------------------
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).is_file()), None)
+# Flags for a closed network: no background connections, no sandbox (CI runs as root).
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C WebDriver element key
+# MLflow UI's own settings (localStorage, `<key>_v<version>`): its assistant panel closed.
+UI_SETTINGS = {"mlflow.assistant.panelOpen_v1": "false", "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": "true"}
+
+
+class Browser:
+    """Debian's headless chromium through chromedriver (W3C WebDriver over HTTP): the calls the
+    browser test and docs/img/make_screenshots.py need. `clicks` counts `click()`s."""
+
+    def __init__(self, width: int, height: int, profile: str):
+        port = free_port()
+        self.driver = subprocess.Popen(["chromedriver", f"--port={port}"], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+        self.base, self.clicks = f"http://127.0.0.1:{port}", 0
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"{self.base}/status", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        caps = {"alwaysMatch": {"goog:chromeOptions": {"binary": CHROMIUM, "args": [
+            *CHROMIUM_FLAGS, f"--window-size={width},{height}", f"--user-data-dir={profile}"]}}}
+        self.session = self._call("POST", "/session", {"capabilities": caps})["sessionId"]
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=300) as reply:
+            return json.loads(reply.read())["value"]
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        return self._call(method, f"/session/{self.session}{path}", body)
+
+    def open(self, url: str) -> None:
+        self.call("POST", "/url", {"url": url})
+
+    def script(self, source: str, *args: Any) -> Any:
+        return self.call("POST", "/execute/sync", {"script": source, "args": list(args)})
+
+    def settle(self, base: str) -> None:
+        """The UI's own settings, once per profile (its assistant panel would cover the page)."""
+        self.open(base + "/")
+        for key, value in UI_SETTINGS.items():
+            self.script("window.localStorage.setItem(arguments[0], arguments[1])", key, value)
+
+    def wait_for(self, *texts: str, timeout: float = 120.0) -> str:
+        """Until the page shows every text; returns the page's text."""
+        deadline = time.monotonic() + timeout
+        while not all(t in (page := self.script("return document.body.innerText")) for t in texts):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the page never showed {[t for t in texts if t not in page]}:\n{page[-3000:]}")
+            time.sleep(0.5)
+        time.sleep(1.5)  # let the last requests (images, charts) land
+        return str(self.script("return document.body.innerText"))
+
+    def click(self, xpath: str) -> None:
+        """One click; a link that opens a new window (a run description's) is followed into it."""
+        before = self.call("GET", "/window/handles")
+        element = self.call("POST", "/element", {"using": "xpath", "value": xpath})[ELEMENT]
+        self.script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click()", {ELEMENT: element})
+        self.clicks += 1
+        time.sleep(1)
+        if new := [h for h in self.call("GET", "/window/handles") if h not in before]:
+            self.call("POST", "/window", {"handle": new[0]})
+
+    def save(self, path: Path) -> None:
+        path.write_bytes(base64.b64decode(self.call("GET", "/screenshot")))
+        print(f"wrote {path}")
+
+    def close(self) -> None:
+        try:
+            self.call("DELETE", "")
+        finally:
+            self.driver.terminate()
+            self.driver.wait(timeout=30)
 
 
 # -- fixtures --------------------------------------------------------------------------------

@@ -29,8 +29,7 @@ SCRIPTS = {
                          "fingerprint"},
     "quality_vs_gepa": {"label", "engine", "family", "seed", "budget", "search_calls", "accepted", "eligible",
                         "holdout_delta", "worse", "winner_is_seed"},
-    "mlflow_logging_cost": {"kind", "repeat", "wall_s", "cpu_s", "search_wait_ms_per_proposal",
-                            "total_wait_ms_per_proposal"},
+    "mlflow_logging_cost": {"kind", "repeat", "position", "wall_s", "cpu_s", "engine_cpu_s", "rss_mib", "pss_mib"},
 }
 
 

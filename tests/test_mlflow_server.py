@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mlflow_env")]
 
 
 def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
-    """`tracking.uri=http://...`: the logging process talks REST only (artifacts proxied by the
+    """`tracking.uri=http://...`: the logging thread talks REST only (artifacts proxied by the
     server), and everything reads back through REST."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -72,7 +72,8 @@ def test_tracker_logs_through_a_server_over_rest(tmp_path: Path) -> None:
         assert holdout["columns"] == ["case_id", "critical", "baseline", "candidate", "delta"]
         assert [row[0] for row in holdout["data"]] == ["ho1", "ho2", "ho3"]
         links = json.loads((run_dir / "result.json").read_text())["links"]
-        assert links["mlflow_run_url"] == f"{base}/#/experiments/{exp_id}/runs/{tracker.run_id}?workflowType=machine_learning"
+        assert links["mlflow_run_url"] == (f"{base}/#/experiments/{exp_id}/runs?viewStateShareKey=gepa-lab-decisions"
+                                           "&workflowType=machine_learning")  # the server serves it
         assert "mlflow_ui_command" not in links  # the server is the UI
     finally:
         stop(proc)

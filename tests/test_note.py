@@ -19,6 +19,7 @@ from fixtures_mlflow import ToyEvaluator, ToyReflector, toy_dataset, toy_run, to
 from gepa_lab import SearchConfig, optimize
 from gepa_lab.note import main as note
 from gepa_lab.report import main as report
+from gepa_lab.tracking import mlflow_links
 
 pytestmark = pytest.mark.usefixtures("mlflow_env")
 
@@ -32,8 +33,9 @@ def test_a_note_by_run_dir_and_by_run_id(mlflow_uri, mlflow_client, tmp_path, ca
     tracker = toy_run(mlflow_uri, run_dir, experiment="toy-noted")
     assert note([str(run_dir), "IMPROVED  in steps\\n carries it", "--next", "try pitfalls", "--author", "ada"]) == 0
     out = capsys.readouterr().out
-    assert f"note added: {run_dir / 'notes.jsonl'}; MLflow run http://127.0.0.1:5000/#/experiments/" in out
-    assert f"(serve it first: mlflow ui --backend-store-uri {mlflow_uri})" in out
+    port = mlflow_links.ui_port()  # the link and the command that serves it agree
+    assert f"note added: {run_dir / 'notes.jsonl'}; MLflow run http://127.0.0.1:{port}/#/experiments/" in out
+    assert f"(serve it first: mlflow ui --backend-store-uri {mlflow_uri} --port {port})" in out
     assert note([tracker.run_id, "second thought", "--tracking-uri", mlflow_uri, "--author", "bob"]) == 0
     notes = [json.loads(line) for line in (run_dir / "notes.jsonl").read_text().splitlines()]
     assert [(n["author"], n["conclusion"], n["next"]) for n in notes] == [
@@ -50,7 +52,7 @@ def test_a_note_by_run_dir_and_by_run_id(mlflow_uri, mlflow_client, tmp_path, ca
                    "--no-plot"]) == 0
     printed = capsys.readouterr().out
     assert "second thought" in printed
-    assert "MLflow, the runs table: http://127.0.0.1:5000/#/experiments/" in printed
+    assert f"MLflow, the runs table: http://127.0.0.1:{mlflow_links.ui_port()}/#/experiments/" in printed
     assert "viewStateShareKey=gepa-lab-decisions" in printed and "MLflow, these runs compared: " in printed
     row = next(csv.DictReader((tmp_path / "r" / "report.csv").open()))
     assert (row["conclusion"], row["run_url"].split("/runs/")[1]) == (

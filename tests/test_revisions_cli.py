@@ -19,6 +19,7 @@ from gepa_lab.revisions import service
 from gepa_lab.revisions.cli import main
 from gepa_lab.revisions.store import RevisionStore, utcnow
 from gepa_lab.revisions.submitter import StoreSubmitter
+from gepa_lab.tracking import mlflow_links
 
 NAME = "Weather Monitor"
 
@@ -223,21 +224,20 @@ def test_show_links_the_runs_mlflow_page(capsys, store):
     assert "s3cret" not in out
     out = cli(capsys, "show", only_id.id, "--tracking-uri", "sqlite:///mlflow.db")[1]
     assert f"/#/runs/{'cd' * 16}?workflowType=machine_learning (serve it first: mlflow ui --backend-store-uri " \
-           "sqlite:///mlflow.db)" in out
+           f"sqlite:///mlflow.db --port {mlflow_links.ui_port()})" in out
     assert "mlflow     " not in cli(capsys, "show", submit(store, body(name="No Tracking")).id)[1]
 
 
 def test_a_run_stores_its_links_with_the_revision(capsys, cwd, mlflow_env):
     """A tracked run's winner carries the run's page and `mlflow ui` command into the store."""
-    from fixtures_mlflow import RoundEnd
     from test_revisions_submission import run
 
     from gepa_lab.tracking.mlflow_tracker import MlflowTracker
 
     tracker = MlflowTracker(uri=f"sqlite:///{cwd / 'mlflow.db'}")
-    result = run(cwd, StoreSubmitter("sqlite:///revisions.db"), trackers=[tracker, RoundEnd(tracker)])
+    result = run(cwd, StoreSubmitter("sqlite:///revisions.db"), trackers=[tracker])
     url, command = result.links["mlflow_run_url"], result.links["mlflow_ui_command"]
-    assert url.endswith(f"/runs/{result.links['mlflow_run_id']}?workflowType=machine_learning"), url
+    assert url.endswith("/runs?viewStateShareKey=gepa-lab-decisions&workflowType=machine_learning"), url
     with RevisionStore("sqlite:///revisions.db") as store:
         evidence = store.get(result.revision["revision_id"]).evidence
     assert (evidence["mlflow_run_url"], evidence["mlflow_ui_command"]) == (url, command)

@@ -331,7 +331,7 @@ def test_a_job_killed_mid_sweep_resumes_and_finished_jobs_are_skipped(tmp_path, 
 
 def test_sweep_tags_are_tags(tmp_path, monkeypatch):
     """The sweep goes to tags on the parent and every pool member's run, never to params. (A
-    racing dataset insert: tests/test_mlflow_worker.py.)"""
+    racing dataset insert: tests/test_mlflow_logger.py.)"""
     from fixtures_mlflow import candidate_runs, toy_run
     from mlflow import MlflowClient
 

@@ -24,8 +24,7 @@ from gepa_lab.revisions.errors import RevisionError
 from gepa_lab.revisions.gates import canonical_name
 from gepa_lab.revisions.publish import render
 from gepa_lab.revisions.store import RevisionRow, RevisionStore, fmt_score, iso
-from gepa_lab.tracking.mlflow_links import unreachable
-from gepa_lab.tracking.mlflow_process import ENV_DEFAULTS
+from gepa_lab.tracking.mlflow_links import ENV_DEFAULTS, unreachable
 
 ALIAS = "production"
 TAG = "gepa_lab."

@@ -39,13 +39,6 @@ class Trackers:
         setattr(self, hook, fan_out)  # built once: the hot path calls it every batch
         return fan_out
 
-    def holdout_reuse(self) -> int | None:
-        """How many runs in a tracking store were already decided on this run's holdout split (the
-        largest count a tracker knows; None when no tracker keeps a store)."""
-        counts = [count for tracker in self.members
-                  if callable(method := getattr(tracker, "holdout_reuse", None)) and (count := method()) is not None]
-        return max(counts, default=None)
-
     def links(self) -> dict[str, str]:
         """Where trackers put the run (e.g. {"mlflow_run_id": ...}), for the result."""
         out: dict[str, str] = {}
