@@ -23,6 +23,10 @@ def compare(rows: list[dict[str, Any]], differences: list[float] | None = None,
     return paired_comparison(differences, [r["seed"] for r in rows], cases, seed=20261203)
 
 
+def p_text(c: Comparison) -> str:
+    return "n/a" if c.p_value is None else "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}"
+
+
 def fmt(c: Comparison) -> str:
     if c.low is None or c.high is None:
         return f"{c.estimate:+.3f} (no interval: {c.why})"
@@ -41,7 +45,7 @@ def search_table(rows: list[dict[str, Any]]) -> list[str]:
         lines.append(f"| {env} | {task} | {parent} | {len(group)} | "
                      f"{np.mean([r['seed_holdout'] for r in group]):.3f} | "
                      f"{np.mean([r['winner_holdout'] for r in group]):.3f} | {fmt(c)} | "
-                     f"{'n/a' if c.p_value is None else f'{c.p_value:.3f}'} | "
+                     f"{p_text(c)} | "
                      f"{sum(r['eligible'] for r in group)}/{len(group)} | "
                      f"{np.mean([r['metric_calls'] for r in group]):.0f} | "
                      f"{np.mean([r['task_tokens'] for r in group]):,.0f} | {np.mean([r['wall_s'] for r in group]):.0f} | "
@@ -64,7 +68,7 @@ def policy_table(rows: list[dict[str, Any]]) -> list[str]:
         cases = [list(np.subtract(p["case_deltas"], b["case_deltas"])) for p, b in pairs]
         c = compare([p for p, _ in pairs], cases=cases)
         lines.append(f"| {env} | {task} | {len(pairs)} | {fmt(c)} | {c.better} / {c.tied} / {c.worse} | "
-                     f"{'n/a' if c.p_value is None else f'{c.p_value:.3f}'} |")
+                     f"{p_text(c)} |")
     return lines
 
 
