@@ -47,6 +47,30 @@ def differences(url: str) -> list[Any]:
         engine.dispose()
 
 
+def test_a_store_created_by_a_parallel_job_while_it_is_read_is_never_an_unknown_version(url, monkeypatch):
+    """A sweep job reads the revision of a store that a sibling job creates at that moment. Had the
+    version table been read before `store_meta`, a creation between the two reads looked like a
+    pre-migration store with version "2" and the job was refused (seen in CI on PostgreSQL)."""
+    read = MigrationContext.get_current_revision
+
+    def read_then_a_sibling_creates_the_store(self):
+        found = read(self)
+        if found is None:
+            RevisionStore(url).close()
+        return found
+
+    monkeypatch.setattr(MigrationContext, "get_current_revision", read_then_a_sibling_creates_the_store)
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            assert schema.current(connection) in (None, schema.head())
+        RevisionStore(url).close()  # a job opening it now creates or finds it at the newest revision
+        with engine.connect() as connection:
+            assert schema.current(connection) == schema.head()
+    finally:
+        engine.dispose()
+
+
 def test_a_new_store_is_at_the_newest_revision_and_matches_the_models(url, capsys):
     assert main(["list", "--store", url]) == 0  # an empty database is no store yet, and no error
     assert capsys.readouterr().out.startswith("no revisions yet: no revision store at ")

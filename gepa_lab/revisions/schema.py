@@ -58,11 +58,14 @@ def head() -> str:
 
 def current(connection: Connection) -> str | None:
     """The store's revision; None for a database without a revision store."""
+    # `store_meta` first: a store's creation commits it together with the version table, so once it
+    # is seen the version table is too. Read the other way round, a store created by a parallel job
+    # between the two reads looked like a pre-migration store with an unknown version.
+    if not inspect(connection).has_table("store_meta"):
+        return None
     found = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}).get_current_revision()
     if found is not None:
         return found
-    if not inspect(connection).has_table("store_meta"):
-        return None
     version = connection.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar()
     return BASELINE if version == "1" else f"schema_version {version}"  # pre-migration store
 
