@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import re
 import sys
 import tempfile
@@ -26,7 +27,10 @@ def test_quick_calibration_reports_headroom_and_every_statistic(tmp_path, capsys
     committed = ROOT / "experiments" / "reports" / "skillcraft_calibration.md"
     before = committed.read_bytes()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # --quick writes into a new temporary folder
-    assert study.main(["--quick", "--families", "weather", "--reflectors", "feedback,tuned"]) == 0
+    try:
+        assert study.main(["--quick", "--families", "weather", "--reflectors", "feedback,tuned"]) == 0
+    finally:  # the study silences logging process-wide; later in-process runs need their logs
+        logging.disable(logging.NOTSET)
     out = Path(capsys.readouterr().err.split("report: ")[-1].strip())
     assert out.parent.parent == tmp_path and committed.read_bytes() == before
     text = out.read_text()
