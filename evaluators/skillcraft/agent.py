@@ -169,17 +169,14 @@ class AgentRun:
     def write_artifact(self, output_file: str, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str]:
         """Write the draft (or botch it). Returns (artifact or None, its text, missing hint)."""
         text = json.dumps(draft, ensure_ascii=False, separators=(",", ":"))
-        if self.right("write_artifact"):
-            self.call("write_file", {"path": output_file}, lambda: write_file(output_file, text),
-                      output_tokens=len(text) // 4)
-            return draft, text, ""
-        if self.draws.below("write:variant", 0.5):
-            self.call("write_file", {"path": "output.json"}, lambda: write_file("output.json", text),
-                      output_tokens=len(text) // 4)
-            return None, "", f"the agent wrote output.json instead of the required {output_file}"
-        self.turn(len(text) // 4)
-        return None, "", (f"the agent returned the JSON in its final message instead of writing "
-                          f"{output_file} with write_file")
+        right = self.right("write_artifact")
+        if not right and not self.draws.below("write:variant", 0.5):
+            self.turn(len(text) // 4)
+            return None, "", (f"the agent returned the JSON in its final message instead of writing "
+                              f"{output_file} with write_file")
+        path = output_file if right else "output.json"
+        self.call("write_file", {"path": path}, lambda: write_file(path, text), output_tokens=len(text) // 4)
+        return (draft, text, "") if right else (None, "", f"the agent wrote output.json instead of the required {output_file}")
 
     def finish(self, output_file: str, draft: dict[str, Any]) -> Episode:
         """Write the artifact, call claim_done, and package the episode."""
@@ -188,17 +185,17 @@ class AgentRun:
             self.call("claim_done", {}, claim_done)
         except OutOfToolCalls:  # the limit struck at the very last call: the file may exist
             return self.out_of_calls(output_file, artifact, text)
-        return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
-                       latency_ms=self.latency_ms, loaded=self.loaded, claim_done=True, notes=self.notes(),
-                       missing_hint=missing)
+        return self.episode(artifact, text, claim_done=True, missing_hint=missing)
 
     def out_of_calls(self, output_file: str, artifact: dict[str, Any] | None = None, text: str = "") -> Episode:
         """The episode of a run that hit the tool-call limit."""
         error = f"stopped at the {self.config.max_tool_calls} tool-call limit"
-        return Episode(artifact=artifact, artifact_text=text if artifact is not None else "", calls=self.calls,
-                       tokens=self.tokens, latency_ms=self.latency_ms, loaded=self.loaded, claim_done=False,
-                       agent_error=error, notes=self.notes(),
-                       missing_hint=f"the agent {error} before writing {output_file}")
+        return self.episode(artifact, text if artifact is not None else "", claim_done=False, agent_error=error,
+                            missing_hint=f"the agent {error} before writing {output_file}")
+
+    def episode(self, artifact: dict[str, Any] | None, text: str, **outcome: Any) -> Episode:
+        return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
+                       latency_ms=self.latency_ms, loaded=self.loaded, notes=self.notes(), **outcome)
 
 
 def misread(values: dict[str, Any], draws: Draws, purpose: str, fix: bool) -> str | None:

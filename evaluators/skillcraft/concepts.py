@@ -136,8 +136,7 @@ def _prohibited(clause: list[str]) -> list[tuple[str, int]]:
     """(stem of each word the clause prohibits, its position)."""
     found = []
     for i, tok in enumerate(clause):
-        neg = tok in NEGATORS or (tok == "not" and i > 0 and clause[i - 1] == "do")
-        if not neg:
+        if not (tok in NEGATORS or (tok == "not" and i > 0 and clause[i - 1] == "do")):
             continue
         j = i + 1
         while j < len(clause) and clause[j] in _FILLER:

@@ -64,11 +64,7 @@ class Check:
 
 def best(values: dict[str, Any]) -> str | None:
     """The name with the highest number (the first listed wins a tie; values that are no number are passed over)."""
-    top: tuple[float, str] | None = None
-    for name, value in values.items():
-        if isinstance(value, (int, float)) and (top is None or value > top[0]):
-            top = (value, name)
-    return top[1] if top else None
+    return max((n for n, v in values.items() if isinstance(v, (int, float))), key=values.__getitem__, default=None)
 
 
 def number(x: Any) -> bool:
@@ -191,8 +187,7 @@ class FamilySpec:
     def seed_skill(self) -> dict[str, Any]:
         from evaluators.skillcraft.evaluator import default_data_dir
 
-        data: dict[str, Any] = json.loads((default_data_dir(self.name) / "seed_skill.json").read_text("utf-8"))
-        return data
+        return dict(json.loads((default_data_dir(self.name) / "seed_skill.json").read_text("utf-8")))
 
     def load_world(self, data_dir: Path) -> Any:
         """The world of `data_dir`/fixtures.json, or a one-line error naming the file."""
@@ -210,9 +205,8 @@ class FamilySpec:
         return self.hooks.parse_task(world, case)
 
     def grade(self, task: Any, artifact: dict[str, Any] | None) -> list[Check]:
-        if artifact is None:
-            return [Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
-        return self.hooks.grade(task, artifact)
+        return self.hooks.grade(task, artifact) if artifact is not None else [
+            Check("artifact", False, True, f"no artifact: {task.output_file} was not written")]
 
 
 @cache
@@ -266,8 +260,7 @@ def _behaviour(row: dict[str, Any], shared: dict[str, Any]) -> Behaviour:
     `unneeded: <name>` fills the rest from the shared unneeded template (behaviours.yaml)."""
     if "unneeded" in row:
         row = {**shared["unneeded"], **row, "name": row["unneeded"]}
-    extra = set(row) - {"name", "summary", "p", "key", "support", "acts", "lapses", "unneeded"}
-    if extra:
+    if extra := set(row) - {"name", "summary", "p", "key", "support", "acts", "lapses", "unneeded"}:
         raise KeyError(f"behaviour {row.get('name')!r} has unknown key(s) {sorted(extra)}")
     base, slope, top = (float(x) for x in row["p"])
     if not all(0.0 <= x <= 1.0 for x in (base, slope, top)):

@@ -61,8 +61,7 @@ def render_feedback(episode: Episode, checks: list[Check], quality: float, passe
     if not passed and episode.artifact is not None:
         head += "; a critical check failed"
     lines = [head + "."]
-    failed = [c for c in checks if not c.passed and c.message]
-    if failed:
+    if failed := [c for c in checks if not c.passed and c.message]:
         lines += ["Failed checks:", *(f"- {'[critical] ' if c.critical else ''}{c.message}" for c in failed[:MAX_FAILED_LINES])]
         if len(failed) > MAX_FAILED_LINES:
             lines.append(f"- … and {len(failed) - MAX_FAILED_LINES} more failed check(s)")
@@ -74,8 +73,7 @@ def render_feedback(episode: Episode, checks: list[Check], quality: float, passe
                  f"{len(episode.calls)} tool calls, claim_done: {'yes' if episode.claim_done else 'no'}, "
                  f"skill loaded: {'yes' if episode.loaded else 'no'}.")
     repeats = Counter((c.tool, c.args) for c in episode.calls)
-    top = [(k, n) for k, n in repeats.most_common(MAX_REPEATED) if n > 1]
-    if top:
+    if top := [(k, n) for k, n in repeats.most_common(MAX_REPEATED) if n > 1]:
         lines += ["Repeated tool calls (exact):", *(f"- {tool} {args} ×{n}" for (tool, args), n in top)]
     if episode.artifact is None:
         lines.append(f"Missing artifact: {episode.missing_hint}.")

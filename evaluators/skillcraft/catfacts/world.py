@@ -77,8 +77,7 @@ class CatFactsTools(Api[CatFactsWorld]):
             return rate_limited()
         k = self.random_calls
         self.random_calls += 1
-        pool = self.world.pool(max_length)
-        if not pool:
+        if not (pool := self.world.pool(max_length)):
             return {"error": "not_found", "message": "no fact is that short"}, "not_found", 15
         fact = pool[int(self.draws.u(f"random:{max_length}:{k}") * len(pool))]
         return {"fact": fact["fact"], "length": fact["length"]}, "ok", 15 + len(fact["fact"]) // 4

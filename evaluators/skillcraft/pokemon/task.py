@@ -52,8 +52,7 @@ def parse_task(world: PokemonWorld, case: Case) -> PokemonTask:
         moves = tuple(str(m) for m in params["moves"])
     if species not in world.species:
         raise ValueError(f"case {case.id!r}: unknown pokemon species {species!r}")
-    bad = [m for m in moves if m not in world.types]
-    if bad:
+    if bad := [m for m in moves if m not in world.types]:
         raise ValueError(f"case {case.id!r}: unknown pokemon type {bad[0]!r}")
     chain = world.chains[int(world.species[species]["evolution_chain"]["id"])]["chain"]
     names = [n for n, _ in members(chain)]

@@ -119,8 +119,7 @@ def trace_findings(trace: str, failed: bool) -> list[Finding]:
         status = str(c.get("status", ""))
         if status in OK_STATUSES or status == "not_found":
             continue
-        again = any(d.get("tool") == c.get("tool") and _args(d) == _args(c) for d in calls[i + 1:])
-        if not again:
+        if not any(d.get("tool") == c.get("tool") and _args(d) == _args(c) for d in calls[i + 1:]):
             text = f"a {c.get('tool')} call that returned {status} was not tried again, so its result was lost"
             fix = f"when a {c.get('tool')} call returns {status}, wait and call it again instead of moving on"
             out.append(Finding(text, content(text), 1.5 * (1.5 if failed else 1.0), fix))
@@ -128,8 +127,7 @@ def trace_findings(trace: str, failed: bool) -> list[Finding]:
     groups: dict[str, set[Any]] = {}
     for c in calls:
         args = _args(c)
-        paged = [k for k in args if k in PAGE_ARGS]
-        if not paged:
+        if not (paged := [k for k in args if k in PAGE_ARGS]):
             continue
         rest = json.dumps([c.get("tool"), {k: v for k, v in args.items() if k not in PAGE_ARGS}], sort_keys=True)
         groups.setdefault(rest, set()).add(args[paged[0]])

@@ -138,8 +138,7 @@ class FeedbackReflector:
             # Still too long: the new item replaces the existing item closest to it in topic
             # (never the last step, which produces the output).
             pool = range(len(items) - 1) if component == "steps" and len(items) > 1 else range(len(items))
-            scores = [(len(content(items[i]) & content(text)), -i) for i in pool]
-            if scores:
+            if scores := [(len(content(items[i]) & content(text)), -i) for i in pool]:
                 i = -max(scores)[1]
                 replaced = items[:i] + [text] + items[i + 1:]
                 fitted = within_budget(merge_duplicates(replaced), others, self.max_skill_chars, keep=text)

@@ -31,15 +31,13 @@ def _rule(statement: str, previous: str) -> str | None:
         head, tail = s.split(": ", 1)
         return _rule(tail, head) or _rule(head, previous)
     low = s.lower()
-    m = re.match(r"^(?P<a>.+?)\s+must\s+(?P<b>.+)$", s)
-    if m:
+    if m := re.match(r"^(?P<a>.+?)\s+must\s+(?P<b>.+)$", s):
         return f"{_subject(m.group('a'))} must {m.group('b')}"
     m = re.match(r"^(?P<subj>.+?)\s+(?P<be>was|were|is|are)\s+not\s+(?P<rest>.+)$", s)
     if m and _subject(m.group("subj")):
         rest = re.split(r",\s*so\b|,\s*which\b", m.group("rest"))[0]
         return f"make sure {_subject(m.group('subj'))} {_BE[m.group('be')]} {rest}"
-    m = re.search(r"\bnot\s+(?P<verb>\w+ed)\b", s)
-    if m:
+    if m := re.search(r"\bnot\s+(?P<verb>\w+ed)\b", s):
         subject = _subject(re.sub(r"\(s\)", "", previous)) if previous else "such call"
         return f"make sure every {subject} is {m.group('verb')}"
     m = re.match(r"^(?:missing\s+(?P<a>.+)|(?P<b>.+?)\s+(?:(?:is|are|were|was)\s+)?missing)$", s, re.IGNORECASE)
@@ -47,12 +45,10 @@ def _rule(statement: str, previous: str) -> str | None:
         what = (m.group("a") or m.group("b")).strip(" :,")
         plural = what.split()[-1].endswith("s") and not what.endswith("ss")
         return f"make sure no {what} {'are' if plural else 'is'} missing"
-    m = re.search(r"\bduplicates?\s+(?P<what>[\w\s-]+?)(?:\s+\w+ed\b.*)?$", s, re.IGNORECASE)
-    if m:
+    if m := re.search(r"\bduplicates?\s+(?P<what>[\w\s-]+?)(?:\s+\w+ed\b.*)?$", s, re.IGNORECASE):
         what = m.group("what").strip()
         return f"keep each {what} only once, no duplicate {what}"
-    m = re.match(r"^(?P<what>.+?)\s+(?P<verb>dropped|skipped|ignored|lost|omitted|truncated)$", s)
-    if m:
+    if m := re.match(r"^(?P<what>.+?)\s+(?P<verb>dropped|skipped|ignored|lost|omitted|truncated)$", s):
         return f"make sure no {m.group('what')} is {m.group('verb')}"
     if re.search(r"\bdid not (?:ask|need|request|require)", low):
         subject = re.split(r"\s+\w+ed\b", s)[0].strip()

@@ -79,8 +79,7 @@ class TunedReflector:
             text = str(rec.get("feedback", ""))
             failed = float(rec.get("score", 1.0)) < 0.8
             for d in self.vocab.diagnoses:
-                hits = len(d.pattern.findall(text))
-                if hits:
+                if hits := len(d.pattern.findall(text)):
                     found[d.key] = found.get(d.key, 0.0) + d.weight * min(hits, 3) * (1.5 if failed else 1.0)
             if "skill loaded: no" in text and failed:
                 found["not_loaded"] = found.get("not_loaded", 0.0) + 2.0
@@ -91,8 +90,7 @@ class TunedReflector:
 
     @staticmethod
     def _pick(rng: random.Random, diags: dict[str, float], keys: set[str]) -> str | None:
-        options = [(k, w) for k, w in sorted(diags.items()) if k in keys and w > 0]
-        if not options:
+        if not (options := [(k, w) for k, w in sorted(diags.items()) if k in keys and w > 0]):
             return None
         return rng.choices([k for k, _ in options], weights=[w for _, w in options])[0]
 
@@ -108,8 +106,7 @@ class TunedReflector:
             return items + extra, "Made the guidance more thorough so the agent overlooks nothing."
         roll -= self.rates.bloat
         if roll < self.rates.over_specific:
-            specific = v.over_specific(rng, records)
-            if specific:
+            if specific := v.over_specific(rng, records):
                 return self._insert(items, specific, component), (
                     "The records show exact counts for these lists; added them so the agent collects "
                     "the right number of items.")
@@ -154,8 +151,7 @@ class TunedReflector:
             final = v.final_step_word
             unused = [i for i, s in enumerate(items) if final not in s.lower()
                       and any(any(w in s.lower() for w in d.related) for d in v.diagnoses if not diags.get(d.key))]
-            pool = unused or [i for i, s in enumerate(items) if final not in s.lower()]
-            if pool:
+            if pool := unused or [i for i, s in enumerate(items) if final not in s.lower()]:
                 i = rng.choice(pool)
                 return items[:i] + items[i + 1:], (
                     f"All records passed; removed a {component[:-1]} about a problem the records never showed.")
@@ -186,8 +182,7 @@ class TunedReflector:
         if not missing and not diags.get("not_loaded") and rng.random() < 0.5:
             return current, f"The {component} already matches the records; unchanged."
         if rng.random() < self.rates.over_specific:
-            picked = v.names_in_inputs(raw_inputs)
-            if picked:
+            if picked := v.names_in_inputs(raw_inputs):
                 extra = v.names_template.format(names=" and ".join(picked))
                 return current.rstrip() + extra, "Named the lists the records asked for."
         wanted = missing or seen

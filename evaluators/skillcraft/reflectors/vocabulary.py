@@ -150,8 +150,7 @@ def _chooser(find: Callable[[Records], list[T]], values: Callable[[T, list[T]], 
     """An over-specific edit: one of the items `find` reads out of the records, in one of the
     `wordings` filled with its `values` (of that item and of all found); None when the records hold none."""
     def edit(rng: random.Random, records: Records) -> str | None:
-        found = find(records)
-        if not found:
+        if not (found := find(records)):
             return None
         filled = values(rng.choice(found), found)
         return rng.choice(wordings).format(**filled)

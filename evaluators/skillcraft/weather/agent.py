@@ -33,8 +33,7 @@ def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str,
         res = run.ask(tools, f"geo:{plain}", "geocode", name=plain)
         if res is None:
             return None, []
-    candidates = res["results"]
-    if not candidates:
+    if not (candidates := res["results"]):
         return None, []
     if len(candidates) > 1 and not run.right("disambiguate_city", key):
         return candidates[0], candidates

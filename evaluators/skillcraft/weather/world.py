@@ -30,31 +30,22 @@ def to_imperial(variable: str, value: float | None) -> float | None:
         return None
     if variable.startswith("temperature"):
         return round(value * 9 / 5 + 32, 1)
-    if variable == "precipitation_sum":
-        return round(value / 25.4, 3)
-    return round(value / 1.609344, 1)
+    return round(value / 25.4, 3) if variable == "precipitation_sum" else round(value / 1.609344, 1)
+
+
+_TO_METRIC = {"°F": lambda v: round((v - 32) * 5 / 9, 1), "inch": lambda v: round(v * 25.4, 1),
+              "mph": lambda v: round(v * 1.609344, 1)}
 
 
 def to_metric(unit: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    if unit == "°F":
-        return round((value - 32) * 5 / 9, 1)
-    if unit == "inch":
-        return round(value * 25.4, 1)
-    if unit == "mph":
-        return round(value * 1.609344, 1)
-    return value
+    return value if value is None or unit not in _TO_METRIC else _TO_METRIC[unit](value)
 
 
 def summarise(dates: list[str], tmax: list[float | None], precip: list[float | None]) -> dict[str, Any]:
     """Mean of the daily maxima, total precipitation and the hottest day (nulls left out)."""
     days = [(d, t) for d, t in zip(dates, tmax, strict=True) if t is not None]
     rain = [p for p in precip if p is not None]
-    hottest: tuple[str, float] | None = None
-    for d, t in days:  # the earliest day wins a tie
-        if hottest is None or t > hottest[1]:
-            hottest = (d, t)
+    hottest = max(days, key=lambda x: x[1], default=None)  # the earliest day wins a tie
     return {
         "mean_temperature_max": round(sum(t for _, t in days) / len(days), 1) if days else None,
         "total_precipitation": round(sum(rain), 1),

@@ -110,8 +110,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
         if code is None:
             return
         key = f"{name}:{indicator}"
-        date = f"{task.start_year}:{task.end_year}" if run.right("skip_unneeded_calls", key) else ""
-        if not date:
+        if not (date := f"{task.start_year}:{task.end_year}" if run.right("skip_unneeded_calls", key) else ""):
             run.bump("wasted")
         paginate = run.right("paginate_to_end", key)
         rows, invalid = _pages(run, tools, code, indicator, date, paginate)

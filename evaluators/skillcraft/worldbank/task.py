@@ -94,8 +94,7 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
         if len(countries) > 1:
             block["largest_percent_change"] = best(percent_changes(countries))
         out["indicators"][indicator] = block
-    top = params.get("top")
-    if top:
+    if top := params.get("top"):
         rows = [(iso3, world.value(iso3, top["indicator"], int(top["year"]))) for iso3 in world.countries()]
         out["top"] = {"indicator": top["indicator"], "year": int(top["year"]),
                       "countries": top_entries(world, top["indicator"], rows, int(top["n"]))}
@@ -111,11 +110,9 @@ def parse_task(world: WorldBankWorld, case: Case) -> WorldBankTask:
         top = None if not raw_top else Top(str(raw_top["indicator"]), int(raw_top["year"]), int(raw_top["n"]))
     if not countries or not indicators:
         raise ValueError(f"case {case.id!r}: a worldbank task needs at least one country and one indicator")
-    unknown = [c for c in countries if fold(c) not in world.by_name or world.by_name[fold(c)] in world.aggregates]
-    if unknown:
+    if unknown := [c for c in countries if fold(c) not in world.by_name or world.by_name[fold(c)] in world.aggregates]:
         raise ValueError(f"case {case.id!r}: unknown worldbank country {unknown[0]!r}")
-    bad = [i for i in indicators + ((top.indicator,) if top else ()) if i not in UNITS]
-    if bad:
+    if bad := [i for i in indicators + ((top.indicator,) if top else ()) if i not in UNITS]:
         raise ValueError(f"case {case.id!r}: unknown worldbank indicator {bad[0]!r}")
     years = world.years
     if not years[0] <= start <= end <= years[-1] or (top and not years[0] <= top.year <= years[-1]):
