@@ -84,6 +84,13 @@ def first(items: list[Any], n: int) -> str:
     return ", ".join(map(str, items[:n])) + (", …" if len(items) > n else "")
 
 
+def absent(where: str, parts: str, message: str = "") -> list[Check]:
+    """The failed checks `<where>.<part>` of something the artifact lacks (a part marked "!" is
+    critical); the first one says it is missing."""
+    return [Check(f"{where}.{p.rstrip('!')}", False, p.endswith("!"), "" if i else message or f"{where}: missing from "
+                  "the artifact") for i, p in enumerate(parts.split())]
+
+
 def same(name: str, got: Any, want: Any) -> Check:
     """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
     return Check(name, got == want, False, f"{name} is {got}, expected {want}")

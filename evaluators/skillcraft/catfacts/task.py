@@ -60,41 +60,29 @@ def _words(text: str) -> frozenset[str]:
 
 def mentions(text: str, keyword: str) -> bool:
     """The keyword as a whole word, any case, or its plural ("sleep", "Sleep", "sleeps"; not "asleep")."""
-    found = _words(text)
-    return keyword in found or keyword + "s" in found
+    return not _words(text).isdisjoint((keyword, keyword + "s"))
 
 
 def passes(text: str, length: int, f: Filter, whole_words: bool = True) -> bool:
     """Does a fact pass the filter? (`whole_words=False`: the keyword as a case-sensitive substring.)"""
-    if f.keyword and not (mentions(text, f.keyword) if whole_words else f.keyword in text):
-        return False
-    if f.min_length is not None and length < f.min_length:
-        return False
-    return f.max_length is None or length <= f.max_length
+    return ((not f.keyword or (mentions(text, f.keyword) if whole_words else f.keyword in text))
+            and (f.min_length is None or length >= f.min_length) and (f.max_length is None or length <= f.max_length))
 
 
 def _filter(params: dict[str, Any]) -> Filter:
-    def opt(k: str) -> int | None:
-        return None if params.get(k) is None else int(params[k])
     keyword = params.get("keyword")
-    return Filter(None if keyword is None else str(keyword), opt("min_length"), opt("max_length"))
+    return Filter(None if keyword is None else str(keyword),
+                  *(None if params.get(k) is None else int(params[k]) for k in ("min_length", "max_length")))
 
 
 def ground_truth(world: CatFactsWorld, params: dict[str, Any]) -> dict[str, Any]:
     """The artifact a flawless agent writes (stored as the case's `expected`)."""
     f, n = _filter(params), int(params["n"])
-    facts: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    unique: dict[str, str] = {}  # the first text of each distinct fact, in listing order
     for entry in world.facts:
         text = html.unescape(entry["fact"])
-        key = normalise(text)
-        if key in seen:
-            continue
-        seen.add(key)
-        if passes(text, len(text), f):
-            facts.append({"fact": text, "length": len(text)})
-            if len(facts) == n:
-                break
+        unique.setdefault(normalise(text), text)
+    facts = [{"fact": t, "length": len(t)} for t in unique.values() if passes(t, len(t), f)][:n]
     return {"facts": facts, **summary(facts, bool(params.get("average")))}
 
 
@@ -132,19 +120,12 @@ _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 
 def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
-    exp = task.expected
-    raw = part(artifact, "facts", list)
-    facts = [x for x in raw if isinstance(x, dict) and isinstance(x.get("fact"), str)]
+    exp, f = task.expected, task.filter
+    facts = [x for x in part(artifact, "facts", list) if isinstance(x, dict) and isinstance(x.get("fact"), str)]
     texts = [str(x["fact"]) for x in facts]
-    f = task.filter
-    checks: list[Check] = []
-
-    count = artifact.get("count")
-    want = exp["count"]
-    msg = "" if count == want else (
-        f"count is {count}, expected {want}"
-        + (f": {want - len(facts)} of the {want} facts asked for are missing" if len(facts) < want else ""))
-    checks.append(Check("count", count == want, True, msg))
+    count, want = artifact.get("count"), exp["count"]
+    checks = [Check("count", count == want, True, "" if count == want else f"count is {count}, expected {want}"
+                    + (f": {want - len(facts)} of the {want} facts asked for are missing" if len(facts) < want else ""))]
 
     keys = [normalise(t) for t in texts]
     dupes = len(keys) - len(set(keys))
@@ -164,15 +145,11 @@ def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     checks.append(Check("filter", not bad, True, "" if not bad else (
         f"{sum(failing.values())} listed fact(s) do not pass the filter: " + ", ".join(bad))))
 
-    escaped = [t for t in texts if _ENTITY.search(t)]
-    cut = [t for t in texts if t.endswith("…")]
-    parts = []
-    if escaped:
-        example = _ENTITY.search(escaped[0]).group(0)  # type: ignore[union-attr]
-        parts.append(f"{len(escaped)} fact(s) contain HTML entities instead of the characters they stand for, "
-                     f"e.g. {example}")
-    if cut:
-        parts.append(f"{len(cut)} fact(s) are truncated: they end with … and the rest of the text is missing")
+    escaped = [m.group(0) for t in texts if (m := _ENTITY.search(t))]
+    cut = sum(t.endswith("…") for t in texts)
+    parts = [f"{len(escaped)} fact(s) contain HTML entities instead of the characters they stand for, "
+             f"e.g. {escaped[0]}"] if escaped else []
+    parts += [f"{cut} fact(s) are truncated: they end with … and the rest of the text is missing"] if cut else []
     checks.append(Check("text", not parts, True, "; ".join(parts)))
 
     have = set(keys)
@@ -180,12 +157,9 @@ def grade(task: CatFactsTask, artifact: dict[str, Any]) -> list[Check]:
     msg = ""
     if missing:
         k, n, eg = len(missing), len(exp["facts"]), missing[0] if len(missing[0]) <= 40 else missing[0][:37] + "..."
-        if dupes:
-            msg = f"duplicate facts took the places of {k} of the {n} expected facts (e.g. \"{eg}\")"
-        elif len(facts) < n:
-            msg = f"the listing was not read far enough: {k} of the {n} expected facts are missing (e.g. \"{eg}\")"
-        else:
-            msg = f"{k} of {n} expected facts missing (e.g. \"{eg}\")"
+        msg = (f"duplicate facts took the places of {k} of the {n} expected facts" if dupes else
+               f"the listing was not read far enough: {k} of the {n} expected facts are missing" if len(facts) < n
+               else f"{k} of {n} expected facts missing") + f' (e.g. "{eg}")'
     checks.append(Check("complete", not missing, False, msg))
 
     wrong = sum(1 for x in facts if x.get("length") != len(str(x["fact"])))

@@ -14,7 +14,7 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.pokemon.task import PokemonTask, totals
-from evaluators.skillcraft.pokemon.world import PokemonTools, effectiveness, types_of
+from evaluators.skillcraft.pokemon.world import PokemonTools, base_stat_total, effectiveness, types_of
 
 
 def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str, int]]:
@@ -60,11 +60,9 @@ def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, An
             p = _pokemon(run, tools, name)
             if p is None:
                 continue
-            stats = p["stats"]
-            if p.get("past_stats") and not run.right("use_current_stats", name):
-                stats = p["past_stats"][0]["stats"]
+            shown = p["past_stats"][0] if p.get("past_stats") and not run.right("use_current_stats", name) else p
             draft["members"].append({"species": name, "pokemon": p["name"], "stage": stage, "types": types_of(p),
-                                     "base_stat_total": sum(int(s["base_stat"]) for s in stats)})
+                                     "base_stat_total": base_stat_total(shown)})
     _rate_moves(run, tools, task, draft["members"])
     draft["strongest"] = misread(totals(draft["members"]), run.draws, "strongest:slip", fix=False)
     return draft

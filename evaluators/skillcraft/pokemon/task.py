@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
+from evaluators.skillcraft.family import Check, Task, best, common, first, number, part, reading_task, same
 from evaluators.skillcraft.pokemon.world import PokemonWorld, base_stat_total, effectiveness, members, types_of
 from gepa_lab import Case
 
@@ -82,17 +82,13 @@ def _cause(world: PokemonWorld, move: str, types: list[str], got: float) -> str:
 
 def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
-    exp = task.expected
-    world = task.world
-    rows = part(artifact, "members", list)
-    got = {str(r.get("species")): r for r in rows if isinstance(r, dict)}
+    exp, world = task.expected, task.world
+    got = {str(r.get("species")): r for r in part(artifact, "members", list) if isinstance(r, dict)}
     want = [m["species"] for m in exp["members"]]
-    missing = [s for s in want if s not in got]
-    extra = [s for s in got if s not in want]
+    missing, extra = [s for s in want if s not in got], [s for s in got if s not in want]
     msg = ""
     if missing:
-        msg = (f"{len(missing)} of {len(want)} chain members missing ("
-               + ", ".join(world.display_name(s) for s in missing[:4]) + (", …" if len(missing) > 4 else "") + ")")
+        msg = f"{len(missing)} of {len(want)} chain members missing ({first([world.display_name(s) for s in missing], 4)})"
     elif extra:
         msg = "members that are not in the chain: " + ", ".join(world.display_name(s) for s in extra[:4] if s in world.species)
     checks = [Check("members", not missing and not extra, True, msg)]
@@ -106,7 +102,7 @@ def grade(task: PokemonTask, artifact: dict[str, Any]) -> list[Check]:
         ok = total == m["base_stat_total"]
         msg = "" if ok else f"{where}: base_stat_total is {total}, expected {m['base_stat_total']}"
         past = (world.pokemon.get(m["pokemon"]) or {}).get("past_stats")
-        if not ok and total == (sum(int(s["base_stat"]) for s in past[0]["stats"]) if past else None):
+        if not ok and total == (base_stat_total(past[0]) if past else None):
             msg += "; it is the total of the older past_stats, not of the current stats"
         checks.append(Check(f"{name}.base_stat_total", ok, True, msg))
         for move, value in (m.get("multipliers") or {}).items():

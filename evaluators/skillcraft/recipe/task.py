@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import words
-from evaluators.skillcraft.family import Check, Task, common, first, part, reading_task, same
+from evaluators.skillcraft.family import Check, Task, absent, common, first, part, reading_task, same
 from evaluators.skillcraft.recipe.world import RecipeWorld
 from gepa_lab import Case
 
@@ -85,8 +85,7 @@ def entity_names(world: RecipeWorld) -> frozenset[str]:
 def _grade_list(section: str, value: str, exp: dict[str, Any], got: Any) -> list[Check]:
     where = f"{section}.{value}"
     if not isinstance(got, dict):
-        msg = f"{where}: missing from the artifact"
-        return [Check(f"{where}.count", False, True, msg), Check(f"{where}.ids", False, False, "")]
+        return absent(where, "count! ids")
     ids = [str(i) for i in got.get("dish_ids") or []]
     unique = set(ids)
     missing = [i for i in exp["dish_ids"] if i not in unique]
@@ -112,18 +111,13 @@ def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check
     rid = exp["id"]
     where = f"recipes.{rid}"
     if got is None:
-        msg = f"recipes: recipe {rid} ({exp['name']}) is missing"
-        return [Check(f"{where}.present", False, True, msg), Check(f"{where}.fields", False, True, ""),
-                Check(f"{where}.units", False, True, ""), Check(f"{where}.values", False, False, "")]
+        return absent(where, "present! fields! units! values", f"recipes: recipe {rid} ({exp['name']}) is missing")
     checks = [Check(f"{where}.present", True, True)]
-    absent = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
+    unset = [f for f in REQUIRED_RECIPE_FIELDS if f not in got]
     lines = part(got, "ingredients", list)
     short = len(exp["ingredients"]) - len(lines)
-    problems = []
-    if absent:
-        problems.append("missing required field(s): " + ", ".join(absent))
-    if short > 0:
-        problems.append(f"{short} ingredient line(s) dropped (expected {len(exp['ingredients'])}, got {len(lines)})")
+    problems = ["missing required field(s): " + ", ".join(unset)] if unset else []
+    problems += [f"{short} ingredient line(s) dropped (expected {len(exp['ingredients'])}, got {len(lines)})"] * (short > 0)
     checks.append(Check(f"{where}.fields", not problems, True, f"{where}: " + "; ".join(problems) if problems else ""))
     bad_units = sorted({str(x.get("unit")) for x in lines if isinstance(x, dict)
                         and x.get("unit") is not None and x.get("unit") not in METRIC_UNITS})
@@ -140,8 +134,7 @@ def _grade_recipe(exp: dict[str, Any], got: dict[str, Any] | None) -> list[Check
             wrong += q is not None
         elif not isinstance(q, (int, float)) or abs(q - line["quantity"]) > 0.01 * line["quantity"] + 1e-9:
             wrong += 1
-    if got.get("cuisine", exp["cuisine"]) != exp["cuisine"]:
-        wrong += 1
+    wrong += got.get("cuisine", exp["cuisine"]) != exp["cuisine"]
     checks.append(Check(f"{where}.values", wrong == 0, False,
                         f"{where}: {wrong} value(s) differ from the metric ground truth" if wrong else ""))
     return checks
@@ -153,9 +146,7 @@ def grade(task: RecipeTask, artifact: dict[str, Any]) -> list[Check]:
     checks: list[Check] = []
     for by, value in task.lists:
         section = SECTIONS[by]
-        got = artifact.get(section)
-        got_list = got.get(value) if isinstance(got, dict) else None
-        checks += _grade_list(section, value, exp[section][value], got_list)
+        checks += _grade_list(section, value, exp[section][value], part(artifact, section, dict).get(value))
     if "recipes" in exp:
         got_recipes = {str(r.get("id")): r for r in artifact.get("recipes") or [] if isinstance(r, dict)}
         for rec in exp["recipes"]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.skillcraft.concepts import tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, first, part, reading_task, same
+from evaluators.skillcraft.family import Check, Task, absent, best, common, first, part, reading_task, same
 from evaluators.skillcraft.weather.world import METRIC, UNIT_KEYS, WeatherWorld, summarise
 from gepa_lab import Case
 
@@ -120,9 +120,7 @@ def _close(a: Any, b: Any) -> bool:
 
 def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
     if not isinstance(got, dict):
-        return [Check(f"{where}.location", False, True, f"{where}: missing from the artifact"),
-                Check(f"{where}.days", False, True, ""), Check(f"{where}.units", False, True, ""),
-                Check(f"{where}.values", False, False, ""), Check(f"{where}.summary", False, True, "")]
+        return absent(where, "location! days! units! values summary!")
     checks: list[Check] = []
     lat, lon = got.get("latitude"), got.get("longitude")
     here = (isinstance(lat, (int, float)) and isinstance(lon, (int, float))

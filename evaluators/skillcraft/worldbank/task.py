@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold, tokens, words
-from evaluators.skillcraft.family import Check, Task, best, common, number, part, reading_task, same
+from evaluators.skillcraft.family import Check, Task, absent, best, common, number, part, reading_task, same
 from evaluators.skillcraft.worldbank.world import UNITS, WorldBankWorld
 from gepa_lab import Case
 
@@ -174,9 +174,7 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
                    world: WorldBankWorld) -> list[Check]:
     where = f'"{name}" {indicator}'
     if not isinstance(got, dict):
-        return [Check(f"{where}.country", False, True, f"{where}: missing from the artifact"),
-                Check(f"{where}.years", False, True, ""), Check(f"{where}.values", False, True, ""),
-                Check(f"{where}.change", False, True, "")]
+        return absent(where, "country! years! values! change!")
     checks = []
     code = got.get("iso3")
     ok = code == exp["iso3"]
