@@ -69,18 +69,14 @@ def feedback_findings(feedback: str, failed: bool) -> list[Finding]:
             continue  # blank, a heading, or a status / metrics line ("skill loaded: yes", "5% of …")
         critical = "critical" in line.lower()[:20]
         line = line.replace("[critical]", "").strip()
-        text = deidentify(line)
-        found_parts = statements(text)
+        found_parts = statements(deidentify(line))
         if not any(is_problem(s) for s in found_parts):
             continue
         # Problem statements, plus any rule the line states ("quantities must be in g, ml or pcs").
         parts = [s for s in found_parts if is_problem(s) or re.search(r"\b(?:must|should)\b", s)]
         problem = "; ".join(parts)
-        found = content(problem)
-        if len(found) < 2:
-            continue
-        weight = (2.0 if critical else 1.0) * (1.5 if failed else 1.0)
-        out.append(Finding(problem, found, weight))
+        if len(found := content(problem)) >= 2:
+            out.append(Finding(problem, found, (2.0 if critical else 1.0) * (1.5 if failed else 1.0)))
     return out
 
 
@@ -89,16 +85,13 @@ def _calls(trace: str) -> list[dict[str, Any]]:
         data = json.loads(trace)
     except (TypeError, ValueError):
         return []
-    if not isinstance(data, dict):
-        return []
     calls = next((v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)
-                  and "tool" in v[0]), [])
+                  and "tool" in v[0]), []) if isinstance(data, dict) else []
     return [c for c in calls if isinstance(c, dict)]
 
 
 def _args(call: dict[str, Any]) -> dict[str, Any]:
-    args = call.get("args")
-    return args if isinstance(args, dict) else {}
+    return args if isinstance(args := call.get("args"), dict) else {}
 
 
 def trace_findings(trace: str, failed: bool) -> list[Finding]:
@@ -150,9 +143,7 @@ def _loaded_flag(rec: dict[str, Any]) -> bool | None:
             if "skill" in k.lower() and ("load" in k.lower() or "used" in k.lower()):
                 return bool(v)
     low = str(rec.get("feedback", "")).lower()
-    if "skill loaded: no" in low or "skill not loaded" in low:
-        return False
-    return None
+    return False if "skill loaded: no" in low or "skill not loaded" in low else None
 
 
 def gather(records: list[dict[str, Any]]) -> Evidence:
@@ -164,14 +155,10 @@ def gather(records: list[dict[str, Any]]) -> Evidence:
             failed = float(rec.get("score", 1.0)) < FAILING
         except (TypeError, ValueError):
             failed = True
-        if failed and _loaded_flag(rec) is False:
-            not_loaded += 1
+        not_loaded += failed and _loaded_flag(rec) is False
         share = re.search(r"(\d+)%\s+of\s+(?:the\s+)?[\w,\s-]{0,30}budget", str(rec.get("feedback", "")))
-        if not failed and share and int(share.group(1)) >= 30:  # a "N% of the … budget" phrase
-            heavy += 1
-        findings = feedback_findings(str(rec.get("feedback", "")), failed)
-        findings += trace_findings(str(rec.get("trace", "")), failed)
-        for f in findings:
+        heavy += bool(not failed and share and int(share.group(1)) >= 30)  # a "N% of the … budget" phrase
+        for f in feedback_findings(str(rec.get("feedback", "")), failed) + trace_findings(str(rec.get("trace", "")), failed):
             home = next((p for p in problems if jaccard(p.words, f.words) >= MERGE), None)
             if home is None:
                 home = Problem(f.text, f.words, f.fix)
@@ -182,6 +169,5 @@ def gather(records: list[dict[str, Any]]) -> Evidence:
     for p in problems:
         p.text = min(p.texts, key=lambda t: (-p.texts[t], len(t), t))
         p.words = content(p.text)
-    ordered = sorted(problems, key=lambda p: (-p.weight, -len(p.records), p.text))
-    return Evidence(tuple(ordered), not_loaded, heavy,
+    return Evidence(tuple(sorted(problems, key=lambda p: (-p.weight, -len(p.records), p.text))), not_loaded, heavy,
                     tuple(str(r.get("input", "")) for r in records))

@@ -62,13 +62,10 @@ class TunedReflector:
                           canonical_json(records))
         diags = self._diagnose(records)
         current = fields.get(component)
-        value: Any
         if rng.random() < self.rates.noop or current is None:
             return {**fields, "rationale": "The records give no clear evidence against this component; kept it."}
-        if isinstance(current, (list, tuple)):
-            value, why = self._edit_list(rng, component, list(current), diags, records, fields)
-        else:
-            value, why = self._edit_text(rng, component, str(current), diags, records)
+        value, why = (self._edit_list(rng, component, list(current), diags, records, fields)
+                      if isinstance(current, (list, tuple)) else self._edit_text(rng, component, str(current), diags, records))
         return {**fields, component: value, "rationale": why}
 
     # -- diagnosis -------------------------------------------------------------------------
@@ -83,8 +80,7 @@ class TunedReflector:
                     found[d.key] = found.get(d.key, 0.0) + d.weight * min(hits, 3) * (1.5 if failed else 1.0)
             if "skill loaded: no" in text and failed:
                 found["not_loaded"] = found.get("not_loaded", 0.0) + 2.0
-            m = _TOKENS.search(text)
-            if m and int(m.group(2)) >= 40 and not failed:
+            if (m := _TOKENS.search(text)) and int(m.group(2)) >= 40 and not failed:
                 found["tokens"] = found.get("tokens", 0.0) + 1.0
         return found
 
@@ -102,16 +98,13 @@ class TunedReflector:
         total_chars = sum(len(str(x)) if isinstance(x, str) else sum(map(len, x)) for x in fields.values())
         roll = rng.random()
         if roll < self.rates.bloat and total_chars < _MAX_SKILL_CHARS:
-            extra = rng.sample(v.bloat, rng.randint(2, 3))
-            return items + extra, "Made the guidance more thorough so the agent overlooks nothing."
+            return items + rng.sample(v.bloat, rng.randint(2, 3)), "Made the guidance more thorough so the agent overlooks nothing."
         roll -= self.rates.bloat
-        if roll < self.rates.over_specific:
-            if specific := v.over_specific(rng, records):
-                return self._insert(items, specific, component), (
-                    "The records show exact counts for these lists; added them so the agent collects "
-                    "the right number of items.")
-        key = self._pick(rng, diags, set(vocab))
-        if key is None:
+        if roll < self.rates.over_specific and (specific := v.over_specific(rng, records)):
+            return self._insert(items, specific, component), (
+                "The records show exact counts for these lists; added them so the agent collects "
+                "the right number of items.")
+        if (key := self._pick(rng, diags, set(vocab))) is None:
             return self._no_failure_edit(rng, component, items, diags)
         d_summary = next((d.summary for d in v.diagnoses if d.key == key), key)
         options = list(vocab[key])
@@ -120,9 +113,8 @@ class TunedReflector:
         existing = [i for i, s in enumerate(items) if any(w in s.lower() for w in related)]
         if existing and rng.random() < 0.45:
             i = existing[0]  # tighten the step that already talks about this
-            new = list(items)
-            new[i] = text if rng.random() < 0.5 else f"{items[i].rstrip('.')}; {text[0].lower()}{text[1:]}"
-            return new, f"Records show {d_summary}; tightened the existing {component[:-1]} about it."
+            tightened = text if rng.random() < 0.5 else f"{items[i].rstrip('.')}; {text[0].lower()}{text[1:]}"
+            return items[:i] + [tightened] + items[i + 1:], f"Records show {d_summary}; tightened the existing {component[:-1]} about it."
         if len(items) >= 6 and rng.random() < 0.25:
             j = rng.randrange(len(items) - 1)  # merge two neighbours to keep the list short
             merged = f"{items[j].rstrip('.')}; {items[j + 1][0].lower()}{items[j + 1][1:]}"
@@ -140,9 +132,8 @@ class TunedReflector:
             rule, topic = rng.choice(v.overgeneral)
             related = [i for i, s in enumerate(items) if any(w in s.lower() for w in topic)]
             if related:  # replace the guardrail the records never needed with a leaner rule
-                new = list(items)
-                new[related[0]] = rule
-                return new, "All records passed without needing this guardrail; replaced it with a leaner rule."
+                return items[:related[0]] + [rule] + items[related[0] + 1:], (
+                    "All records passed without needing this guardrail; replaced it with a leaner rule.")
             return self._insert(items, rule, component), (
                 "All records passed; cut work the records did not need to save tokens.")
         roll -= self.rates.overgeneral
@@ -166,9 +157,9 @@ class TunedReflector:
             return list(items)
         if component == "steps":
             # New work goes before the final "write the file" step, as a careful editor would.
-            for i in range(len(items) - 1, -1, -1):
-                if self.vocab.final_step_word in items[i].lower():
-                    return items[:i] + [text] + items[i:]
+            last = [i for i, s in enumerate(items) if self.vocab.final_step_word in s.lower()]
+            if last:
+                return items[:last[-1]] + [text] + items[last[-1]:]
         return items + [text]
 
     # -- when_to_use / description ---------------------------------------------------------
@@ -185,13 +176,10 @@ class TunedReflector:
             if picked := v.names_in_inputs(raw_inputs):
                 extra = v.names_template.format(names=" and ".join(picked))
                 return current.rstrip() + extra, "Named the lists the records asked for."
-        wanted = missing or seen
         phrase = ", ".join(seen[:-1]) + (" and " if len(seen) > 1 else "") + (seen[-1] if seen else "")
-        added = ", ".join(wanted)
-        templates = v.when_templates if component == "when_to_use" else v.description_templates
-        template = rng.choice(templates)
+        template = rng.choice(v.when_templates if component == "when_to_use" else v.description_templates)
         if "{c}" in template:  # appending: name only what is missing
-            phrase = added
+            phrase = ", ".join(missing or seen)
         text = template.format(p=phrase or v.default_phrase, c=current.rstrip())
         why = ("The skill was not loaded on failing records; " if diags.get("not_loaded") else "") + (
             f"made the {component} name the task types seen in the records ({phrase or 'the task'}).")
