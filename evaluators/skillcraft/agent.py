@@ -142,21 +142,19 @@ class AgentRun:
         `rate_limited` retry only while retry_transient_errors holds for the attempt (`key`: the
         call's occurrence). Returns the result, or None for a skipped error or another error."""
         fn = partial(getattr(tools, tool), **args)
-        attempt = 0
-        while True:
+        for attempt in range(MAX_RETRIES + 1):
             res = self.call(tool, args, fn)
             if "error" not in res:
                 return res  # type: ignore[no-any-return]
             if res["error"] != "rate_limited":
                 return None
             self.bump("rate_limited")
-            if attempt < MAX_RETRIES and self.right("retry_transient_errors", f"{key}:{attempt}"):
-                self.bump("retried")
-                self.latency_ms += float(res.get("retry_after_ms", 0.0))  # the wait
-                attempt += 1
-                continue
-            self.bump("not_retried")
-            return None
+            if attempt == MAX_RETRIES or not self.right("retry_transient_errors", f"{key}:{attempt}"):
+                break
+            self.bump("retried")
+            self.latency_ms += float(res.get("retry_after_ms", 0.0))  # the wait
+        self.bump("not_retried")
+        return None
 
     def repeat_until_noticed(self, tools: Any, key: str, tool: str, **args: Any) -> None:
         """The loop: re-send the identical call of the tools' method `tool` until the agent notices

@@ -138,10 +138,7 @@ def _prohibited(clause: list[str]) -> list[tuple[str, int]]:
     for i, tok in enumerate(clause):
         if not (tok in NEGATORS or (tok == "not" and i > 0 and clause[i - 1] == "do")):
             continue
-        j = i + 1
-        while j < len(clause) and clause[j] in _FILLER:
-            j += 1
-        if j < len(clause):
+        if (j := next((k for k in range(i + 1, len(clause)) if clause[k] not in _FILLER), None)) is not None:
             found.append((stem(clause[j]), j))
     return found
 
@@ -154,9 +151,7 @@ def contradicts(concept: Concept, text: str) -> bool:
                 return True
     for part in re.split(r"[.;:!?\n,]+|\s[-–—]\s", text.lower()):
         sub = tokens(part)
-        k = 0
-        while k < len(sub) - 1 and sub[k] in _LEAD_INS:
-            k += 1
+        k = next((k for k in range(len(sub) - 1) if sub[k] not in _LEAD_INS), len(sub) - 1)
         if sub and sub[k] in concept.lapses:
             return True
     return False

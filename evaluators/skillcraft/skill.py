@@ -56,14 +56,9 @@ class SkillProfile:
 
     def guidance(self, entities: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
         """Behaviours instructed (and contradicted) by the items that apply to this task."""
-        pos: set[str] = set()
-        anti: set[str] = set()
-        for item in self.items:
-            if item.scope and not (item.scope & entities):
-                continue  # a step about "Dessert" does nothing for a Seafood task
-            pos |= item.positive
-            anti |= item.anti
-        return frozenset(pos), frozenset(anti)
+        # A step about "Dessert" does nothing for a Seafood task.
+        applying = [item for item in self.items if not item.scope or item.scope & entities]
+        return frozenset().union(*(i.positive for i in applying)), frozenset().union(*(i.anti for i in applying))
 
     def caps_for(self, value: str) -> list[Cap]:
         """Copied counts that apply to one listing (unscoped ones apply to every listing)."""

@@ -87,8 +87,7 @@ def ground_truth(world: WorldBankWorld, params: dict[str, Any]) -> dict[str, Any
         countries: dict[str, Any] = {}
         for name in params["countries"]:
             iso3 = world.by_name[fold(name)]
-            points = [(y, world.value(iso3, indicator, y)) for y in range(start, end + 1)]
-            valued = [(y, v) for y, v in points if v is not None]
+            valued = [(y, v) for y in range(start, end + 1) if (v := world.value(iso3, indicator, y)) is not None]
             countries[name] = series_entry(indicator, iso3, valued)
         block: dict[str, Any] = {"unit": UNITS[indicator][0], "countries": countries}
         if len(countries) > 1:
@@ -220,22 +219,15 @@ def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
 
 def _grade_top(exp: dict[str, Any], got: Any, aggregate_codes: frozenset[str]) -> list[Check]:
     want = [c["iso3"] for c in exp["countries"]]
-    rows = part(got, "countries", list)
-    codes = [r.get("iso3") for r in rows if isinstance(r, dict)]
-    ok = codes == want
-    msg = ""
-    if not ok:
-        aggregates = [str(r.get("name") or r.get("iso3")) for r in rows
-                      if isinstance(r, dict) and r.get("iso3") in aggregate_codes]
-        missing = [c for c in want if c not in codes]
-        if aggregates:
-            msg = f"top: lists aggregates, not countries: {', '.join(aggregates[:3])}"
-        elif missing:
-            msg = f"top: {len(missing)} of {len(want)} expected countries missing ({', '.join(missing)})"
-        else:
-            msg = f"top: countries are {', '.join(map(str, codes))}, expected {', '.join(want)}"
-    values = {r.get("iso3"): r.get("value") for r in rows if isinstance(r, dict)}
+    rows = [r for r in part(got, "countries", list) if isinstance(r, dict)]
+    codes = [r.get("iso3") for r in rows]
+    aggregates = [str(r.get("name") or r.get("iso3")) for r in rows if codes != want and r.get("iso3") in aggregate_codes]
+    missing = [c for c in want if c not in codes]
+    msg = ("" if codes == want else f"top: lists aggregates, not countries: {', '.join(aggregates[:3])}" if aggregates
+           else f"top: {len(missing)} of {len(want)} expected countries missing ({', '.join(missing)})" if missing
+           else f"top: countries are {', '.join(map(str, codes))}, expected {', '.join(want)}")
+    values = {r.get("iso3"): r.get("value") for r in rows}
     values_ok = all(_close(values.get(c["iso3"]), c["value"]) for c in exp["countries"])
-    return [Check("top.countries", ok, True, msg),
+    return [Check("top.countries", codes == want, True, msg),
             Check("top.values", values_ok, False, "" if values_ok else "top: values differ from the ground truth")]
 

@@ -44,10 +44,8 @@ class WorldBankWorld:
         self.indicators: dict[str, dict[str, Any]] = dict(data["indicators"])
         # iso3 -> country or aggregate (with its series)
         self.entries: dict[str, dict[str, Any]] = {c["id"]: c for c in data["countries"]}
-        self.codes: dict[str, str] = {}  # upper-case iso3 / iso2 -> iso3
-        for c in self.entries.values():
-            self.codes[c["id"].upper()] = c["id"]
-            self.codes[c["iso2Code"].upper()] = c["id"]
+        # upper-case iso3 / iso2 -> iso3
+        self.codes: dict[str, str] = {k.upper(): c["id"] for c in self.entries.values() for k in (c["id"], c["iso2Code"])}
         self.by_name = {fold(c["name"]): c["id"] for c in self.entries.values()}  # folded name -> iso3
         self.aggregates = frozenset(c["id"] for c in self.entries.values() if c["region"]["value"] == "Aggregates")
         # what get_countries returns per entry, in name order, and the folded names in the same order
@@ -84,9 +82,7 @@ class WorldBankWorld:
         if len(parts) > 2 or not all(p.isdigit() and len(p) == 4 for p in parts):
             return None
         first, last = int(parts[0]), int(parts[-1])
-        if first > last or first < self.years[0] or last > self.years[-1]:
-            return None
-        return first, last
+        return (first, last) if self.years[0] <= first <= last <= self.years[-1] else None
 
 
 class WorldBankTools(Api[WorldBankWorld]):
@@ -125,12 +121,8 @@ class WorldBankTools(Api[WorldBankWorld]):
         if span is None:
             return _invalid("date", date)
         years = range(span[1], span[0] - 1, -1)  # newest first
-        if code == "ALL":
-            keys = [(iso3, y) for y in years for iso3 in w.all_order]
-            size = w.per_page_all
-        else:
-            keys = [(w.codes[code], y) for y in years]
-            size = w.per_page
+        keys = [(iso3, y) for y in years for iso3 in (w.all_order if code == "ALL" else [w.codes[code]])]
+        size = w.per_page_all if code == "ALL" else w.per_page
         pages = max(1, math.ceil(len(keys) / size))
         chunk = keys[(page - 1) * size: page * size] if page >= 1 else []
         result = {"page": page, "pages": pages, "per_page": size, "total": len(keys), "lastupdated": w.lastupdated,
