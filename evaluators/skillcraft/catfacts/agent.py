@@ -43,11 +43,8 @@ def _read_on(run: AgentRun, tools: CatFactsTools, page: int) -> None:
 
 def _collect(run: AgentRun, tools: CatFactsTools, task: CatFactsTask) -> list[dict[str, Any]]:
     f = task.filter
-    dedupe = run.right("dedupe_facts")
-    whole_words = run.right("match_whole_words")
-    measure = run.right("measure_length")
-    decode = run.right("decode_entities")
-    paginate = run.right("paginate_until_enough")
+    dedupe, whole_words, measure, decode, paginate = map(run.right, (
+        "dedupe_facts", "match_whole_words", "measure_length", "decode_entities", "paginate_until_enough"))
     # A cut fact can qualify only when the filter allows facts longer than the cut.
     cut_matters = f.max_length is None or f.max_length > tools.world.truncate_at
     out: list[dict[str, Any]] = []

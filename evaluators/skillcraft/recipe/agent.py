@@ -82,8 +82,7 @@ def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
 
 def _assemble(run: AgentRun, task: RecipeTask, collected: dict[tuple[str, str], Listing],
               recipes: list[dict[str, Any]]) -> dict[str, Any]:
-    dedupe = run.right("dedupe_by_id")
-    count_ok = run.right("count_per_category")
+    dedupe, count_ok = run.right("dedupe_by_id"), run.right("count_per_category")
     draft: dict[str, Any] = {}
     union: set[str] = set()
     listed = 0
@@ -103,8 +102,7 @@ def _assemble(run: AgentRun, task: RecipeTask, collected: dict[tuple[str, str], 
 
 def validate(run: AgentRun, draft: dict[str, Any], task: RecipeTask) -> None:
     """A validating agent re-reads its draft and catches some defects (not missing data)."""
-    dupes = run.draws.below("fix:dupes", 0.7)
-    counts = run.draws.below("fix:counts", 0.5)
+    dupes, counts = run.draws.below("fix:dupes", 0.7), run.draws.below("fix:counts", 0.5)
     union: set[str] = set()
     for section in SECTIONS.values():
         for entry in (draft.get(section) or {}).values():

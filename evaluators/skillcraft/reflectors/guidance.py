@@ -61,22 +61,14 @@ def remedy(problem: str, fix: str = "") -> str:
     if fix:
         return fix
     parts = [p for p in problem.split("; ") if p]
-    fixes: list[str] = []
-    for i, part in enumerate(parts):
-        found = _rule(part, parts[i - 1] if i else "")
-        if found and found not in fixes:
-            fixes.append(found)
-    if not fixes:
-        return f"avoid this: {problem}"
-    return "; ".join(fixes[:2])
+    fixes = list(dict.fromkeys(found for i, part in enumerate(parts) if (found := _rule(part, parts[i - 1] if i else ""))))
+    return "; ".join(fixes[:2]) if fixes else f"avoid this: {problem}"
 
 
 def as_step(problem: str, rng: random.Random, fix: str = "") -> str:
     fixed = remedy(problem, fix)
     template = rng.choice(("{fix}", "{fix}", "Before writing the output, {fix}", "Always {fix}"))
-    if fixed.startswith("avoid"):
-        template = "{fix}"
-    return _fit(sentence(template.format(fix=fixed)))
+    return _fit(sentence(fixed if fixed.startswith("avoid") else template.format(fix=fixed)))
 
 
 def as_pitfall(problem: str, rng: random.Random, fix: str = "") -> str:
@@ -112,9 +104,7 @@ def insert(items: list[str], text: str, component: str) -> list[str]:
     one that produces the output) when there are several."""
     best = max(range(len(items)), key=lambda i: similar(items[i], text), default=None)
     if best is not None and similar(items[best], text) >= DUPLICATE:
-        out = list(items)
-        out[best] = text if len(text) >= len(items[best]) else items[best]
-        return out
+        return items[:best] + [text if len(text) >= len(items[best]) else items[best]] + items[best + 1:]
     if component == "steps" and len(items) >= 2:
         return items[:-1] + [text] + items[-1:]
     return items + [text]

@@ -77,13 +77,9 @@ def deidentify(text: str) -> str:
     t = _QUOTED.sub(" ", t)
     t = _DOTTED.sub(_dotted, t)
     t = _NUMBERISH.sub(" ", t)
-    kept = []
-    for i, tok in enumerate(t.split()):
-        bare = tok.strip(".,;:()[]!?")
-        if i > 0 and bare[:1].isupper() and not bare.isupper():
-            continue  # a proper name (a category, a city, a dish)
-        kept.append(tok)
-    t = " ".join(kept)
+    # Proper names (a category, a city, a dish) go.
+    t = " ".join(tok for i, tok in enumerate(t.split())
+                 if not (i > 0 and (bare := tok.strip(".,;:()[]!?"))[:1].isupper() and not bare.isupper()))
     t = re.sub(r"\(\s*\)|\[\s*\]", " ", t)
     t = re.sub(r"\s+([,;:.)])", r"\1", t)
     t = re.sub(r"([,;:(])\s*(?=[,;:.)])", "", t)

@@ -31,9 +31,7 @@ def _locate(run: AgentRun, tools: WeatherTools, place: Place) -> tuple[dict[str,
             run.repeat_until_noticed(tools, key, "geocode", name=place.name)
         plain = tools.world.cities[place.city_id]["ascii_name"]
         res = run.ask(tools, f"geo:{plain}", "geocode", name=plain)
-        if res is None:
-            return None, []
-    if not (candidates := res["results"]):
+    if res is None or not (candidates := res["results"]):
         return None, []
     if len(candidates) > 1 and not run.right("disambiguate_city", key):
         return candidates[0], candidates
@@ -62,8 +60,7 @@ def _forecast(run: AgentRun, tools: WeatherTools, spot: dict[str, Any], task: We
 def _entry(run: AgentRun, task: WeatherTask, spot: dict[str, Any], windows: list[dict[str, Any]],
            key: str) -> dict[str, Any]:
     units = windows[0]["daily_units"] if windows else {}
-    convert = run.right("convert_units", key)
-    keep_nulls = run.right("keep_null_days", key)
+    convert, keep_nulls = run.right("convert_units", key), run.right("keep_null_days", key)
     rows = []
     for w in windows:
         daily = w["daily"]
@@ -115,8 +112,7 @@ def _wettest(cities: dict[str, Any], draws: Draws, fix: bool) -> str | None:
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WeatherTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing data)."""
-    resummarise = run.draws.below("fix:summary", 0.5)
-    relabel = run.draws.below("fix:units", 0.4)
+    resummarise, relabel = run.draws.below("fix:summary", 0.5), run.draws.below("fix:units", 0.4)
     for entry in draft["cities"].values():
         rows = entry["daily"]
         if relabel and any(u != METRIC[k] for k, u in entry["units"].items()):

@@ -128,8 +128,7 @@ def _country(run: AgentRun, tools: WorldBankTools, task: WorldBankTask, name: st
 
 def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
     """A validating agent re-reads its draft and fixes some defects (never missing data)."""
-    reorder = run.draws.below("fix:order", 0.7)
-    rescale = run.draws.below("fix:units", 0.6)
+    reorder, rescale = run.draws.below("fix:order", 0.7), run.draws.below("fix:units", 0.6)
     for indicator, block in draft["indicators"].items():
         divisor = UNITS[indicator][1]
         raw = block["unit"] != UNITS[indicator][0]
