@@ -37,9 +37,8 @@ def ground_truth(world: RecipeWorld, params: dict[str, Any]) -> dict[str, Any]:
         union.update(ids)
         out.setdefault(SECTIONS[by], {})[value] = {"count": len(ids), "dish_ids": ids}
     if params["details"]:
-        wanted: set[str] = set()
-        for cat, cui in params["details"]:
-            wanted |= set(world.true_ids("category", cat)) & set(world.true_ids("cuisine", cui))
+        wanted = set[str]().union(*(set(world.true_ids("category", cat)) & set(world.true_ids("cuisine", cui))
+                                    for cat, cui in params["details"]))
         out["recipes"] = [recipe_entry(world, world.recipes[i]) for i in sorted(wanted)]
     out["total_unique_dishes"] = len(union)
     return out

@@ -147,12 +147,9 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
     checks.append(Check(f"{where}.units", not wrong, True, "" if not wrong else (
         f"{where}: " + ", ".join(f"{k} in {UNIT_WORDS.get(str(v), v)}" for k, v in wrong.items())
         + "; the task asks for " + ", ".join(UNIT_WORDS[METRIC[k]] for k in wrong))))
-    differ = 0
-    for r in exp["daily"]:
-        g = rows.get(r["date"])
-        if g is None or g == r:  # missing (the days check reports it) or exactly right
-            continue
-        differ += sum(not _close(g.get(k), v) for k, v in r.items() if k != "date")
+    # A missing day is the days check's to report; an exactly right one has nothing to count.
+    differ = sum(not _close(g.get(k), v) for r in exp["daily"] if (g := rows.get(r["date"])) is not None and g != r
+                 for k, v in r.items() if k != "date")
     checks.append(Check(f"{where}.values", differ == 0, False,
                         f"{where}: {differ} daily value(s) differ from the ground truth" if differ else ""))
     summary = part(got, "summary", dict)
@@ -166,11 +163,9 @@ def _grade_place(where: str, exp: dict[str, Any], got: Any) -> list[Check]:
 
 def grade(task: WeatherTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
-    exp = task.expected
-    got_cities = part(artifact, "cities", dict)
-    checks: list[Check] = []
-    for place in task.places:
-        checks += _grade_place(f'cities["{place.label}"]', exp["cities"][place.label], got_cities.get(place.label))
+    exp, got_cities = task.expected, part(artifact, "cities", dict)
+    checks = [c for p in task.places
+              for c in _grade_place(f'cities["{p.label}"]', exp["cities"][p.label], got_cities.get(p.label))]
     if "wettest_city" in exp:
         checks.append(same("wettest_city", artifact.get("wettest_city"), exp["wettest_city"]))
     return checks

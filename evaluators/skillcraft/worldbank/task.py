@@ -174,12 +174,10 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
     where = f'"{name}" {indicator}'
     if not isinstance(got, dict):
         return absent(where, "country! years! values! change!")
-    checks = []
     code = got.get("iso3")
-    ok = code == exp["iso3"]
-    other = world.names.get(str(code), "no country")
-    checks.append(Check(f"{where}.country", ok, True, "" if ok else (
-        f"{where}: the series is for country code {code} ({other}), not for {name} ({exp['iso3']})")))
+    checks = [Check(f"{where}.country", code == exp["iso3"], True, "" if code == exp["iso3"] else (
+        f"{where}: the series is for country code {code} ({world.names.get(str(code), 'no country')}), not for "
+        f"{name} ({exp['iso3']})"))]
     years_ok = got.get("start_year") == exp["start_year"] and got.get("end_year") == exp["end_year"]
     checks.append(Check(f"{where}.years", years_ok, True, "" if years_ok else _years_message(where, got, exp)))
     # Values are judged against the data for the years the artifact claims (a wrong year is the years
@@ -188,20 +186,17 @@ def _grade_country(indicator: str, name: str, exp: dict[str, Any], got: Any,
     checks.append(Check(f"{where}.values", values_ok, True, msg))
     change_ok = _close(got.get("change"), exp["change"], 1e-3) and _close(got.get("percent_change"), exp["percent_change"],
                                                                           0.0, 0.02)
-    msg = ""
-    if not change_ok:
-        msg = (f"{where}: change / percent_change are {got.get('change')} / {got.get('percent_change')}, expected "
-               f"{exp['change']} / {exp['percent_change']}")
-        if years_ok and values_ok:
-            msg += "; they were not computed from the start and end values"
+    msg = "" if change_ok else (
+        f"{where}: change / percent_change are {got.get('change')} / {got.get('percent_change')}, expected "
+        f"{exp['change']} / {exp['percent_change']}" + ("; they were not computed from the start and end values"
+                                                       if years_ok and values_ok else ""))
     checks.append(Check(f"{where}.change", change_ok, True, msg))
     return checks
 
 
 def grade(task: WorldBankTask, artifact: dict[str, Any]) -> list[Check]:
     """Rubric checks of the written artifact against the ground truth."""
-    exp = task.expected
-    got_inds = part(artifact, "indicators", dict)
+    exp, got_inds = task.expected, part(artifact, "indicators", dict)
     checks: list[Check] = []
     for indicator, block in exp["indicators"].items():
         got = part(got_inds, indicator, dict)
