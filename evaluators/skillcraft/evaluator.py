@@ -41,10 +41,7 @@ def default_data_dir(family: str) -> Path:
 
 def fixtures_digest(data_dir: Path) -> str:
     """sha256 of a family's fixture files: part of every fingerprint that reads them."""
-    digest = hashlib.sha256()
-    for path in sorted(data_dir.glob("fixtures*.json")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return hashlib.sha256(b"".join(path.read_bytes() for path in sorted(data_dir.glob("fixtures*.json")))).hexdigest()
 
 
 def skill_fields(artifact: Any) -> dict[str, Any]:

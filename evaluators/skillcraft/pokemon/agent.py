@@ -36,21 +36,15 @@ def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | 
         # The loop: the bare species name re-sent until the agent notices, then the species lookup.
         run.repeat_until_noticed(tools, name, "get_pokemon", name=name)
     sp = run.ask(tools, f"species:{name}", "get_species", name=name)
-    if sp is None:
-        return None
-    default = next((v["pokemon"]["name"] for v in sp["varieties"] if v["is_default"]), None)
-    if default is None:
-        return None
-    return run.ask(tools, f"pokemon:{default}", "get_pokemon", name=default)
+    default = None if sp is None else next((v["pokemon"]["name"] for v in sp["varieties"] if v["is_default"]), None)
+    return None if default is None else run.ask(tools, f"pokemon:{default}", "get_pokemon", name=default)
 
 
 def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, Any]:
     draft: dict[str, Any] = {"chain_id": None, "members": []}
     sp = run.ask(tools, f"species:{task.species}", "get_species", name=task.species)
-    chain = None
-    if sp is not None:
-        chain_id = sp["evolution_chain"]["id"]
-        chain = run.ask(tools, f"chain:{chain_id}", "get_evolution_chain", id=chain_id)
+    chain_id = None if sp is None else sp["evolution_chain"]["id"]
+    chain = None if sp is None else run.ask(tools, f"chain:{chain_id}", "get_evolution_chain", id=chain_id)
     if chain is not None:
         draft["chain_id"] = chain["id"]
         for name, stage in _walk(run, chain["chain"]):

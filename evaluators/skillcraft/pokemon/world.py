@@ -58,13 +58,9 @@ def effectiveness(rel: dict[str, Any], types: list[str], side: str = "to", immun
     deals to them, "from" what they deal to it (the chart read the wrong way round); without
     `immune`, no_damage counts as no relation (an immunity ignored)."""
     m = 1.0
-    for t in types:
-        if immune and any(x["name"] == t for x in rel[f"no_damage_{side}"]):
-            m *= 0.0
-        elif any(x["name"] == t for x in rel[f"double_damage_{side}"]):
-            m *= 2.0
-        elif any(x["name"] == t for x in rel[f"half_damage_{side}"]):
-            m *= 0.5
+    for t in types:  # the first relation that names the type applies
+        m *= next((f for kind, f in (("no", 0.0), ("double", 2.0), ("half", 0.5)) if (immune or kind != "no")
+                   and any(x["name"] == t for x in rel[f"{kind}_damage_{side}"])), 1.0)
     return m
 
 

@@ -47,10 +47,8 @@ def ground_truth(world: RecipeWorld, params: dict[str, Any]) -> dict[str, Any]:
 def recipe_entry(world: RecipeWorld, rec: dict[str, Any], metric: bool = True,
                  fill: bool = True) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": rec["id"], "name": rec["name"], "category": rec["category"]}
-    if rec["cuisine"] is not None:
-        entry["cuisine"] = rec["cuisine"]
-    elif fill:
-        entry["cuisine"] = "Unknown"
+    if rec["cuisine"] is not None or fill:
+        entry["cuisine"] = "Unknown" if rec["cuisine"] is None else rec["cuisine"]
     lines = []
     for ing in rec["ingredients"]:
         if ing["quantity"] is None:
