@@ -56,11 +56,9 @@ def grade_episode(spec: FamilySpec, case_id: str, task: Any, episode: Episode,
 
 def render_feedback(episode: Episode, checks: list[Check], quality: float, passed: bool,
                     token_budget: int) -> str:
-    n_ok = sum(c.passed for c in checks)
-    head = f"Official result: {'PASSED' if passed else 'FAILED'}; quality {quality:.2f} ({n_ok}/{len(checks)} checks passed)"
-    if not passed and episode.artifact is not None:
-        head += "; a critical check failed"
-    lines = [head + "."]
+    lines = [f"Official result: {'PASSED' if passed else 'FAILED'}; quality {quality:.2f} "
+             f"({sum(c.passed for c in checks)}/{len(checks)} checks passed)"
+             + ("; a critical check failed" if not passed and episode.artifact is not None else "") + "."]
     if failed := [c for c in checks if not c.passed and c.message]:
         lines += ["Failed checks:", *(f"- {'[critical] ' if c.critical else ''}{c.message}" for c in failed[:MAX_FAILED_LINES])]
         if len(failed) > MAX_FAILED_LINES:

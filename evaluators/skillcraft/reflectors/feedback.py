@@ -52,14 +52,11 @@ def salient_terms(inputs: tuple[str, ...], limit: int = 6) -> list[str]:
     df: Counter[str] = Counter()
     names = {w.lower() for text in inputs for w in re.findall(r"(?<![.:!?]\s)(?<!^)\b[A-Z][a-z]+", text)}
     for text in inputs:
-        seen = set()
         # Field lists in brackets ("returns {id, name, latitude}") name an API, not the task's topic.
-        for w in words(re.sub(r"\([^()]*\)|\{[^{}]*\}", " ", text)):
-            if "_" in w or len(w) < 4 or w in STOP or w in INSTRUCTION_WORDS or not w.isalpha() or w in names:
-                continue
-            tf[w] += 1
-            seen.add(w)
-        df.update(seen)
+        kept = [w for w in words(re.sub(r"\([^()]*\)|\{[^{}]*\}", " ", text)) if not (
+            "_" in w or len(w) < 4 or w in STOP or w in INSTRUCTION_WORDS or not w.isalpha() or w in names)]
+        tf.update(kept)
+        df.update(set(kept))
     recurring = 2 if len(inputs) > 1 else 1  # a term of one input only is not what the tasks share
     by_stem: dict[str, str] = {}
     for w in sorted(tf, key=lambda w: (-df[w], -tf[w], w)):

@@ -86,9 +86,8 @@ class TunedReflector:
 
     @staticmethod
     def _pick(rng: random.Random, diags: dict[str, float], keys: set[str]) -> str | None:
-        if not (options := [(k, w) for k, w in sorted(diags.items()) if k in keys and w > 0]):
-            return None
-        return rng.choices([k for k, _ in options], weights=[w for _, w in options])[0]
+        options = [(k, w) for k, w in sorted(diags.items()) if k in keys and w > 0]
+        return rng.choices([k for k, _ in options], weights=[w for _, w in options])[0] if options else None
 
     # -- steps / pitfalls --------------------------------------------------------------------
     def _edit_list(self, rng: random.Random, component: str, items: list[str], diags: dict[str, float],
