@@ -63,11 +63,10 @@ def solve(run: AgentRun, tools: RecipeTools, task: RecipeTask) -> dict[str, Any]
 
 def _details(run: AgentRun, tools: RecipeTools, task: RecipeTask,
              collected: dict[tuple[str, str], Listing]) -> list[dict[str, Any]]:
-    needed: set[str] = set()
-    for cat, cui in task.details:
-        # The intersection is computed from what the agent collected: incomplete lists miss recipes.
-        cats = set(collected.get(("category", cat), ([], None, None))[0])
-        needed |= cats & set(collected.get(("cuisine", cui), ([], None, None))[0])
+    # The intersection is computed from what the agent collected: incomplete lists miss recipes.
+    got = {listing: set(ids) for listing, (ids, _, _) in collected.items()}
+    needed = set[str]().union(*(got.get(("category", cat), set()) & got.get(("cuisine", cui), set())
+                                for cat, cui in task.details))
     if task.details and not run.right("fetch_required_details"):
         needed = set()
     if not run.right("skip_unneeded_details"):
@@ -87,9 +86,7 @@ def _assemble(run: AgentRun, task: RecipeTask, collected: dict[tuple[str, str], 
     union: set[str] = set()
     listed = 0
     for (by, value), (raw, hint, limit) in collected.items():
-        ids = _unique(raw) if dedupe or limit is not None else list(raw)
-        if limit is not None:
-            ids = ids[:limit]
+        ids = (_unique(raw) if dedupe or limit is not None else list(raw))[:limit]
         union.update(ids)
         listed += len(ids)
         count = len(set(ids)) if count_ok or hint is None or limit is not None else hint

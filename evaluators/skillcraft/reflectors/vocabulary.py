@@ -117,12 +117,9 @@ def _names(pattern: str, split: str = "", head: str = "") -> Callable[[str], lis
     regex = re.compile(pattern)
 
     def names_in_inputs(raw_inputs: str) -> list[str]:
-        found = set()
-        for match in regex.findall(raw_inputs):
-            text = match if isinstance(match, str) else next((g for g in match if g), "")
-            for part in text.split(split) if split else [text]:
-                found.add((part.split(head)[0] if head else part).strip())
-        return sorted(found)[:2]
+        texts = [m if isinstance(m, str) else next((g for g in m if g), "") for m in regex.findall(raw_inputs)]
+        return sorted({(p.split(head)[0] if head else p).strip() for t in texts
+                       for p in (t.split(split) if split else [t])})[:2]
 
     return names_in_inputs
 
