@@ -119,10 +119,10 @@ def frame_of(runs: Sequence[Any], uri: str) -> Any:
     for run in latest.values():
         tags, metrics = run.data.tags, run.data.metrics
         finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
-        winner = "-"
-        if finished:  # `winner` since gepa-lab 0.1 (issue 22); older runs name it best_candidate_id
-            seed_won = tags.get("rule.candidate_improved_validation") == "failed"
-            winner = tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
+        # `winner` since gepa-lab 0.1 (issue 22); older runs name it best_candidate_id
+        seed_won = tags.get("rule.candidate_improved_validation") == "failed"
+        winner = (tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
+                  if finished else "-")
         rows.append({
             "experiment": tags.get("experiment", ""), "seed": tags.get("random_seed"),
             "job": tags.get("sweep_job"), "status": run.info.status, "winner": winner,
@@ -245,12 +245,10 @@ def link_lines(uri: str, frame: Any, mlflow_experiment_id: str) -> list[str]:
 
 
 def markdown(table: Any, title: str, notes: Sequence[str]) -> str:
-    def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|")
-
     lines = [f"# {title}", "", *notes, "", "| " + " | ".join(table.columns) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+              for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -394,8 +392,7 @@ def report_records(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     _, title, slug = selection(args)
     runs = load_study(args.sweep)
     frame = records_frame(runs)
-    links = next(((r.latest or {}).get("links") or {} for r in runs if ((r.latest or {}).get("links") or {}).get(
-        "mlflow_tracking_uri")), {})
+    links = next((lk for r in runs if (lk := (r.latest or {}).get("links") or {}).get("mlflow_tracking_uri")), {})
     tracked = frame[frame["run_id"] != ""]
     return _report(args, frame, title, slug, f"run records in {args.sweep}",
                    link_lines(links["mlflow_tracking_uri"], tracked, links["mlflow_experiment_id"]) if links else [],
