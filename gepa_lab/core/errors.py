@@ -100,8 +100,7 @@ def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = (
     """True for failures a retry may fix; everything else is a bug."""
     if isinstance(exc, (TimeoutError, ConnectionError, *declared)):
         return True
-    code = _status_code(exc)
-    if code is not None:
+    if (code := _status_code(exc)) is not None:
         return code in _TRANSIENT_STATUS or 500 <= code < 600
     return isinstance(exc, _client_transient_types())
 
