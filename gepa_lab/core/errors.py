@@ -73,6 +73,12 @@ class ReflectionRejected(Exception):
 # HTTP statuses worth retrying: request timeout, rate limit, server errors.
 _TRANSIENT_STATUS = frozenset({408, 429})
 
+# Connection / timeout exception types of LM client libraries (module -> names).
+_CLIENT_TRANSIENT = {"openai": ("APIConnectionError", "APITimeoutError"), "requests": ("ConnectionError", "Timeout"),
+                     "httpx": ("TransportError", "TimeoutException"),
+                     "litellm": ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+                                 "InternalServerError")}
+
 
 def _status_code(exc: BaseException) -> int | None:
     """The HTTP status an LM client attached to its exception (openai, litellm, httpx style)."""
@@ -87,12 +93,7 @@ def _client_transient_types() -> tuple[type[BaseException], ...]:
     """Connection / timeout exception types of LM client libraries, if they are loaded. Looked up
     in sys.modules so classifying an error never imports a heavy library."""
     found = [getattr(sys.modules[module], name, None)
-             for module, names in (("openai", ("APIConnectionError", "APITimeoutError")),
-                                   ("httpx", ("TransportError", "TimeoutException")),
-                                   ("requests", ("ConnectionError", "Timeout")),
-                                   ("litellm", ("APIConnectionError", "Timeout", "RateLimitError",
-                                                "ServiceUnavailableError", "InternalServerError")))
-             if module in sys.modules for name in names]
+             for module, names in _CLIENT_TRANSIENT.items() if module in sys.modules for name in names]
     return tuple(kind for kind in found if isinstance(kind, type) and issubclass(kind, BaseException))
 
 
