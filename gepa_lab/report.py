@@ -448,8 +448,7 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
         rows = compare_runs(runs, args.compare, args.baseline, by, args.tolerance)
     except StudyError as exc:  # name the unfinished jobs and the command that completes the sweep
         raise StudyError(" ".join([str(exc), *status])) from None
-    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "pairs_data"} for row in rows])
-    frame = frame.rename(columns={"group": by or "group"})
+    frame = pd.DataFrame(rows).drop(columns="pairs_data", errors="ignore").rename(columns={"group": by or "group"})
     pairs = pd.DataFrame([{"value": row["value"], **pair} for row in rows if row["group"] == "all"
                           for pair in row["pairs_data"]])
     whys = sorted({f"{r['value']} ({r['group']}): no interval: {r['why no interval']}" for r in rows
