@@ -40,12 +40,8 @@ def with_recorded_overrides(argv: list[str]) -> list[str]:
         recorded = [str(o) for o in load_experiment(resume).config.get("overrides") or ()]
     except (OSError, ValueError, KeyError):
         return argv  # not a readable run: the resume itself says why
-    given = {override_key(a) for a in argv if "=" in a and not a.startswith("-")}
-
-    def replaced(key: str) -> bool:
-        return key == "resume" or key.startswith("hydra.") or any(within(key, g) for g in given)
-
-    return [o for o in recorded if not replaced(override_key(o))] + argv
+    given = {"resume", "hydra", *(override_key(a) for a in argv if "=" in a and not a.startswith("-"))}
+    return [o for o in recorded if not any(within(override_key(o), g) for g in given)] + argv
 
 
 def start_logger_early(argv: list[str]) -> None:

@@ -90,8 +90,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     except OSError as exc:
         where = "" if path == run_dir else f"{path.name}: "
         raise GepaLabError(f"cannot write the run directory {run_dir} ({where}{exc.strerror or exc}); {fix}") from None
-    pid = holder(run_dir) if resume else None
-    if pid is not None:
+    if resume and (pid := holder(run_dir)) is not None:
         raise in_use(run_dir, pid)
 
 
@@ -308,11 +307,9 @@ def _seed(conf: Config, seed: Artifact | None, evaluator: Any, submitter: Any, r
 
         return active_seed(conf.seed.from_store, conf.seed.store, submitter,
                            fallback=seed if conf.seed.prefer_store else None)
-    if seed is None:
-        seed = getattr(evaluator, "seed_artifact", None)
-        if seed is None:
-            raise ConfigError(f"dataset.seed_artifact is null and evaluator {type(evaluator).__name__} has no seed of "
-                              "its own; set dataset.seed_artifact=<file>")
+    if seed is None and (seed := getattr(evaluator, "seed_artifact", None)) is None:
+        raise ConfigError(f"dataset.seed_artifact is null and evaluator {type(evaluator).__name__} has no seed of "
+                          "its own; set dataset.seed_artifact=<file>")
     return seed
 
 

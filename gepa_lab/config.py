@@ -22,7 +22,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException, ValidationError
 
-from gepa_lab.core.errors import ConfigError, describe
+from gepa_lab.core.errors import ConfigError
 from gepa_lab.core.settings import (
     PRESETS,
     EvaluationSettings,
@@ -30,6 +30,7 @@ from gepa_lab.core.settings import (
     ReflectionSettings,
     SearchConfig,
     refuse_secrets,
+    target_class,
 )
 from gepa_lab.data import DatasetSource
 from gepa_lab.lm.config import LMConfig
@@ -173,23 +174,11 @@ TARGET_GROUPS = {"evaluator": True, "reflector": True, "tracking": False, "submi
 def _check_target(group: str, node: Any, required: bool) -> None:
     """The class a `_target_` group names, located by Hydra's instantiate (as a partial: nothing is
     built), its keys bound to the constructor's parameters as instantiate's call will bind them."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
     if not node:
         if required:
             raise ConfigError(f"{group} is not configured; pick an option ({group}=<name>)")
         return
-    if not OmegaConf.is_dict(node) or "_target_" not in node:
-        raise ConfigError(f"{group} needs a `_target_` naming its class (see conf/{group.replace('.', '/')}/)")
-    path = str(node["_target_"])
-    try:
-        target = instantiate({"_target_": path, "_partial_": True}).func
-    except InstantiationException as exc:
-        cause: BaseException = exc
-        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
-            cause = cause.__cause__
-        raise ConfigError(f"{group}._target_ {path!r} cannot be imported: {describe(cause)}") from None
+    target = target_class(group, node if OmegaConf.is_dict(node) else {})
     keys = [str(k) for k in node.keys() if not str(k).startswith("_")]
     try:
         signature = inspect.signature(target)

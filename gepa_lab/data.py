@@ -279,13 +279,9 @@ class DatasetSource:
 def load_dataset(source: DatasetSource) -> tuple[Dataset, Artifact | None]:
     """The frozen dataset (digests checked against the manifest) and the seed artifact (None when
     `seed_artifact` is unset)."""
-    if source.hf is not None:
-        dataset = load_hf_saved(source.path, source.hf, id=source.id, version=source.version,
-                                manifest=source.manifest)
-    else:
-        dataset = load_dataset_dir(source.path, id=source.id, version=source.version, manifest=source.manifest,
-                                   files={"feedback": source.feedback, "validation": source.validation,
-                                          "holdout": source.holdout})
+    given = {"id": source.id, "version": source.version, "manifest": source.manifest}
+    dataset = (load_hf_saved(source.path, source.hf, **given) if source.hf is not None
+               else load_dataset_dir(source.path, files={s: getattr(source, s) for s in SPLITS}, **given))
     return dataset, (None if source.seed_artifact is None
                      else load_artifact(source.seed_artifact, base=resolve_path(source.path)))
 

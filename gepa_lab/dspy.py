@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -113,15 +114,11 @@ class GEPA(Teleprompter):  # type: ignore[misc]
         # Every setting is checked now, one line each, before anything is built or spent.
         if not callable(metric):
             raise ConfigError(f"metric must be a function metric(gold, pred, ...), got {type(metric).__name__}")
-        try:
+        with config_errors():
             metric_form(metric, getattr(metric, "__qualname__", repr(metric)))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
         settings_of(reflection_lm, "reflection_lm")
-        try:
+        with config_errors({"reflector.prompt": "reflection_prompt"}):
             system_prompt(reflection_prompt)
-        except ValueError as exc:
-            raise ConfigError(str(exc).replace("reflector.prompt", "reflection_prompt")) from exc
         if task_lm is not None:
             settings_of(task_lm, "task_lm")
         if auto is not None and (auto not in AUTO_RUN_SETTINGS or max_metric_calls is not None):
@@ -150,10 +147,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
             from gepa_lab.revisions.submitter import StoreSubmitter
             from gepa_lab.revisions.urls import DEFAULT_STORE_URL
 
-            try:
+            with config_errors():
                 self.submitter = StoreSubmitter(store_url or DEFAULT_STORE_URL, artifact_name=artifact_name)
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from exc
         ProgressTracker(progress)  # checks the mode
         self.metric, self.reflection_lm, self.task_lm = metric, reflection_lm, task_lm
         self.run_dir, self.experiment_name, self.progress = run_dir, experiment_name, progress
@@ -185,10 +180,8 @@ class GEPA(Teleprompter):  # type: ignore[misc]
                                           len(dataset.validation))
             search = replace(search, max_metric_calls=calls + 2 * len(dataset.holdout) * self.promotion.holdout_repeats)
         run_dir, resume = self._run_dir()
-        try:
+        with config_errors({"evaluator.inputs": "the examples' with_inputs(...)"}):
             evaluator = DspyProgramEvaluator(student, self.metric, inputs, lm=task_lm, run_dir=str(run_dir))
-        except ValueError as exc:
-            raise ConfigError(str(exc).replace("evaluator.inputs", "the examples' with_inputs(...)")) from None
         reflector = DspyReflector(self.reflection_lm, seed=self.search.random_seed, prompt=self.reflection_prompt)
         [saver] = evaluator.run_trackers(run_dir)  # the winner's program state, after MLflow has the run
         mlflow = [MlflowTracker(uri=self.tracking_uri)] if self.mlflow else []
@@ -250,19 +243,25 @@ DSPY_WORDS = {"feedback split": "trainset", "validation split": "valset", "holdo
 def _dataset(name: str, trainset: Sequence[Any], valset: Sequence[Any],
              holdoutset: Sequence[Any], submit: bool) -> tuple[Dataset, list[str]]:
     """The examples as a frozen dataset (ids `<split>-<n>`; the version digests the content)."""
-    try:
+    with config_errors():
         inputs = example_inputs([*trainset, *valset, *holdoutset], "the examples")
         splits = {split: examples_to_cases(examples, split, inputs) for split, examples in
                   (("train", trainset), ("val", valset), ("holdout", holdoutset))}
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
     version = sha256_hex(canonical_json({k: [c.to_dict() for c in v] for k, v in splits.items()}))[:12]
     dataset = Dataset(name, version, splits["train"], splits["val"], splits["holdout"])
-    try:
+    with config_errors(DSPY_WORDS):
         dataset.validate(submit=submit)
+    return dataset, inputs
+
+
+@contextmanager
+def config_errors(words: Mapping[str, str] | None = None) -> Iterator[None]:
+    """A ValueError raised inside as a ConfigError, the engine's `words` in it replaced by the
+    teleprompter's."""
+    try:
+        yield
     except ValueError as exc:
         text = str(exc)
-        for engine_word, dspy_word in DSPY_WORDS.items():
+        for engine_word, dspy_word in (words or {}).items():
             text = text.replace(engine_word, dspy_word)
         raise ConfigError(text) from exc
-    return dataset, inputs

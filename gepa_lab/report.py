@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,26 +118,22 @@ def frame_of(runs: Sequence[Any], uri: str) -> Any:
               for run in sorted(runs, key=lambda r: r.info.start_time)}
     rows = []  # one per gepa run
     for run in latest.values():
-        tags, metrics = run.data.tags, run.data.metrics
-        finished = run.info.status == "FINISHED" and tags.get("promotion_eligible") in ("true", "false")
-        winner = "-"
-        if finished:  # `winner` since gepa-lab 0.1 (issue 22); older runs name it best_candidate_id
-            seed_won = tags.get("rule.candidate_improved_validation") == "failed"
-            winner = tags.get("winner") or ("seed" if seed_won else str(tags.get("best_candidate_id", ""))[:12])
+        tags, metrics = defaultdict(str, run.data.tags), defaultdict(lambda: math.nan, run.data.metrics)
+        finished = run.info.status == "FINISHED" and tags["promotion_eligible"] in ("true", "false")
+        # `winner` since gepa-lab 0.1 (issue 22); older runs name it best_candidate_id
+        seed_won = tags["rule.candidate_improved_validation"] == "failed"
+        winner = (tags["winner"] or ("seed" if seed_won else tags["best_candidate_id"][:12])) if finished else "-"
         rows.append({
-            "experiment": tags.get("experiment", ""), "seed": tags.get("random_seed"),
-            "job": tags.get("sweep_job"), "status": run.info.status, "winner": winner,
-            "holdout_delta": metrics.get("holdout_delta", math.nan),
-            "holdout_delta_low": metrics.get("holdout_delta_low", math.nan),
-            "holdout_delta_high": metrics.get("holdout_delta_high", math.nan),
+            "experiment": tags["experiment"], "seed": tags["random_seed"], "job": tags["sweep_job"],
+            "status": run.info.status, "winner": winner, "holdout_delta": metrics["holdout_delta"],
+            "holdout_delta_low": metrics["holdout_delta_low"], "holdout_delta_high": metrics["holdout_delta_high"],
             "eligible": tags["promotion_eligible"] == "true" if finished else None,
-            "metric_calls": metrics.get("total_metric_calls", math.nan),
-            "cost_usd": metrics.get("total_cost_usd", math.nan),
-            "holdout_reuse": metrics.get("holdout_reuse", math.nan),
-            "stop_reason": tags.get("stop_reason", ""), "reason": tags.get("promotion_reason", ""),
-            "run_id": run.info.run_id, "gepa_experiment_id": tags.get("gepa.experiment_id", ""),
-            "run_dir": tags.get("run_dir", ""), "simulated": tags.get("simulated") == "true",
-            "conclusion": tags.get("conclusion", ""), "next_hypothesis": tags.get("next_hypothesis", ""),
+            "metric_calls": metrics["total_metric_calls"], "cost_usd": metrics["total_cost_usd"],
+            "holdout_reuse": metrics["holdout_reuse"], "stop_reason": tags["stop_reason"],
+            "reason": tags["promotion_reason"], "run_id": run.info.run_id,
+            "gepa_experiment_id": tags["gepa.experiment_id"], "run_dir": tags["run_dir"],
+            "simulated": tags["simulated"] == "true", "conclusion": tags["conclusion"],
+            "next_hypothesis": tags["next_hypothesis"],
             "run_url": run_url(uri, run.info.experiment_id, run.info.run_id)})
     return _table(rows, "run_id")
 
@@ -245,12 +242,10 @@ def link_lines(uri: str, frame: Any, mlflow_experiment_id: str) -> list[str]:
 
 
 def markdown(table: Any, title: str, notes: Sequence[str]) -> str:
-    def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|")
-
     lines = [f"# {title}", "", *notes, "", "| " + " | ".join(table.columns) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+              for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -394,8 +389,7 @@ def report_records(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
     _, title, slug = selection(args)
     runs = load_study(args.sweep)
     frame = records_frame(runs)
-    links = next(((r.latest or {}).get("links") or {} for r in runs if ((r.latest or {}).get("links") or {}).get(
-        "mlflow_tracking_uri")), {})
+    links = next((lk for r in runs if (lk := (r.latest or {}).get("links") or {}).get("mlflow_tracking_uri")), {})
     tracked = frame[frame["run_id"] != ""]
     return _report(args, frame, title, slug, f"run records in {args.sweep}",
                    link_lines(links["mlflow_tracking_uri"], tracked, links["mlflow_experiment_id"]) if links else [],
@@ -454,8 +448,7 @@ def compare_sweep(args: argparse.Namespace) -> tuple[list[str], list[Path]]:
         rows = compare_runs(runs, args.compare, args.baseline, by, args.tolerance)
     except StudyError as exc:  # name the unfinished jobs and the command that completes the sweep
         raise StudyError(" ".join([str(exc), *status])) from None
-    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "pairs_data"} for row in rows])
-    frame = frame.rename(columns={"group": by or "group"})
+    frame = pd.DataFrame(rows).drop(columns="pairs_data", errors="ignore").rename(columns={"group": by or "group"})
     pairs = pd.DataFrame([{"value": row["value"], **pair} for row in rows if row["group"] == "all"
                           for pair in row["pairs_data"]])
     whys = sorted({f"{r['value']} ({r['group']}): no interval: {r['why no interval']}" for r in rows

@@ -78,9 +78,7 @@ class StudyRun:
     @property
     def false_promotion(self) -> bool | None:
         """Promoted, yet no gain on the sealed confirmation split (None: not confirmed)."""
-        if self.confirmation is None:
-            return None
-        return self.promoted and self.confirmation["delta"] <= 0.0
+        return None if self.confirmation is None else self.promoted and self.confirmation["delta"] <= 0.0
 
 
 def load_study(sweep_dir: str | Path) -> list[StudyRun]:

@@ -95,6 +95,5 @@ def _links(result: Result) -> list[str]:
         lines.append(f"  mlflow      {url}" + (f"  (this run: {run_name})" if run_name else ""))
         if command:
             lines.append(f"              serve it first: {command}")
-        links.pop("mlflow_experiment_id", None)
-        links.pop("mlflow_tracking_uri", None)
+        links = {k: v for k, v in links.items() if k not in ("mlflow_experiment_id", "mlflow_tracking_uri")}
     return lines + [f"  {name:<11} {value}" for name, value in sorted(links.items())]

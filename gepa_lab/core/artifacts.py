@@ -254,22 +254,17 @@ def artifact_from_dict(data: dict[str, Any], kind: str | None = None) -> Artifac
     except TypeError as exc:
         raise ValueError(f"{kind} artifact is missing required fields: {exc}") from exc
     for f in fields(cls):
-        value = getattr(artifact, f.name)
-        is_list = f.name in ("steps", "pitfalls")
-        if is_list and not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
-            raise ValueError(f"{kind} artifact field {f.name!r} must be a list of strings")
-        if not is_list and not isinstance(value, str):
-            raise ValueError(f"{kind} artifact field {f.name!r} must be a string")
+        value, is_list = getattr(artifact, f.name), f.name in ("steps", "pitfalls")
+        if not (isinstance(value, tuple) and all(isinstance(v, str) for v in value) if is_list
+                else isinstance(value, str)):
+            raise ValueError(f"{kind} artifact field {f.name!r} must be a {'list of strings' if is_list else 'string'}")
     return artifact
 
 
 def get_component(artifact: Artifact, component: str) -> ComponentValue:
     if component not in artifact.COMPONENTS:
         raise ValueError(f"unsupported component {component!r} for {artifact.kind}")
-    if isinstance(artifact, TextsArtifact):
-        return artifact.text(component)
-    value: ComponentValue = getattr(artifact, component)
-    return value
+    return artifact.text(component) if isinstance(artifact, TextsArtifact) else getattr(artifact, component)
 
 
 def with_component(artifact: Artifact, component: str, value: ComponentValue) -> Artifact:

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import NoReturn
 
+from gepa_lab.core.redact import redact
+
 
 class GepaLabError(Exception):
     """An error the command line reports as one line (exit code 1)."""
@@ -71,6 +73,12 @@ class ReflectionRejected(Exception):
 # HTTP statuses worth retrying: request timeout, rate limit, server errors.
 _TRANSIENT_STATUS = frozenset({408, 429})
 
+# Connection / timeout exception types of LM client libraries (module -> names).
+_CLIENT_TRANSIENT = {"openai": ("APIConnectionError", "APITimeoutError"), "requests": ("ConnectionError", "Timeout"),
+                     "httpx": ("TransportError", "TimeoutException"),
+                     "litellm": ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+                                 "InternalServerError")}
+
 
 def _status_code(exc: BaseException) -> int | None:
     """The HTTP status an LM client attached to its exception (openai, litellm, httpx style)."""
@@ -84,28 +92,16 @@ def _status_code(exc: BaseException) -> int | None:
 def _client_transient_types() -> tuple[type[BaseException], ...]:
     """Connection / timeout exception types of LM client libraries, if they are loaded. Looked up
     in sys.modules so classifying an error never imports a heavy library."""
-    found: list[type[BaseException]] = []
-    for module, names in (("openai", ("APIConnectionError", "APITimeoutError")),
-                          ("httpx", ("TransportError", "TimeoutException")),
-                          ("requests", ("ConnectionError", "Timeout")),
-                          ("litellm", ("APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
-                                       "InternalServerError"))):
-        loaded = sys.modules.get(module)
-        if loaded is None:
-            continue
-        for name in names:
-            kind = getattr(loaded, name, None)
-            if isinstance(kind, type) and issubclass(kind, BaseException):
-                found.append(kind)
-    return tuple(found)
+    found = [getattr(sys.modules[module], name, None)
+             for module, names in _CLIENT_TRANSIENT.items() if module in sys.modules for name in names]
+    return tuple(kind for kind in found if isinstance(kind, type) and issubclass(kind, BaseException))
 
 
 def is_transient(exc: BaseException, declared: Iterable[type[BaseException]] = ()) -> bool:
     """True for failures a retry may fix; everything else is a bug."""
     if isinstance(exc, (TimeoutError, ConnectionError, *declared)):
         return True
-    code = _status_code(exc)
-    if code is not None:
+    if (code := _status_code(exc)) is not None:
         return code in _TRANSIENT_STATUS or 500 <= code < 600
     return isinstance(exc, _client_transient_types())
 
@@ -122,8 +118,6 @@ def declared_retryable(component: object) -> tuple[type[BaseException], ...]:
 
 def describe(exc: BaseException) -> str:
     """`Type: message` on one line, credentials redacted (a provider's error may echo the key)."""
-    from gepa_lab.core.redact import redact
-
     text = redact(" ".join(str(exc).split()))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -142,8 +136,6 @@ def one_line_parser(tool: str) -> type[argparse.ArgumentParser]:
 
 def fail(tool: str, message: str, code: int) -> int:
     """A command's error: one line on stderr (`<tool>: error: …`); returns the exit code."""
-    from gepa_lab.core.redact import redact
-
     print(f"{tool}: error: {redact(' '.join(message.split()))}", file=sys.stderr)
     return code
 

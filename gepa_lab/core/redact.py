@@ -170,13 +170,9 @@ def cap_chars(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> str:
         return text
     room = limit - len(marker)
     head = room * 3 // 4
-    tail = room - head
-    return text[:head] + marker + (text[-tail:] if tail else "")
+    return text[:head] + marker + text[len(text) - (room - head):]
 
 
 def prepare_field(text: str, limit: int = 4000) -> str:
     """Bound first (cheap regex work), redact, then bound again (redaction may lengthen)."""
-    if not text:
-        return text
-    text = text.strip()
-    return cap_chars(redact(cap_chars(text, limit)), limit)
+    return cap_chars(redact(cap_chars(text.strip(), limit)), limit) if text else text

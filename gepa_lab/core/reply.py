@@ -25,13 +25,10 @@ def parse_reply(reply: str | dict[str, Any] | None) -> dict[str, Any]:
     text = _FENCE.sub("", reply.strip()).strip()
     if not text:
         raise ReflectionRejected("empty reflection response")
-    attempts = [text]
     start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end and text[start : end + 1] != text:
-        attempts.append(text[start : end + 1])
     if start < 0 or end < start:
         raise ReflectionRejected("parse reflection response: no JSON object found")
-    for candidate in attempts:
+    for candidate in dict.fromkeys((text, text[start : end + 1])):  # the whole text, then the object in it
         try:
             value = json.loads(candidate)
         except json.JSONDecodeError:

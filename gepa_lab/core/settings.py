@@ -51,19 +51,12 @@ def build_target(where: str, node: Any) -> Any:
         return None
     if not isinstance(node, Mapping):
         return node
-    if "_target_" not in node:
-        raise ConfigError(f"{where} needs a `_target_` naming its class (see conf/{where.replace('.', '/')}/)")
-    from hydra.utils import get_object, instantiate
+    from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
+    cls = target_class(where, node)
     kwargs = dict(OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node)  # type: ignore[arg-type]
-    try:
-        cls = get_object(str(kwargs.pop("_target_")))
-    except Exception as exc:
-        cause: BaseException = exc
-        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
-            cause = cause.__cause__
-        raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
+    kwargs.pop("_target_")
     try:
         if any(isinstance(v, Mapping) and "_target_" in v for v in kwargs.values()):
             return instantiate(node, _convert_="all")
@@ -76,6 +69,22 @@ def build_target(where: str, node: Any) -> Any:
         if where == "transfer.evaluator":  # an evaluator names its keys `evaluator.<key>`: here they are not
             text = re.sub(r"(?<![\w.])evaluator\.", "transfer.evaluator.", text)
         raise ConfigError(f"{where}: {text}") from cause
+
+
+def target_class(where: str, node: Any) -> Any:
+    """The class (or function) a `_target_` node names, located by Hydra's instantiate as a partial
+    (nothing is built); a node without one, or a target that cannot be imported, is a ConfigError."""
+    from hydra.utils import instantiate
+
+    if "_target_" not in node:
+        raise ConfigError(f"{where} needs a `_target_` naming its class (see conf/{where.replace('.', '/')}/)")
+    try:
+        return instantiate({"_target_": str(node["_target_"]), "_partial_": True}).func
+    except Exception as exc:
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # Hydra's wrappers around the import error
+            cause = cause.__cause__
+        raise ConfigError(f"{where}._target_ {node['_target_']!r} cannot be imported: {describe(cause)}") from None
 
 
 def check_int(value: Any, name: str, minimum: int, hint: str = "", *, maximum: int | None = None,
