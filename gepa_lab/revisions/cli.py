@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     registry = _Parser(add_help=False)
     registry.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
                           help="MLflow tracking URI whose prompt registry names the active revision (alias "
-                               "production); default $MLFLOW_TRACKING_URI, unset: no registry")
+                               "production; `show`: where the revision's run is); default $MLFLOW_TRACKING_URI, "
+                               "unset: no registry")
     publishing = _Parser(add_help=False, parents=[registry])
     publishing.add_argument("--publish-dir", default=DEFAULT_PUBLISH_ROOT, metavar="DIR",
                             help="managed directory; each artifact is published in DIR/<artifact name>/ "
@@ -78,10 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[common], help="revisions, newest version last")
     p.add_argument("--artifact", help="only this artifact")
     p.add_argument("--status", action="append", choices=STATUSES, help="only these statuses (repeatable)")
-    p = sub.add_parser("show", parents=[common, ref], help="one revision: status, evidence, gates, body")
-    p.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
-                   help="the MLflow store of the revision's run, for its link when the revision stored only the "
-                        "run id; default $MLFLOW_TRACKING_URI")
+    sub.add_parser("show", parents=[common, ref, registry], help="one revision: status, evidence, gates, body")
     p = sub.add_parser("diff", parents=[common, ref], help="the published file of a revision against its parent")
     p.add_argument("--against", metavar="REVISION|FILE",
                    help="compare with this revision, or a seed file, instead of the parent")

@@ -44,13 +44,7 @@ from gepa_lab.core.errors import describe
 from gepa_lab.core.redact import mask_url
 from gepa_lab.core.submission import Lineage
 from gepa_lab.revisions import schema
-from gepa_lab.revisions.errors import (
-    ImmutableRevision,
-    RevisionError,
-    RevisionNotFound,
-    RevisionStoreError,
-    StoreMissing,
-)
+from gepa_lab.revisions.errors import ImmutableRevision, RevisionNotFound, RevisionStoreError, StoreMissing
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
 
 STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
@@ -266,7 +260,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 self._check_integrity()
                 # (schema revision before, after); only `upgrade` (never with `create`) changes it
                 self.migrated = schema.prepare(self.engine, self.display_url, create=create, upgrade=upgrade)
-        except RevisionError:
+        except BaseException:
             self.engine.dispose()
             raise
 

@@ -23,7 +23,6 @@ notes: the run then continues from exactly that state and replays the cut part f
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -369,10 +368,5 @@ def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
     return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
-# -- file helpers ---------------------------------------------------------------------------
 def _has_torn_tail(path: Path) -> bool:
-    if not path.exists() or path.stat().st_size == 0:
-        return False
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) != b"\n"
+    return path.is_file() and path.read_bytes()[-1:] not in (b"", b"\n")
