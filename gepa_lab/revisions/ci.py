@@ -99,8 +99,7 @@ def failure(run_dir: Path, log: Path | str | None) -> str:
 
 def summary(run_dir: Path | str, log: Path | str | None = None) -> str:
     run_dir = Path(run_dir)
-    promotion = _read(run_dir, "promotion.json")
-    if not promotion:
+    if not (promotion := _read(run_dir, "promotion.json")):
         return failure(run_dir, log)
     result, experiment = _read(run_dir, "result.json"), _read(run_dir, "experiment.json")
     config = experiment.get("config") or {}

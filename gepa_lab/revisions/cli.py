@@ -43,8 +43,7 @@ _Parser = one_line_parser(PROG)
 
 
 def _duration(text: str) -> timedelta:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
-    if not match:
+    if not (match := re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)):
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration; write e.g. 90m, 72h or 3d")
     # A zero or too long duration is refused by service.sweep (the one check, for the CLI and the API alike).
     try:
@@ -167,8 +166,7 @@ def _show(store: Any, args: argparse.Namespace) -> None:
                  f"(delta {fmt_score(ev.get('delta'), signed=True)}, {ev.get('case_count')} cases); dataset "
                  f"{ev.get('dataset_id')} {ev.get('dataset_version')}; experiment {ev.get('experiment_id')}"
                  + (f"; MLflow run {ev['mlflow_run_id']}" if ev.get("mlflow_run_id") else ""))
-    link = _run_link(ev, args.tracking_uri)
-    if link:
+    if link := _run_link(ev, args.tracking_uri):
         lines.append(f"mlflow     {link}")
     for gate in r.gates:
         verdict = "passed" if gate.get("passed") else "failed"
@@ -193,8 +191,7 @@ def _run_link(evidence: dict[str, Any], tracking_uri: str | None) -> str | None:
 
 def _diff(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
-    against = args.against or r.parent_revision_id
-    if against is None:
+    if (against := args.against or r.parent_revision_id) is None:
         raise InvalidRequest(f"revision {r.id[:12]} is {r.artifact_name}'s first: it has no parent; compare it with "
                              "the seed file its run started from: --against <seed file>")
     name, new = render(r.body)
@@ -291,8 +288,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> None:
 
 
 def _sync_registry(store: Any, args: argparse.Namespace) -> None:
-    registry = _registry(args)
-    if registry is None:
+    if (registry := _registry(args)) is None:
         raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set "
                              "MLFLOW_TRACKING_URI")
     synced = registry.sync(store)

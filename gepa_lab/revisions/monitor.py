@@ -27,8 +27,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     """Score the active revision and its parent (paired: same cases, same seed) and record it."""
     if split not in SPLITS:
         raise InvalidRequest(f"split must be one of {', '.join(SPLITS)} (got {split!r})")
-    active = store.active(artifact_name)
-    if active is None:
+    if (active := store.active(artifact_name)) is None:
         raise RevisionNotFound(f"{artifact_name!r} has no active revision in {store.display_url}")
     try:
         experiment = load_experiment(run_dir)
@@ -41,8 +40,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
             f"run {run_dir} used dataset {experiment.dataset.id} {experiment.dataset.version} with other split "
             f"digests than revision {active.id[:12]} was judged on ({evidence.get('dataset_id')} "
             f"{evidence.get('dataset_version')}); pass the run directory of a run on the same frozen data")
-    cases = experiment.dataset.split(split)
-    if not cases:
+    if not (cases := experiment.dataset.split(split)):
         raise InvalidRequest(f"run {run_dir} has no {split} cases")
     parent = store.get(active.parent_revision_id) if active.parent_revision_id else None
     try:

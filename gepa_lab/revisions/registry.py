@@ -80,8 +80,7 @@ class PromptRegistry:
             for version in page:
                 if REVISION_TAG in version.tags:
                     found.setdefault(version.tags[REVISION_TAG], int(version.version))
-            token = page.token
-            if not token:
+            if not (token := page.token):
                 return found
 
     def _register(self, revision: RevisionRow, known: dict[str, int]) -> int:

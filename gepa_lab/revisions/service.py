@@ -101,8 +101,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
            min_holdout_score: float = gates.DEFAULT_MIN_HOLDOUT_SCORE) -> Submission:
     """Gate and store one eligible winner. Refuses (nothing stored) malformed evidence and a stale
     parent; returns the existing revision for the same artifact on the same parent."""
-    problems = gates.check_evidence(request.evidence)
-    if problems:
+    if problems := gates.check_evidence(request.evidence):
         raise errors.InvalidRequest("submission refused: " + "; ".join(problems))
     body = request.artifact
     if body.get("kind") not in KINDS:
@@ -128,8 +127,7 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         if existing is not None:
             return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:
-            parent = session.get(RevisionRow, request.parent_revision_id)
-            if parent is None:
+            if (parent := session.get(RevisionRow, request.parent_revision_id)) is None:
                 raise errors.InvalidRequest(f"parent revision {request.parent_revision_id!r} is not in the store")
             _check_belongs(parent, name)
         _check_parent(artifact, request.parent_revision_id)
@@ -245,8 +243,7 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     # digits, so every revision that can become active has a directory name.
     path = Path(publish_root).resolve() / gates.canonical_name(artifact.name) / file_name
     status = row.status  # what it stays if publishing fails
-    previous = store.active_row(session, artifact.name)
-    if previous is not None:
+    if (previous := store.active_row(session, artifact.name)) is not None:
         _move(session, store, previous, "archived", actor, "archived", comment,
               f"replaced by {_short(row.id)} (v{row.version})", detail={"replaced_by": row.id})
         session.flush()  # archived before the new one is active: at most one active row at any time
@@ -348,8 +345,7 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
     with _publishing(store) as (session, saved):
-        artifact = store.lock_artifact(session, artifact_name)
-        if artifact is None:
+        if (artifact := store.lock_artifact(session, artifact_name)) is None:
             raise errors.RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
         target = store.find(session, to) if to is not None else _last_archived(session, artifact_name)
         if target is None:

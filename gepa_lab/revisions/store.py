@@ -185,8 +185,7 @@ class MetaRow(Base):
 @event.listens_for(RevisionRow, "before_update")
 def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
     state = inspect(target)
-    changed = [name for name in IMMUTABLE_FIELDS if state.attrs[name].history.has_changes()]
-    if changed:
+    if changed := [name for name in IMMUTABLE_FIELDS if state.attrs[name].history.has_changes()]:
         raise ImmutableRevision(f"revision {target.id} is immutable; refusing to change {', '.join(changed)}")
 
 
@@ -300,8 +299,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
 
     def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
         """The artifact's row, created on first use, locked for the rest of the transaction."""
-        row = self.lock_artifact(session, name)
-        if row is None:
+        if (row := self.lock_artifact(session, name)) is None:
             with suppress(IntegrityError), session.begin_nested():  # a concurrent creator wins; we lock its row
                 session.add(ArtifactRow(name=name, kind=kind))
             row = self.lock_artifact(session, name)
@@ -318,8 +316,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
     def find(self, session: Session, ref: str) -> RevisionRow:
         """A revision by id, unique id prefix (>= MIN_PREFIX characters) or `<artifact name>@v<version>`."""
         ref = ref.strip()
-        row = session.get(RevisionRow, ref)
-        if row is not None:
+        if (row := session.get(RevisionRow, ref)) is not None:
             return row
         name, at, version = ref.rpartition("@")
         if at and version.lstrip("v").isdigit():
@@ -385,8 +382,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         stmt = select(RevisionRow).filter_by(artifact_hash=artifact_hash).order_by(
             (RevisionRow.status == "active").desc(), RevisionRow.submitted_at.desc(), RevisionRow.version.desc())
         with self.transaction() as session:
-            row = session.scalar(stmt if name is None else stmt.filter_by(artifact_name=name))
-            if row is not None:
+            if (row := session.scalar(stmt if name is None else stmt.filter_by(artifact_name=name))) is not None:
                 return Lineage(row.id, "update", row.artifact_name)
             exists = name is not None and self.active_row(session, name) is not None
             return Lineage(None, "update" if exists else "create", name)

@@ -97,8 +97,7 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
         raise RevisionStoreError(f"{key}: {exc}; point seed.store=URL or submitter.url=URL at the team's store (or "
                                  "use seed.prefer_store=true to start from the seed file while it has none)") from exc
     with store:
-        active = store.active(name)
-        if active is not None:
+        if (active := store.active(name)) is not None:
             log.info("%s: the seed is revision %s (%s v%d) from %s", key, active.id[:12], name, active.version,
                      store.display_url)
             return artifact_from_dict(active.body)

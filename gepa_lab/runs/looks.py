@@ -27,8 +27,7 @@ LEDGER_ENV = "GEPA_LAB_LEDGER"
 def ledger_path() -> Path:
     if os.environ.get(LEDGER_ENV):
         return Path(os.environ[LEDGER_ENV]).expanduser()
-    state = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
-    return Path(state) / "gepa_lab" / "looks.jsonl"
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "gepa_lab" / "looks.jsonl"
 
 
 def _rows(text: str, split: str, digest: str) -> list[dict[str, Any]]:

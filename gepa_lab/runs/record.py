@@ -125,8 +125,7 @@ class RunRecord:
     @classmethod
     def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
         """A new run: the directory must hold no record (a run dir is never appended to)."""
-        used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]
-        if used:
+        if used := [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]:
             raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
                               "new run directory")
         record = cls(run_dir)
@@ -165,8 +164,7 @@ class RunRecord:
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
         if kind == "batch":
-            lost = [ref for ref in data["cases"] if isinstance(ref, str) and ref not in self._cache]
-            if lost:
+            if lost := [ref for ref in data["cases"] if isinstance(ref, str) and ref not in self._cache]:
                 raise KeyError(f"evaluation {lost[0]} (not in {EVALUATIONS_FILE})")
             evaluations = tuple(self._cache[ref] if isinstance(ref, str) else Evaluation.from_dict(ref)
                                 for ref in data["cases"])
@@ -258,8 +256,7 @@ class RunRecord:
 def read_experiment(run_dir: Path) -> dict[str, Any]:
     path = run_dir / EXPERIMENT_FILE
     if not path.is_file():
-        old = [name for name in EARLIER_FORMAT if (run_dir / name).exists()]
-        if old:
+        if old := [name for name in EARLIER_FORMAT if (run_dir / name).exists()]:
             raise ResumeError(f"{run_dir} holds a run recorded by an earlier gepa-lab version ({old[0]}); it cannot "
                               "be continued by this one: start a new run")
         records = ", ".join(name for name in RECORD_FILES if (run_dir / name).exists())
@@ -339,8 +336,7 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     dataset = Dataset(ds["id"], ds["version"],
                       **{name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS})
     digests = dict(ds["digests"])
-    changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
-    if changed:
+    if changed := [name for name, digest in dataset.digests().items() if digests.get(name) != digest]:
         raise ValueError(f"{run_dir / EXPERIMENT_FILE} does not match its recorded digests ({', '.join(changed)}); "
                          "the record was edited and cannot be trusted")
     return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
