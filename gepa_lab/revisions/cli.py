@@ -148,20 +148,14 @@ def _show(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     ev = r.evidence
     file_name, body = render(r.body)
-    lines = [
-        f"revision   {r.id}",
-        f"artifact   {r.artifact_name} v{r.version} ({r.kind}, {r.action})",
-        f"status     {r.status}" + (f" by {r.status_by} at {_when(r.status_at)} UTC" if r.status_by else "")
-        + (f": {r.status_reason}" if r.status_reason else ""),
-        f"parent     {r.parent_revision_id or 'none (create)'}",
-        f"source     {r.source}",
-        f"submitted  {_when(r.submitted_at)} UTC",
-    ]
-    if r.decided_by:
-        lines.append(f"decided    by {r.decided_by} at {_when(r.decided_at)} UTC"
-                     + (f": {r.decision_comment}" if r.decision_comment else ""))
-    if r.published_path:
-        lines.append(f"published  {r.published_path}")
+    lines = [f"revision   {r.id}", f"artifact   {r.artifact_name} v{r.version} ({r.kind}, {r.action})",
+             f"status     {r.status}" + (f" by {r.status_by} at {_when(r.status_at)} UTC" if r.status_by else "")
+             + (f": {r.status_reason}" if r.status_reason else ""),
+             f"parent     {r.parent_revision_id or 'none (create)'}", f"source     {r.source}",
+             f"submitted  {_when(r.submitted_at)} UTC"]
+    lines += [f"decided    by {r.decided_by} at {_when(r.decided_at)} UTC"
+              + (f": {r.decision_comment}" if r.decision_comment else "")] if r.decided_by else []
+    lines += [f"published  {r.published_path}"] if r.published_path else []
     lines.append(f"evidence   holdout {fmt_score(ev.get('baseline_score'))} -> {fmt_score(ev.get('candidate_score'))} "
                  f"(delta {fmt_score(ev.get('delta'), signed=True)}, {ev.get('case_count')} cases); dataset "
                  f"{ev.get('dataset_id')} {ev.get('dataset_version')}; experiment {ev.get('experiment_id')}"

@@ -61,9 +61,8 @@ def canonical_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
 
 
-_COUNT_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve single double triple multi multiple many "
-    "several all any n".split())
+_COUNT_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve single double triple multi "
+                         "multiple many several all any n".split())
 _CONNECTORS = frozenset("for in across with of per".split())
 
 

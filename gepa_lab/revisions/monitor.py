@@ -57,10 +57,9 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
         parent_mean = None if parent is None else mean(runner, parent)
     with store.transaction() as session:
         row = MonitoringRow(
-            at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,
-            experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
-            cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
-            delta=None if parent_mean is None else active_mean - parent_mean,
+            at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id, split=split, seed=seed,
+            experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), active_mean=active_mean,
+            cases=len(cases), parent_mean=parent_mean, delta=None if parent_mean is None else active_mean - parent_mean,
             evaluator=fingerprint(evaluator), actor=actor)
         session.add(row)
         session.flush()

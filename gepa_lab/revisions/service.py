@@ -122,9 +122,8 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         artifact = store.ensure_artifact(session, name, kind)
         if artifact.kind != kind:
             raise errors.InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
-        existing = session.scalar(select(RevisionRow).filter_by(artifact_name=name, parent_key=parent_key,
-                                                                artifact_hash=digest))
-        if existing is not None:
+        if (existing := session.scalar(select(RevisionRow).filter_by(
+                artifact_name=name, parent_key=parent_key, artifact_hash=digest))) is not None:
             return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:
             if (parent := session.get(RevisionRow, request.parent_revision_id)) is None:
@@ -139,14 +138,13 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
-            id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind,
-            artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
-            parent_key=parent_key, action="update" if request.parent_revision_id else "create",
-            source=request.source, evidence=asdict(request.evidence), gates=[asdict(g) for g in verdict.results],
-            submitted_at=moment, status=verdict.status,
+            id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind, artifact_hash=digest, body=body,
+            parent_revision_id=request.parent_revision_id, parent_key=parent_key, source=request.source,
+            action="update" if request.parent_revision_id else "create", evidence=asdict(request.evidence),
+            gates=[asdict(g) for g in verdict.results], submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
-            decided_by=GATES if rejected else None, decided_at=moment if rejected else None, decision_comment=None,
-            published_path=None, status_by=GATES if rejected else request.source, status_at=moment)
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None,
+            status_by=GATES if rejected else request.source, status_at=moment)
         session.add(row)
         session.flush()
         store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
@@ -259,10 +257,9 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     session.flush()  # constraint violations surface before anything is written to disk
     try:
         publish.publish(path, text, {
-            "revision_id": row.id, "artifact": artifact.name, "version": row.version,
-            "artifact_hash": row.artifact_hash, "kind": row.kind, "decided_by": row.decided_by,
-            "decided_at": iso(row.decided_at), "activated_by": actor, "activated_at": iso(row.status_at),
-            "source": row.source}, saved)
+            "revision_id": row.id, "artifact": artifact.name, "version": row.version, "kind": row.kind,
+            "artifact_hash": row.artifact_hash, "decided_by": row.decided_by, "decided_at": iso(row.decided_at),
+            "activated_by": actor, "activated_at": iso(row.status_at), "source": row.source}, saved)
     except OSError as exc:  # raised inside the transaction: it rolls back, `_publishing` puts the files back
         raise errors.PublishFailed(
             f"cannot publish {artifact.name} v{row.version} ({_short(row.id)}) in {Path(publish_root).resolve()} "

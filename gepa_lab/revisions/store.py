@@ -119,12 +119,12 @@ class RevisionRow(Base):
     # The review decision (approve / reject, by a person, `gates` or `auto-expire`): set once.
     decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
     decided_at: Mapped[datetime | None]
-    decision_comment: Mapped[str | None]
-    published_path: Mapped[str | None]
+    decision_comment: Mapped[str | None] = mapped_column(default=None)
+    published_path: Mapped[str | None] = mapped_column(default=None)
     # Who or what moved it to its current status (submitter, gates, approver, whoever's approval
     # or rollback archived it, the rollback's actor). Migration 0002.
-    status_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
-    status_at: Mapped[datetime | None]
+    status_by: Mapped[str | None] = mapped_column(String(MAX_NAME), default=None)
+    status_at: Mapped[datetime | None] = mapped_column(default=None)
 
     @property
     def reasons(self) -> list[str]:
@@ -332,8 +332,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 return rows[0]
             if rows:
                 raise RevisionNotFound(f"revision prefix {ref!r} matches several revisions; give more characters")
-        raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions "
-                               "list)")
+        raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions list)")
 
     @staticmethod
     def active_row(session: Session, name: str) -> RevisionRow | None:
