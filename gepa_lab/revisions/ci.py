@@ -42,9 +42,8 @@ def mlflow_link(links: dict[str, Any]) -> str | None:
 
 
 def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
-    revision = result.get("revision") or {}
-    if revision.get("store"):
-        return str(revision["store"])
+    if store := (result.get("revision") or {}).get("store"):
+        return str(store)
     url = (experiment.get("config") or {}).get("submitter", {}).get("url")
     try:
         return parse_url(url).render_as_string(hide_password=True) if isinstance(url, str) else None

@@ -116,8 +116,7 @@ def _field_reasons(artifact: dict[str, Any], kind: str) -> list[str]:
             reasons.append("at least one named text is required")
         reasons += [f"text {k!r} is required" for k, v in named.items() if not isinstance(v, str) or not v.strip()]
     if kind == "skill":
-        steps = artifact.get("steps")
-        steps = steps if isinstance(steps, list | tuple) else []
+        steps = found if isinstance(found := artifact.get("steps"), list | tuple) else []
         if len(steps) < MIN_STEPS:
             reasons.append(f"a skill needs at least {MIN_STEPS} steps (got {len(steps)})")
         reasons += [f"step {i} is empty" for i, step in enumerate(steps, 1)

@@ -306,9 +306,8 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
     with _publishing(store) as (session, saved):
         row, artifact = _locked(session, store, ref)
         if row.status == "pending_eval":
-            raise errors.RevisionError(
-                f"revision {_short(row.id)} is pending_eval ({row.status_reason}); it cannot be approved: reject "
-                "it, or submit a candidate with stronger holdout evidence")
+            raise errors.RevisionError(f"revision {_short(row.id)} is pending_eval ({row.status_reason}); it cannot be "
+                                       "approved: reject it, or submit a candidate with stronger holdout evidence")
         if row.status != "pending_approval":
             raise _already(row, "approved")
         if row.parent_revision_id == artifact.active_revision_id:

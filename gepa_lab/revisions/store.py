@@ -319,10 +319,9 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         if (row := session.get(RevisionRow, ref)) is not None:
             return row
         name, at, version = ref.rpartition("@")
-        if at and version.lstrip("v").isdigit():
-            row = session.scalar(select(RevisionRow).filter_by(artifact_name=name, version=int(version.lstrip("v"))))
-            if row is not None:
-                return row
+        if at and (number := version.lstrip("v")).isdigit() and (row := session.scalar(
+                select(RevisionRow).filter_by(artifact_name=name, version=int(number)))) is not None:
+            return row
         if ref and all(c in "0123456789abcdef" for c in ref.lower()):  # an id prefix
             if len(ref) < MIN_PREFIX:
                 raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters "

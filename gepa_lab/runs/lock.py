@@ -50,8 +50,7 @@ class RunLock:
         if (pid := _locked_by(fh)) is not None:
             fh.close()
             raise in_use(self.path.parent, pid)
-        fh.seek(0)
-        fh.truncate()
+        fh.truncate(0)
         fh.write(str(os.getpid()))
         fh.flush()
         self._fh = fh
