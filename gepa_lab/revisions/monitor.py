@@ -6,9 +6,9 @@ stays a human decision (`python -m gepa_lab.revisions rollback`).
 
 from __future__ import annotations
 
-import math
 from contextlib import closing
 from pathlib import Path
+from statistics import fmean
 
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import SPLITS
@@ -48,9 +48,8 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     except ValueError as exc:
         raise InvalidRequest(f"{exc}; monitor needs a run it can score again") from exc
 
-    def mean(runner: CaseRunner, revision: RevisionRow) -> float:
-        scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
-        return math.fsum(scores) / len(scores)
+    def mean(runner: CaseRunner, rev: RevisionRow) -> float:  # fmean: an fsum, divided by the count
+        return fmean(ev.score for ev in runner.run(artifact_from_dict(rev.body), rev.artifact_hash, cases, seed))
 
     with closing(CaseRunner(evaluator, settings, None)) as runner:
         active_mean = mean(runner, active)

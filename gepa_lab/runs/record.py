@@ -259,8 +259,8 @@ def read_experiment(run_dir: Path) -> dict[str, Any]:
         if old := [name for name in EARLIER_FORMAT if (run_dir / name).exists()]:
             raise ResumeError(f"{run_dir} holds a run recorded by an earlier gepa-lab version ({old[0]}); it cannot "
                               "be continued by this one: start a new run")
-        records = ", ".join(name for name in RECORD_FILES if (run_dir / name).exists())
-        if records:  # records without their experiment: neither resumable nor reusable as they are
+        # Records without their experiment: neither resumable nor reusable as they are.
+        if records := ", ".join(name for name in RECORD_FILES if (run_dir / name).exists()):
             raise ResumeError(f"{run_dir} holds run records ({records}) but no gepa_lab run to continue (no "
                               f"{EXPERIMENT_FILE}); use a new run directory, or delete {records} to reuse it")
         raise ResumeError(f"{run_dir} holds no gepa_lab run (no {EXPERIMENT_FILE}); pass the run directory the run "
