@@ -37,8 +37,7 @@ def _read(run_dir: Path, name: str) -> dict[str, Any]:
 def mlflow_link(links: dict[str, Any]) -> str | None:
     """The run's page when the run was tracked on an MLflow server (the tracker's `mlflow_run_url`);
     None for a local store, whose page exists only on the machine that ran it."""
-    url = links.get("mlflow_run_url")
-    return url if isinstance(url, str) and "mlflow_ui_command" not in links else None
+    return url if isinstance(url := links.get("mlflow_run_url"), str) and "mlflow_ui_command" not in links else None
 
 
 def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:

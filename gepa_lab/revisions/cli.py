@@ -250,9 +250,8 @@ def _audit(store: Any, args: argparse.Namespace) -> None:
 
 
 def _note(entry: Any) -> str:
-    if entry.action == "monitored":
-        return _monitored(entry.detail)
-    return str(entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
+    return _monitored(entry.detail) if entry.action == "monitored" else str(
+        entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
 
 
 def _monitor(store: Any, args: argparse.Namespace) -> int:
