@@ -37,14 +37,12 @@ def _read(run_dir: Path, name: str) -> dict[str, Any]:
 def mlflow_link(links: dict[str, Any]) -> str | None:
     """The run's page when the run was tracked on an MLflow server (the tracker's `mlflow_run_url`);
     None for a local store, whose page exists only on the machine that ran it."""
-    url = links.get("mlflow_run_url")
-    return url if isinstance(url, str) and "mlflow_ui_command" not in links else None
+    return url if isinstance(url := links.get("mlflow_run_url"), str) and "mlflow_ui_command" not in links else None
 
 
 def _store(result: dict[str, Any], experiment: dict[str, Any]) -> str | None:
-    revision = result.get("revision") or {}
-    if revision.get("store"):
-        return str(revision["store"])
+    if store := (result.get("revision") or {}).get("store"):
+        return str(store)
     url = (experiment.get("config") or {}).get("submitter", {}).get("url")
     try:
         return parse_url(url).render_as_string(hide_password=True) if isinstance(url, str) else None
@@ -99,8 +97,7 @@ def failure(run_dir: Path, log: Path | str | None) -> str:
 
 def summary(run_dir: Path | str, log: Path | str | None = None) -> str:
     run_dir = Path(run_dir)
-    promotion = _read(run_dir, "promotion.json")
-    if not promotion:
+    if not (promotion := _read(run_dir, "promotion.json")):
         return failure(run_dir, log)
     result, experiment = _read(run_dir, "result.json"), _read(run_dir, "experiment.json")
     config = experiment.get("config") or {}

@@ -43,8 +43,7 @@ _Parser = one_line_parser(PROG)
 
 
 def _duration(text: str) -> timedelta:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
-    if not match:
+    if not (match := re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)):
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration; write e.g. 90m, 72h or 3d")
     # A zero or too long duration is refused by service.sweep (the one check, for the CLI and the API alike).
     try:
@@ -66,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     registry = _Parser(add_help=False)
     registry.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
                           help="MLflow tracking URI whose prompt registry names the active revision (alias "
-                               "production); default $MLFLOW_TRACKING_URI, unset: no registry")
+                               "production; `show`: where the revision's run is); default $MLFLOW_TRACKING_URI, "
+                               "unset: no registry")
     publishing = _Parser(add_help=False, parents=[registry])
     publishing.add_argument("--publish-dir", default=DEFAULT_PUBLISH_ROOT, metavar="DIR",
                             help="managed directory; each artifact is published in DIR/<artifact name>/ "
@@ -78,10 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[common], help="revisions, newest version last")
     p.add_argument("--artifact", help="only this artifact")
     p.add_argument("--status", action="append", choices=STATUSES, help="only these statuses (repeatable)")
-    p = sub.add_parser("show", parents=[common, ref], help="one revision: status, evidence, gates, body")
-    p.add_argument("--tracking-uri", default=os.environ.get("MLFLOW_TRACKING_URI") or None, metavar="URI",
-                   help="the MLflow store of the revision's run, for its link when the revision stored only the "
-                        "run id; default $MLFLOW_TRACKING_URI")
+    sub.add_parser("show", parents=[common, ref, registry], help="one revision: status, evidence, gates, body")
     p = sub.add_parser("diff", parents=[common, ref], help="the published file of a revision against its parent")
     p.add_argument("--against", metavar="REVISION|FILE",
                    help="compare with this revision, or a seed file, instead of the parent")
@@ -151,26 +148,19 @@ def _show(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
     ev = r.evidence
     file_name, body = render(r.body)
-    lines = [
-        f"revision   {r.id}",
-        f"artifact   {r.artifact_name} v{r.version} ({r.kind}, {r.action})",
-        f"status     {r.status}" + (f" by {r.status_by} at {_when(r.status_at)} UTC" if r.status_by else "")
-        + (f": {r.status_reason}" if r.status_reason else ""),
-        f"parent     {r.parent_revision_id or 'none (create)'}",
-        f"source     {r.source}",
-        f"submitted  {_when(r.submitted_at)} UTC",
-    ]
-    if r.decided_by:
-        lines.append(f"decided    by {r.decided_by} at {_when(r.decided_at)} UTC"
-                     + (f": {r.decision_comment}" if r.decision_comment else ""))
-    if r.published_path:
-        lines.append(f"published  {r.published_path}")
+    lines = [f"revision   {r.id}", f"artifact   {r.artifact_name} v{r.version} ({r.kind}, {r.action})",
+             f"status     {r.status}" + (f" by {r.status_by} at {_when(r.status_at)} UTC" if r.status_by else "")
+             + (f": {r.status_reason}" if r.status_reason else ""),
+             f"parent     {r.parent_revision_id or 'none (create)'}", f"source     {r.source}",
+             f"submitted  {_when(r.submitted_at)} UTC"]
+    lines += [f"decided    by {r.decided_by} at {_when(r.decided_at)} UTC"
+              + (f": {r.decision_comment}" if r.decision_comment else "")] if r.decided_by else []
+    lines += [f"published  {r.published_path}"] if r.published_path else []
     lines.append(f"evidence   holdout {fmt_score(ev.get('baseline_score'))} -> {fmt_score(ev.get('candidate_score'))} "
                  f"(delta {fmt_score(ev.get('delta'), signed=True)}, {ev.get('case_count')} cases); dataset "
                  f"{ev.get('dataset_id')} {ev.get('dataset_version')}; experiment {ev.get('experiment_id')}"
                  + (f"; MLflow run {ev['mlflow_run_id']}" if ev.get("mlflow_run_id") else ""))
-    link = _run_link(ev, args.tracking_uri)
-    if link:
+    if link := _run_link(ev, args.tracking_uri):
         lines.append(f"mlflow     {link}")
     for gate in r.gates:
         verdict = "passed" if gate.get("passed") else "failed"
@@ -195,8 +185,7 @@ def _run_link(evidence: dict[str, Any], tracking_uri: str | None) -> str | None:
 
 def _diff(store: Any, args: argparse.Namespace) -> None:
     r = store.get(args.revision)
-    against = args.against or r.parent_revision_id
-    if against is None:
+    if (against := args.against or r.parent_revision_id) is None:
         raise InvalidRequest(f"revision {r.id[:12]} is {r.artifact_name}'s first: it has no parent; compare it with "
                              "the seed file its run started from: --against <seed file>")
     name, new = render(r.body)
@@ -261,9 +250,8 @@ def _audit(store: Any, args: argparse.Namespace) -> None:
 
 
 def _note(entry: Any) -> str:
-    if entry.action == "monitored":
-        return _monitored(entry.detail)
-    return str(entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
+    return _monitored(entry.detail) if entry.action == "monitored" else str(
+        entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
 
 
 def _monitor(store: Any, args: argparse.Namespace) -> int:
@@ -293,8 +281,7 @@ def _sweep(store: Any, args: argparse.Namespace) -> None:
 
 
 def _sync_registry(store: Any, args: argparse.Namespace) -> None:
-    registry = _registry(args)
-    if registry is None:
+    if (registry := _registry(args)) is None:
         raise InvalidRequest("sync-registry needs the MLflow server: pass --tracking-uri URI or set "
                              "MLFLOW_TRACKING_URI")
     synced = registry.sync(store)

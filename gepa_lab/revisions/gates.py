@@ -61,9 +61,8 @@ def canonical_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
 
 
-_COUNT_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve single double triple multi multiple many "
-    "several all any n".split())
+_COUNT_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve single double triple multi "
+                         "multiple many several all any n".split())
 _CONNECTORS = frozenset("for in across with of per".split())
 
 
@@ -78,8 +77,7 @@ def name_family(name: str) -> tuple[str, bool]:
     tokens = canonical_name(name).split("-")
     # The rest must still name something (two words or more): 'Top 10 Recipes' is not 'Top'.
     if len(tokens) >= 4 and _is_count(tokens[-2]):
-        end = -3 if len(tokens) >= 5 and tokens[-3] in _CONNECTORS else -2
-        return "-".join(tokens[:end]), True
+        return "-".join(tokens[:-3 if len(tokens) >= 5 and tokens[-3] in _CONNECTORS else -2]), True
     if len(tokens) >= 4 and _is_count(tokens[0]):
         return "-".join(tokens[2:]), True
     return "-".join(tokens), False
@@ -114,13 +112,11 @@ def _field_reasons(artifact: dict[str, Any], kind: str) -> list[str]:
     reasons = [f"{f} is required" for f in _REQUIRED.get(kind, ())
                if not isinstance(artifact.get(f), str) or not artifact[f].strip()]
     if kind not in _REQUIRED:  # named texts (`texts`): every text is required
-        named = {k: v for k, v in artifact.items() if k != "kind"}
-        if not named:
+        if not (named := {k: v for k, v in artifact.items() if k != "kind"}):
             reasons.append("at least one named text is required")
         reasons += [f"text {k!r} is required" for k, v in named.items() if not isinstance(v, str) or not v.strip()]
     if kind == "skill":
-        steps = artifact.get("steps")
-        steps = steps if isinstance(steps, list | tuple) else []
+        steps = found if isinstance(found := artifact.get("steps"), list | tuple) else []
         if len(steps) < MIN_STEPS:
             reasons.append(f"a skill needs at least {MIN_STEPS} steps (got {len(steps)})")
         reasons += [f"step {i} is empty" for i, step in enumerate(steps, 1)
@@ -166,8 +162,7 @@ SAFETY_FIELDS = ("description", "when_to_use", "steps", "pitfalls")
 def _texts(artifact: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(where, text): a skill's description, when_to_use, steps and pitfalls; every text field of
     the other kinds."""
-    fields = SAFETY_FIELDS if artifact.get("kind") == "skill" else [k for k in artifact if k != "kind"]
-    for name in fields:
+    for name in SAFETY_FIELDS if artifact.get("kind") == "skill" else [k for k in artifact if k != "kind"]:
         value = artifact.get(name)
         if isinstance(value, str):
             yield name, value
@@ -189,8 +184,7 @@ def safety_gate(artifact: dict[str, Any]) -> GateResult:
     for where, value in _texts(artifact):
         for group, rules in _RULES.items():
             for label, pattern in rules:
-                found = pattern.search(value)
-                if found:
+                if found := pattern.search(value):
                     shown = "" if group == SECRET else f": {_clip(found.group(0))!r}"
                     reasons.append(f"{where}: {group} ({label}){shown}")
     return GateResult("SafetyGate", not reasons, tuple(reasons))

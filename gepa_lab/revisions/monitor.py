@@ -6,9 +6,9 @@ stays a human decision (`python -m gepa_lab.revisions rollback`).
 
 from __future__ import annotations
 
-import math
 from contextlib import closing
 from pathlib import Path
+from statistics import fmean
 
 from gepa_lab.core.artifacts import artifact_from_dict
 from gepa_lab.core.contracts import SPLITS
@@ -27,8 +27,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     """Score the active revision and its parent (paired: same cases, same seed) and record it."""
     if split not in SPLITS:
         raise InvalidRequest(f"split must be one of {', '.join(SPLITS)} (got {split!r})")
-    active = store.active(artifact_name)
-    if active is None:
+    if (active := store.active(artifact_name)) is None:
         raise RevisionNotFound(f"{artifact_name!r} has no active revision in {store.display_url}")
     try:
         experiment = load_experiment(run_dir)
@@ -41,8 +40,7 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
             f"run {run_dir} used dataset {experiment.dataset.id} {experiment.dataset.version} with other split "
             f"digests than revision {active.id[:12]} was judged on ({evidence.get('dataset_id')} "
             f"{evidence.get('dataset_version')}); pass the run directory of a run on the same frozen data")
-    cases = experiment.dataset.split(split)
-    if not cases:
+    if not (cases := experiment.dataset.split(split)):
         raise InvalidRequest(f"run {run_dir} has no {split} cases")
     parent = store.get(active.parent_revision_id) if active.parent_revision_id else None
     try:
@@ -50,19 +48,17 @@ def monitor(store: RevisionStore, artifact_name: str, run_dir: Path | str, *, sp
     except ValueError as exc:
         raise InvalidRequest(f"{exc}; monitor needs a run it can score again") from exc
 
-    def mean(runner: CaseRunner, revision: RevisionRow) -> float:
-        scores = [ev.score for ev in runner.run(artifact_from_dict(revision.body), revision.artifact_hash, cases, seed)]
-        return math.fsum(scores) / len(scores)
+    def mean(runner: CaseRunner, rev: RevisionRow) -> float:  # fmean: an fsum, divided by the count
+        return fmean(ev.score for ev in runner.run(artifact_from_dict(rev.body), rev.artifact_hash, cases, seed))
 
     with closing(CaseRunner(evaluator, settings, None)) as runner:
         active_mean = mean(runner, active)
         parent_mean = None if parent is None else mean(runner, parent)
     with store.transaction() as session:
         row = MonitoringRow(
-            at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id,
-            experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), split=split, seed=seed,
-            cases=len(cases), active_mean=active_mean, parent_mean=parent_mean,
-            delta=None if parent_mean is None else active_mean - parent_mean,
+            at=utcnow(), revision_id=active.id, parent_revision_id=active.parent_revision_id, split=split, seed=seed,
+            experiment_id=experiment.id, run_dir=str(Path(run_dir).resolve()), active_mean=active_mean,
+            cases=len(cases), parent_mean=parent_mean, delta=None if parent_mean is None else active_mean - parent_mean,
             evaluator=fingerprint(evaluator), actor=actor)
         session.add(row)
         session.flush()

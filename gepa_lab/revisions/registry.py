@@ -80,8 +80,7 @@ class PromptRegistry:
             for version in page:
                 if REVISION_TAG in version.tags:
                     found.setdefault(version.tags[REVISION_TAG], int(version.version))
-            token = page.token
-            if not token:
+            if not (token := page.token):
                 return found
 
     def _register(self, revision: RevisionRow, known: dict[str, int]) -> int:
@@ -89,14 +88,12 @@ class PromptRegistry:
             return known[revision.id]
         name = canonical_name(revision.artifact_name)
         if self.client.get_prompt(name) is None:
-            self.client.create_prompt(
-                name, description=f"gepa-lab artifact {revision.artifact_name!r} ({revision.kind}); versions are "
-                                  "approved revisions, alias production the active one",
-                tags={TAG + "artifact": revision.artifact_name})
+            self.client.create_prompt(name, tags={TAG + "artifact": revision.artifact_name}, description=(
+                f"gepa-lab artifact {revision.artifact_name!r} ({revision.kind}); versions are approved revisions, "
+                "alias production the active one"))
         created = self.client.create_prompt_version(
-            name, render(revision.body)[1],
-            description=f"gepa-lab revision {revision.id} (v{revision.version}) approved by {revision.decided_by}",
-            tags=version_tags(revision))
+            name, render(revision.body)[1], tags=version_tags(revision),
+            description=f"gepa-lab revision {revision.id} (v{revision.version}) approved by {revision.decided_by}")
         known[revision.id] = int(created.version)
         return known[revision.id]
 

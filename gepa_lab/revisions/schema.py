@@ -75,9 +75,8 @@ def _refusal(url: str, found: str) -> RevisionStoreError:
         return RevisionStoreError(
             f"revision store {url} has schema revision {found}; this gepa-lab needs {head()}: back the store up, "
             f"then upgrade it once with: python -m gepa_lab.revisions upgrade --store {url}")
-    return RevisionStoreError(
-        f"revision store {url} has schema revision {found}, newer than this gepa-lab knows ({head()}); install "
-        "the gepa-lab version that upgraded it")
+    return RevisionStoreError(f"revision store {url} has schema revision {found}, newer than this gepa-lab knows "
+                              f"({head()}); install the gepa-lab version that upgraded it")
 
 
 def prepare(engine: Engine, url: str, *, create: bool, upgrade: bool = False) -> tuple[str | None, str]:

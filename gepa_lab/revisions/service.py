@@ -33,29 +33,9 @@ from gepa_lab.core.artifacts import KINDS, artifact_from_dict
 from gepa_lab.core.contracts import canonical_json, sha256_hex
 from gepa_lab.core.errors import describe
 from gepa_lab.core.submission import SubmissionRequest
-from gepa_lab.revisions import gates, publish
-from gepa_lab.revisions.errors import (
-    AlreadyDecided,
-    AlreadySubmitted,
-    InvalidRequest,
-    PublishFailed,
-    RegistryNotUpdated,
-    RevisionError,
-    RevisionNotFound,
-    StaleParent,
-)
+from gepa_lab.revisions import errors, gates, publish
 from gepa_lab.revisions.registry import PromptRegistry
-from gepa_lab.revisions.store import (
-    MAX_NAME,
-    PENDING,
-    ArtifactRow,
-    AuditRow,
-    RevisionRow,
-    RevisionStore,
-    fmt_score,
-    iso,
-    utcnow,
-)
+from gepa_lab.revisions.store import MAX_NAME, ArtifactRow, AuditRow, RevisionRow, RevisionStore, fmt_score, iso, utcnow
 
 AUTO_EXPIRE = "auto-expire"  # the sweeper's actor
 MAX_APPROVAL_TIMEOUT = timedelta(days=3650)  # longer is a typo (and `now - timeout` must stay a date)
@@ -64,12 +44,12 @@ GATES = "gates"  # the actor of automatic rejections
 
 def check_actor(actor: Any, *, system: bool = False) -> str:
     if not isinstance(actor, str) or not actor.strip():
-        raise InvalidRequest("a decision needs a named actor (--actor NAME)")
+        raise errors.InvalidRequest("a decision needs a named actor (--actor NAME)")
     actor = actor.strip()
     if len(actor) > MAX_NAME:
-        raise InvalidRequest(f"actor name is {len(actor)} characters; the limit is {MAX_NAME}")
+        raise errors.InvalidRequest(f"actor name is {len(actor)} characters; the limit is {MAX_NAME}")
     if actor in (AUTO_EXPIRE, GATES) and not system:
-        raise InvalidRequest(f"actor {actor!r} is reserved for automatic decisions; use your own name")
+        raise errors.InvalidRequest(f"actor {actor!r} is reserved for automatic decisions; use your own name")
     return actor
 
 
@@ -110,10 +90,10 @@ def _store_name(request: SubmissionRequest, fallback: str | None) -> str:
     own = request.artifact.get("name")
     name = request.artifact_name or (own if isinstance(own, str) and own.strip() else None) or fallback
     if not name or not name.strip():
-        raise InvalidRequest(f"a {request.artifact.get('kind')} artifact has no name to store it under; set "
+        raise errors.InvalidRequest(f"a {request.artifact.get('kind')} artifact has no name to store it under; set "
                              "submitter.artifact_name=<name>")
     if len(name) > MAX_NAME:
-        raise InvalidRequest(f"artifact name is {len(name)} characters; the store's limit is {MAX_NAME}")
+        raise errors.InvalidRequest(f"artifact name is {len(name)} characters; the store's limit is {MAX_NAME}")
     return name
 
 
@@ -121,18 +101,17 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
            min_holdout_score: float = gates.DEFAULT_MIN_HOLDOUT_SCORE) -> Submission:
     """Gate and store one eligible winner. Refuses (nothing stored) malformed evidence and a stale
     parent; returns the existing revision for the same artifact on the same parent."""
-    problems = gates.check_evidence(request.evidence)
-    if problems:
-        raise InvalidRequest("submission refused: " + "; ".join(problems))
+    if problems := gates.check_evidence(request.evidence):
+        raise errors.InvalidRequest("submission refused: " + "; ".join(problems))
     body = request.artifact
     if body.get("kind") not in KINDS:
-        raise InvalidRequest(f"unknown artifact kind {body.get('kind')!r}; expected one of {sorted(KINDS)}")
+        raise errors.InvalidRequest(f"unknown artifact kind {body.get('kind')!r}; expected one of {sorted(KINDS)}")
     try:
         artifact_from_dict(body)  # shape only (unknown fields, types); content is the SpecGate's job
     except ValueError as exc:
-        raise InvalidRequest(f"submission refused: {exc}") from exc
+        raise errors.InvalidRequest(f"submission refused: {exc}") from exc
     if request.action == "create" and request.parent_revision_id is not None:
-        raise InvalidRequest("a create submission cannot name a parent revision")
+        raise errors.InvalidRequest("a create submission cannot name a parent revision")
     name = _store_name(request, artifact_name)
     kind = str(body["kind"])
     digest = sha256_hex(canonical_json(body))
@@ -142,15 +121,13 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
             store.lock_names(session)
         artifact = store.ensure_artifact(session, name, kind)
         if artifact.kind != kind:
-            raise InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
-        existing = session.scalar(select(RevisionRow).filter_by(artifact_name=name, parent_key=parent_key,
-                                                                artifact_hash=digest))
-        if existing is not None:
+            raise errors.InvalidRequest(f"artifact {name!r} is a {artifact.kind}; a {kind} cannot revise it")
+        if (existing := session.scalar(select(RevisionRow).filter_by(
+                artifact_name=name, parent_key=parent_key, artifact_hash=digest))) is not None:
             return _resubmission(store, session, existing, request)
         if request.parent_revision_id is not None:
-            parent = session.get(RevisionRow, request.parent_revision_id)
-            if parent is None:
-                raise InvalidRequest(f"parent revision {request.parent_revision_id!r} is not in the store")
+            if (parent := session.get(RevisionRow, request.parent_revision_id)) is None:
+                raise errors.InvalidRequest(f"parent revision {request.parent_revision_id!r} is not in the store")
             _check_belongs(parent, name)
         _check_parent(artifact, request.parent_revision_id)
         # The names that exist for the duplicate checks: artifacts with any revision not rejected.
@@ -161,14 +138,13 @@ def submit(store: RevisionStore, request: SubmissionRequest, *, artifact_name: s
         moment = utcnow()
         rejected = verdict.status == "rejected"
         row = RevisionRow(
-            id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind,
-            artifact_hash=digest, body=body, parent_revision_id=request.parent_revision_id,
-            parent_key=parent_key, action="update" if request.parent_revision_id else "create",
-            source=request.source, evidence=asdict(request.evidence), gates=[asdict(g) for g in verdict.results],
-            submitted_at=moment, status=verdict.status,
+            id=uuid.uuid4().hex, artifact_name=name, version=version, kind=kind, artifact_hash=digest, body=body,
+            parent_revision_id=request.parent_revision_id, parent_key=parent_key, source=request.source,
+            action="update" if request.parent_revision_id else "create", evidence=asdict(request.evidence),
+            gates=[asdict(g) for g in verdict.results], submitted_at=moment, status=verdict.status,
             status_reason="; ".join(verdict.reasons) if verdict.status != "pending_approval" else "",
-            decided_by=GATES if rejected else None, decided_at=moment if rejected else None, decision_comment=None,
-            published_path=None, status_by=GATES if rejected else request.source, status_at=moment)
+            decided_by=GATES if rejected else None, decided_at=moment if rejected else None,
+            status_by=GATES if rejected else request.source, status_at=moment)
         session.add(row)
         session.flush()
         store.audit_entry(session, artifact=name, revision_id=row.id, action="submitted", actor=request.source,
@@ -184,8 +160,8 @@ def _resubmission(store: RevisionStore, session: Session, prior: RevisionRow,
     pending revision comes back with a note naming its submission; a decided one is refused,
     saying what became of it."""
     own = prior.evidence.get("experiment_id") == request.evidence.experiment_id
-    if not own and prior.status not in PENDING:
-        raise AlreadySubmitted(f"this run's winner was already submitted as revision {_short(prior.id)} "
+    if not own and not prior.status.startswith("pending"):
+        raise errors.AlreadySubmitted(f"this run's winner was already submitted as revision {_short(prior.id)} "
                                f"({prior.artifact_name} v{prior.version}) by {prior.source} at "
                                f"{iso(prior.submitted_at)}, and {_fate(prior)}; nothing new was stored")
     store.audit_entry(session, artifact=prior.artifact_name, revision_id=prior.id, action="resubmitted",
@@ -213,7 +189,7 @@ def _fate(prior: RevisionRow) -> str:
 
 def _check_belongs(row: RevisionRow, name: str) -> None:
     if row.artifact_name != name:
-        raise InvalidRequest(f"revision {_short(row.id)} belongs to {row.artifact_name!r}, not {name!r}")
+        raise errors.InvalidRequest(f"revision {_short(row.id)} belongs to {row.artifact_name!r}, not {name!r}")
 
 
 def _check_parent(artifact: ArtifactRow, parent_id: str | None) -> None:
@@ -222,9 +198,9 @@ def _check_parent(artifact: ArtifactRow, parent_id: str | None) -> None:
         return
     name = artifact.name
     if parent_id is None:
-        raise StaleParent(f"artifact {name!r} already has an active revision ({_short(active)}) and the run's "
+        raise errors.StaleParent(f"artifact {name!r} already has an active revision ({_short(active)}) and the run's "
                           f"seed is not it; start the run from it (seed.from_store={name!r})")
-    raise StaleParent(f"parent revision {_short(parent_id)} of {name!r} is no longer active (active: "
+    raise errors.StaleParent(f"parent revision {_short(parent_id)} of {name!r} is no longer active (active: "
                       f"{_short(active)}); re-run from the active revision (seed.from_store={name!r})")
 
 
@@ -237,10 +213,10 @@ def _locked(session: Session, store: RevisionStore, ref: str) -> tuple[RevisionR
     return row, artifact
 
 
-def _already(row: RevisionRow, verb: str) -> AlreadyDecided:
+def _already(row: RevisionRow, verb: str) -> errors.AlreadyDecided:
     by = f" by {row.status_by} at {iso(row.status_at)}" if row.status_by else ""
     why = f" ({row.status_reason})" if row.status_reason else ""
-    return AlreadyDecided(f"revision {_short(row.id)} ({row.artifact_name} v{row.version}) is already "
+    return errors.AlreadyDecided(f"revision {_short(row.id)} ({row.artifact_name} v{row.version}) is already "
                           f"{row.status}{by}{why}; it cannot be {verb}")
 
 
@@ -265,8 +241,7 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     # digits, so every revision that can become active has a directory name.
     path = Path(publish_root).resolve() / gates.canonical_name(artifact.name) / file_name
     status = row.status  # what it stays if publishing fails
-    previous = store.active_row(session, artifact.name)
-    if previous is not None:
+    if (previous := store.active_row(session, artifact.name)) is not None:
         _move(session, store, previous, "archived", actor, "archived", comment,
               f"replaced by {_short(row.id)} (v{row.version})", detail={"replaced_by": row.id})
         session.flush()  # archived before the new one is active: at most one active row at any time
@@ -282,12 +257,11 @@ def _activate(session: Session, store: RevisionStore, row: RevisionRow, artifact
     session.flush()  # constraint violations surface before anything is written to disk
     try:
         publish.publish(path, text, {
-            "revision_id": row.id, "artifact": artifact.name, "version": row.version,
-            "artifact_hash": row.artifact_hash, "kind": row.kind, "decided_by": row.decided_by,
-            "decided_at": iso(row.decided_at), "activated_by": actor, "activated_at": iso(row.status_at),
-            "source": row.source}, saved)
+            "revision_id": row.id, "artifact": artifact.name, "version": row.version, "kind": row.kind,
+            "artifact_hash": row.artifact_hash, "decided_by": row.decided_by, "decided_at": iso(row.decided_at),
+            "activated_by": actor, "activated_at": iso(row.status_at), "source": row.source}, saved)
     except OSError as exc:  # raised inside the transaction: it rolls back, `_publishing` puts the files back
-        raise PublishFailed(
+        raise errors.PublishFailed(
             f"cannot publish {artifact.name} v{row.version} ({_short(row.id)}) in {Path(publish_root).resolve()} "
             f"({describe(exc)}); nothing changed, the revision is still {status}: make that a writable directory "
             "or pass --publish-dir DIR, then run the command again") from exc
@@ -316,7 +290,7 @@ def _mirror(registry: PromptRegistry | None, decision: Decision) -> Decision:
     try:
         return replace(decision, registered=registry.publish(r))
     except Exception as exc:  # any registry failure: the decision stands, the view is behind
-        raise RegistryNotUpdated(
+        raise errors.RegistryNotUpdated(
             f"{r.artifact_name} v{r.version} ({_short(r.id)}) is active and published, but the MLflow prompt "
             f"registry at {registry.uri} was not updated ({describe(exc)}); bring it in line with: python -m "
             "gepa_lab.revisions sync-registry", decision) from exc
@@ -332,9 +306,8 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
     with _publishing(store) as (session, saved):
         row, artifact = _locked(session, store, ref)
         if row.status == "pending_eval":
-            raise RevisionError(
-                f"revision {_short(row.id)} is pending_eval ({row.status_reason}); it cannot be approved: reject "
-                "it, or submit a candidate with stronger holdout evidence")
+            raise errors.RevisionError(f"revision {_short(row.id)} is pending_eval ({row.status_reason}); it cannot be "
+                                       "approved: reject it, or submit a candidate with stronger holdout evidence")
         if row.status != "pending_approval":
             raise _already(row, "approved")
         if row.parent_revision_id == artifact.active_revision_id:
@@ -344,8 +317,8 @@ def approve(store: RevisionStore, ref: str, actor: str, comment: str | None = No
                       f"(active: {_short(artifact.active_revision_id)})")
             _move(session, store, row, "rejected", actor, "rejected", comment, reason, decision=True,
                   detail={"reason": reason, "on": "approve"})
-            stale = StaleParent(f"revision {_short(row.id)} was not approved and is now rejected: {reason}; re-run "
-                                f"from the active revision (seed.from_store={row.artifact_name!r})")
+            stale = errors.StaleParent(f"revision {_short(row.id)} was not approved and is now rejected: {reason}; "
+                                       f"re-run from the active revision (seed.from_store={row.artifact_name!r})")
     if stale is not None:
         raise stale
     return _mirror(registry, decision)
@@ -356,7 +329,7 @@ def reject(store: RevisionStore, ref: str, actor: str, comment: str | None = Non
     actor = check_actor(actor)
     with store.transaction() as session:
         row, _ = _locked(session, store, ref)
-        if row.status not in PENDING:
+        if not row.status.startswith("pending"):
             raise _already(row, "rejected")
         _move(session, store, row, "rejected", actor, "rejected", comment, comment or "", decision=True)
         return Decision(row)
@@ -368,16 +341,15 @@ def rollback(store: RevisionStore, artifact_name: str, actor: str, comment: str 
     """Re-activate an archived revision (default: the one archived most recently)."""
     actor = check_actor(actor)
     with _publishing(store) as (session, saved):
-        artifact = store.lock_artifact(session, artifact_name)
-        if artifact is None:
-            raise RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
+        if (artifact := store.lock_artifact(session, artifact_name)) is None:
+            raise errors.RevisionNotFound(f"no artifact {artifact_name!r} in {store.display_url}")
         target = store.find(session, to) if to is not None else _last_archived(session, artifact_name)
         if target is None:
-            raise RevisionError(f"{artifact_name!r} has no archived revision to roll back to")
+            raise errors.RevisionError(f"{artifact_name!r} has no archived revision to roll back to")
         _check_belongs(target, artifact_name)
         if target.status != "archived":
-            raise AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision can "
-                                 "be rolled back to")
+            raise errors.AlreadyDecided(f"revision {_short(target.id)} is {target.status}; only an archived revision "
+                                        "can be rolled back to")
         decision = _activate(session, store, target, artifact, actor, comment, publish_root, saved, "rolled_back",
                              {"from": artifact.active_revision_id})
     return _mirror(registry, decision)
@@ -400,7 +372,7 @@ class SweepOutcome:
 
 
 # What an approval that raised means for the sweeper (committed either way).
-SWEPT = {RegistryNotUpdated: "approved", StaleParent: "rejected", AlreadyDecided: "skipped"}
+SWEPT = {errors.RegistryNotUpdated: "approved", errors.StaleParent: "rejected", errors.AlreadyDecided: "skipped"}
 
 
 def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | None = None,
@@ -412,9 +384,9 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
     if timeout is None:
         return []
     if timeout <= timedelta(0):
-        raise InvalidRequest("the approval timeout must be positive (e.g. 72h)")
+        raise errors.InvalidRequest("the approval timeout must be positive (e.g. 72h)")
     if timeout > MAX_APPROVAL_TIMEOUT:
-        raise InvalidRequest(f"the approval timeout must be at most {MAX_APPROVAL_TIMEOUT.days}d (e.g. 72h)")
+        raise errors.InvalidRequest(f"the approval timeout must be at most {MAX_APPROVAL_TIMEOUT.days}d (e.g. 72h)")
     cutoff = (now or utcnow()) - timeout
     due = sorted((r for r in store.revisions(statuses=("pending_approval",)) if r.submitted_at < cutoff),
                  key=lambda r: (r.submitted_at, r.id))
@@ -425,7 +397,7 @@ def sweep(store: RevisionStore, timeout: timedelta | None, *, now: datetime | No
             decision = approve(store, revision.id, AUTO_EXPIRE, comment, publish_root=publish_root, system=True,
                                registry=registry)
             outcome, detail = "approved", str(decision.published)
-        except (RegistryNotUpdated, StaleParent, AlreadyDecided) as exc:
+        except (errors.RegistryNotUpdated, errors.StaleParent, errors.AlreadyDecided) as exc:
             outcome, detail = SWEPT[type(exc)], str(exc)
         outcomes.append(SweepOutcome(revision.id, revision.artifact_name, outcome, detail))
     return outcomes

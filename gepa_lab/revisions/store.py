@@ -34,24 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    DateTime,
-    Engine,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    inspect,
-    select,
-    text,
-)
+import sqlalchemy as sa
+from sqlalchemy import JSON, Engine, Float, ForeignKey, String, Text, create_engine, event, inspect, select
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DatabaseError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, MappedAsDataclass, Session, mapped_column, sessionmaker
@@ -60,17 +44,10 @@ from gepa_lab.core.errors import describe
 from gepa_lab.core.redact import mask_url
 from gepa_lab.core.submission import Lineage
 from gepa_lab.revisions import schema
-from gepa_lab.revisions.errors import (
-    ImmutableRevision,
-    RevisionError,
-    RevisionNotFound,
-    RevisionStoreError,
-    StoreMissing,
-)
+from gepa_lab.revisions.errors import ImmutableRevision, RevisionNotFound, RevisionStoreError, StoreMissing
 from gepa_lab.revisions.urls import DEFAULT_STORE_URL, check_store_url
 
 STATUSES = ("pending_eval", "pending_approval", "active", "rejected", "archived")
-PENDING = ("pending_eval", "pending_approval")
 MAX_NAME = 200  # column width; the SpecGate limit (120) is stricter
 MIN_PREFIX = 4  # shortest id prefix accepted
 BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for the database lock
@@ -100,7 +77,7 @@ class Base(MappedAsDataclass, DeclarativeBase, kw_only=True):
     """Rows are dataclasses: reads return them detached from their session (expire_on_commit=False
     keeps their values), compared by value."""
 
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, str: Text, float: Float}
 
     def to_dict(self) -> dict[str, Any]:
         """Every column (times in ISO 8601) but `parent_key`, an implementation detail."""
@@ -117,15 +94,15 @@ class ArtifactRow(Base):
     # use_alter: revisions and artifacts reference each other.
     active_revision_id: Mapped[str | None] = mapped_column(
         ForeignKey("revisions.id", use_alter=True, name="fk_artifact_active"), unique=True, default=None)
-    created_at: Mapped[datetime] = mapped_column(DateTime, default_factory=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime, default_factory=utcnow)
+    created_at: Mapped[datetime] = mapped_column(default_factory=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default_factory=utcnow)
 
 
 class RevisionRow(Base):
     __tablename__ = "revisions"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     artifact_name: Mapped[str] = mapped_column(ForeignKey("artifacts.name"), index=True)
-    version: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int]
     kind: Mapped[str] = mapped_column(String(32))
     artifact_hash: Mapped[str] = mapped_column(String(64), index=True)
     body: Mapped[dict[str, Any]]
@@ -133,34 +110,34 @@ class RevisionRow(Base):
     # The parent id, or "" for a create: SQL treats NULLs as distinct in a UNIQUE constraint.
     parent_key: Mapped[str] = mapped_column(String(64))
     action: Mapped[str] = mapped_column(String(16))
-    source: Mapped[str] = mapped_column(Text)
+    source: Mapped[str]
     evidence: Mapped[dict[str, Any]]
     gates: Mapped[list[Any]]
-    submitted_at: Mapped[datetime] = mapped_column(DateTime)
+    submitted_at: Mapped[datetime]
     status: Mapped[str] = mapped_column(String(20))
-    status_reason: Mapped[str] = mapped_column(Text)
+    status_reason: Mapped[str]
     # The review decision (approve / reject, by a person, `gates` or `auto-expire`): set once.
     decided_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
-    decided_at: Mapped[datetime | None] = mapped_column(DateTime)
-    decision_comment: Mapped[str | None] = mapped_column(Text)
-    published_path: Mapped[str | None] = mapped_column(Text)
+    decided_at: Mapped[datetime | None]
+    decision_comment: Mapped[str | None] = mapped_column(default=None)
+    published_path: Mapped[str | None] = mapped_column(default=None)
     # Who or what moved it to its current status (submitter, gates, approver, whoever's approval
     # or rollback archived it, the rollback's actor). Migration 0002.
-    status_by: Mapped[str | None] = mapped_column(String(MAX_NAME))
-    status_at: Mapped[datetime | None] = mapped_column(DateTime)
+    status_by: Mapped[str | None] = mapped_column(String(MAX_NAME), default=None)
+    status_at: Mapped[datetime | None] = mapped_column(default=None)
 
     @property
     def reasons(self) -> list[str]:
         return [r for gate in self.gates for r in gate.get("reasons", [])]
 
     __table_args__ = (
-        UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
-        UniqueConstraint("artifact_name", "parent_key", "artifact_hash", name="uq_revision_lineage"),
-        CheckConstraint(f"status IN ({_STATUS_SQL})", name="ck_revision_status"),
-        CheckConstraint("action IN ('create', 'update')", name="ck_revision_action"),
-        CheckConstraint("version >= 1", name="ck_revision_version"),
-        Index("uq_one_active_revision", "artifact_name", unique=True,
-              sqlite_where=text("status = 'active'"), postgresql_where=text("status = 'active'")),
+        sa.UniqueConstraint("artifact_name", "version", name="uq_revision_version"),
+        sa.UniqueConstraint("artifact_name", "parent_key", "artifact_hash", name="uq_revision_lineage"),
+        sa.CheckConstraint(f"status IN ({_STATUS_SQL})", name="ck_revision_status"),
+        sa.CheckConstraint("action IN ('create', 'update')", name="ck_revision_action"),
+        sa.CheckConstraint("version >= 1", name="ck_revision_version"),
+        sa.Index("uq_one_active_revision", "artifact_name", unique=True,
+              sqlite_where=sa.text("status = 'active'"), postgresql_where=sa.text("status = 'active'")),
     )
 
 
@@ -171,45 +148,44 @@ IMMUTABLE_FIELDS = ("id", "artifact_name", "version", "kind", "artifact_hash", "
 
 class AuditRow(Base):
     __tablename__ = "audit_log"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
-    at: Mapped[datetime] = mapped_column(DateTime)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True, init=False)
+    at: Mapped[datetime]
     artifact_name: Mapped[str] = mapped_column(String(MAX_NAME), index=True)
     revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"), index=True)
     action: Mapped[str] = mapped_column(String(32))
     actor: Mapped[str] = mapped_column(String(MAX_NAME))
-    comment: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None]
     detail: Mapped[dict[str, Any]]
 
 
 class MonitoringRow(Base):
     __tablename__ = "monitoring"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, init=False)
-    at: Mapped[datetime] = mapped_column(DateTime)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True, init=False)
+    at: Mapped[datetime]
     revision_id: Mapped[str] = mapped_column(ForeignKey("revisions.id"), index=True)
     parent_revision_id: Mapped[str | None] = mapped_column(ForeignKey("revisions.id"))
     experiment_id: Mapped[str] = mapped_column(String(64))
-    run_dir: Mapped[str] = mapped_column(Text)
+    run_dir: Mapped[str]
     split: Mapped[str] = mapped_column(String(16))
-    seed: Mapped[int] = mapped_column(Integer)
-    cases: Mapped[int] = mapped_column(Integer)
-    active_mean: Mapped[float] = mapped_column(Float)
-    parent_mean: Mapped[float | None] = mapped_column(Float)
-    delta: Mapped[float | None] = mapped_column(Float)
-    evaluator: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int]
+    cases: Mapped[int]
+    active_mean: Mapped[float]
+    parent_mean: Mapped[float | None]
+    delta: Mapped[float | None]
+    evaluator: Mapped[str]
     actor: Mapped[str] = mapped_column(String(MAX_NAME))
 
 
 class MetaRow(Base):
     __tablename__ = "store_meta"
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+    value: Mapped[str]
 
 
 @event.listens_for(RevisionRow, "before_update")
 def _revision_body_is_immutable(mapper: Any, connection: Any, target: RevisionRow) -> None:
     state = inspect(target)
-    changed = [name for name in IMMUTABLE_FIELDS if state.attrs[name].history.has_changes()]
-    if changed:
+    if changed := [name for name in IMMUTABLE_FIELDS if state.attrs[name].history.has_changes()]:
         raise ImmutableRevision(f"revision {target.id} is immutable; refusing to change {', '.join(changed)}")
 
 
@@ -283,7 +259,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 self._check_integrity()
                 # (schema revision before, after); only `upgrade` (never with `create`) changes it
                 self.migrated = schema.prepare(self.engine, self.display_url, create=create, upgrade=upgrade)
-        except RevisionError:
+        except BaseException:
             self.engine.dispose()
             raise
 
@@ -323,8 +299,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
 
     def ensure_artifact(self, session: Session, name: str, kind: str) -> ArtifactRow:
         """The artifact's row, created on first use, locked for the rest of the transaction."""
-        row = self.lock_artifact(session, name)
-        if row is None:
+        if (row := self.lock_artifact(session, name)) is None:
             with suppress(IntegrityError), session.begin_nested():  # a concurrent creator wins; we lock its row
                 session.add(ArtifactRow(name=name, kind=kind))
             row = self.lock_artifact(session, name)
@@ -341,14 +316,12 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
     def find(self, session: Session, ref: str) -> RevisionRow:
         """A revision by id, unique id prefix (>= MIN_PREFIX characters) or `<artifact name>@v<version>`."""
         ref = ref.strip()
-        row = session.get(RevisionRow, ref)
-        if row is not None:
+        if (row := session.get(RevisionRow, ref)) is not None:
             return row
         name, at, version = ref.rpartition("@")
-        if at and version.lstrip("v").isdigit():
-            row = session.scalar(select(RevisionRow).filter_by(artifact_name=name, version=int(version.lstrip("v"))))
-            if row is not None:
-                return row
+        if at and (number := version.lstrip("v")).isdigit() and (row := session.scalar(
+                select(RevisionRow).filter_by(artifact_name=name, version=int(number)))) is not None:
+            return row
         if ref and all(c in "0123456789abcdef" for c in ref.lower()):  # an id prefix
             if len(ref) < MIN_PREFIX:
                 raise RevisionNotFound(f"revision prefix {ref!r} is too short: give at least {MIN_PREFIX} characters "
@@ -358,8 +331,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
                 return rows[0]
             if rows:
                 raise RevisionNotFound(f"revision prefix {ref!r} matches several revisions; give more characters")
-        raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions "
-                               "list)")
+        raise RevisionNotFound(f"no revision {ref!r} in {self.display_url} (see: python -m gepa_lab.revisions list)")
 
     @staticmethod
     def active_row(session: Session, name: str) -> RevisionRow | None:
@@ -408,8 +380,7 @@ class RevisionStore(AbstractContextManager["RevisionStore"]):
         stmt = select(RevisionRow).filter_by(artifact_hash=artifact_hash).order_by(
             (RevisionRow.status == "active").desc(), RevisionRow.submitted_at.desc(), RevisionRow.version.desc())
         with self.transaction() as session:
-            row = session.scalar(stmt if name is None else stmt.filter_by(artifact_name=name))
-            if row is not None:
+            if (row := session.scalar(stmt if name is None else stmt.filter_by(artifact_name=name))) is not None:
                 return Lineage(row.id, "update", row.artifact_name)
             exists = name is not None and self.active_row(session, name) is not None
             return Lineage(None, "update" if exists else "create", name)

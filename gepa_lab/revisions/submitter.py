@@ -9,7 +9,6 @@ opened and SQLAlchemy is not imported) because the default submitter is built fo
 from __future__ import annotations
 
 import logging
-import math
 from contextlib import suppress
 from typing import Any
 
@@ -30,8 +29,9 @@ class StoreSubmitter:
     def __init__(self, url: str = DEFAULT_STORE_URL, min_holdout_score: float = 0.8,
                  artifact_name: str | None = None):
         self.url = check_store_url(url)
-        if isinstance(min_holdout_score, bool) or not isinstance(min_holdout_score, (int, float)) or not (
-                math.isfinite(min_holdout_score) and 0.0 <= min_holdout_score <= 1.0):
+        # The range check also refuses NaN and infinities (every comparison with NaN is false).
+        if isinstance(min_holdout_score, bool) or not isinstance(min_holdout_score, int | float) or not (
+                0 <= min_holdout_score <= 1):
             raise ValueError(f"submitter.min_holdout_score must be a number between 0 and 1 "
                              f"(got {min_holdout_score!r})")
         if artifact_name is not None and (not isinstance(artifact_name, str) or not artifact_name.strip()):
@@ -97,8 +97,7 @@ def active_seed(artifact_name: str | None, store_url: str | None = None, submitt
         raise RevisionStoreError(f"{key}: {exc}; point seed.store=URL or submitter.url=URL at the team's store (or "
                                  "use seed.prefer_store=true to start from the seed file while it has none)") from exc
     with store:
-        active = store.active(name)
-        if active is not None:
+        if (active := store.active(name)) is not None:
             log.info("%s: the seed is revision %s (%s v%d) from %s", key, active.id[:12], name, active.version,
                      store.display_url)
             return artifact_from_dict(active.body)

@@ -47,12 +47,10 @@ class RunLock:
     def __enter__(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held until __exit__)
-        pid = _locked_by(fh)
-        if pid is not None:
+        if (pid := _locked_by(fh)) is not None:
             fh.close()
             raise in_use(self.path.parent, pid)
-        fh.seek(0)
-        fh.truncate()
+        fh.truncate(0)
         fh.write(str(os.getpid()))
         fh.flush()
         self._fh = fh

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +27,14 @@ LEDGER_ENV = "GEPA_LAB_LEDGER"
 def ledger_path() -> Path:
     if os.environ.get(LEDGER_ENV):
         return Path(os.environ[LEDGER_ENV]).expanduser()
-    state = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
-    return Path(state) / "gepa_lab" / "looks.jsonl"
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "gepa_lab" / "looks.jsonl"
 
 
 def _rows(text: str, split: str, digest: str) -> list[dict[str, Any]]:
     rows = []
     for line in text.splitlines():
-        try:
+        with suppress(json.JSONDecodeError):  # a line torn by a crash mid-write: that look is lost, not the ledger
             rows.append(json.loads(line))
-        except json.JSONDecodeError:  # a line torn by a crash mid-write: that look is lost, not the ledger
-            continue
     return [row for row in rows if isinstance(row, dict) and row.get("split") == split and row.get("digest") == digest]
 
 

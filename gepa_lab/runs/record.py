@@ -23,7 +23,6 @@ notes: the run then continues from exactly that state and replays the cut part f
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -126,8 +125,7 @@ class RunRecord:
     @classmethod
     def create(cls, run_dir: Path | str, experiment: dict[str, Any]) -> RunRecord:
         """A new run: the directory must hold no record (a run dir is never appended to)."""
-        used = [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]
-        if used:
+        if used := [name for name in (*RECORD_FILES, *EARLIER_FORMAT) if (Path(run_dir) / name).exists()]:
             raise ResumeError(f"{run_dir} already holds a run ({used[0]}): resume it with resume={run_dir}, or use a "
                               "new run directory")
         record = cls(run_dir)
@@ -166,8 +164,7 @@ class RunRecord:
     def _replay(self, row: dict[str, Any], recorded: Recorded) -> None:
         kind, data = row.get("kind"), row.get("data") or {}
         if kind == "batch":
-            lost = [ref for ref in data["cases"] if isinstance(ref, str) and ref not in self._cache]
-            if lost:
+            if lost := [ref for ref in data["cases"] if isinstance(ref, str) and ref not in self._cache]:
                 raise KeyError(f"evaluation {lost[0]} (not in {EVALUATIONS_FILE})")
             evaluations = tuple(self._cache[ref] if isinstance(ref, str) else Evaluation.from_dict(ref)
                                 for ref in data["cases"])
@@ -259,12 +256,11 @@ class RunRecord:
 def read_experiment(run_dir: Path) -> dict[str, Any]:
     path = run_dir / EXPERIMENT_FILE
     if not path.is_file():
-        old = [name for name in EARLIER_FORMAT if (run_dir / name).exists()]
-        if old:
+        if old := [name for name in EARLIER_FORMAT if (run_dir / name).exists()]:
             raise ResumeError(f"{run_dir} holds a run recorded by an earlier gepa-lab version ({old[0]}); it cannot "
                               "be continued by this one: start a new run")
-        records = ", ".join(name for name in RECORD_FILES if (run_dir / name).exists())
-        if records:  # records without their experiment: neither resumable nor reusable as they are
+        # Records without their experiment: neither resumable nor reusable as they are.
+        if records := ", ".join(name for name in RECORD_FILES if (run_dir / name).exists()):
             raise ResumeError(f"{run_dir} holds run records ({records}) but no gepa_lab run to continue (no "
                               f"{EXPERIMENT_FILE}); use a new run directory, or delete {records} to reuse it")
         raise ResumeError(f"{run_dir} holds no gepa_lab run (no {EXPERIMENT_FILE}); pass the run directory the run "
@@ -340,8 +336,7 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
     dataset = Dataset(ds["id"], ds["version"],
                       **{name: [Case.from_dict(row) for row in ds.get(name, [])] for name in SPLITS})
     digests = dict(ds["digests"])
-    changed = [name for name, digest in dataset.digests().items() if digests.get(name) != digest]
-    if changed:
+    if changed := [name for name, digest in dataset.digests().items() if digests.get(name) != digest]:
         raise ValueError(f"{run_dir / EXPERIMENT_FILE} does not match its recorded digests ({', '.join(changed)}); "
                          "the record was edited and cannot be trusted")
     return RecordedExperiment(str(data["id"]), str(data.get("name", "")), dict(data.get("config") or {}),
@@ -369,10 +364,5 @@ def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
     return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
-# -- file helpers ---------------------------------------------------------------------------
 def _has_torn_tail(path: Path) -> bool:
-    if not path.exists() or path.stat().st_size == 0:
-        return False
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) != b"\n"
+    return path.is_file() and path.read_bytes()[-1:] not in (b"", b"\n")
