@@ -15,16 +15,14 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gepa_lab import frozen_files
+from gepa_lab import SPLITS, frozen_files
 
 VERSION = "v1"
 SEED = 20261201
 PER_TEMPLATE_PER_SPLIT = 3  # 10 templates x 3 x 3 splits = 90 problems, 30 per split
-SPLITS = ("feedback", "validation", "holdout")
 NAMES = ("Maya", "Leo", "Ana", "Omar", "Priya", "Jonas", "Mei", "Tomas", "Zara", "Ivan", "Lena", "Kofi")
 OUT = Path(__file__).resolve().parents[2] / "datasets" / "dspy_math"
 
@@ -135,15 +133,14 @@ def tank(r: random.Random) -> Problem:
                                      f"now {start} + {filled} - {d * e} = {start + filled - d * e}"])
 
 
-TEMPLATES: dict[str, Callable[[random.Random], Problem]] = {
-    f.__name__: f for f in (shop, crates, trip, savings, garden, classes, baking, ages, tickets, tank)}
+TEMPLATES = (shop, crates, trip, savings, garden, classes, baking, ages, tickets, tank)
 
 
 def build_cases() -> dict[str, list[dict[str, Any]]]:
     rng = random.Random(SEED)
     out: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
     seen: set[str] = set()
-    for template, make in TEMPLATES.items():
+    for make in TEMPLATES:
         for split in SPLITS:
             made = 0
             while made < PER_TEMPLATE_PER_SPLIT:
@@ -152,11 +149,9 @@ def build_cases() -> dict[str, list[dict[str, Any]]]:
                     continue
                 seen.add(question)
                 made += 1
-                out[split].append({  # its id once the split is shuffled, below
-                    "input": question,
-                    "expected": str(answer),
-                    "metadata": {"solution": "; ".join(steps), "steps": str(len(steps)), "template": template},
-                })
+                out[split].append({"input": question, "expected": str(answer),  # the id comes after the shuffle
+                                   "metadata": {"solution": "; ".join(steps), "steps": str(len(steps)),
+                                                "template": make.__name__}})
     for split in SPLITS:  # interleave templates; ids stay in file order
         rng.shuffle(out[split])
         for n, row in enumerate(out[split], start=1):

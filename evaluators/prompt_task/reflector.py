@@ -11,6 +11,7 @@ function of the records, so a study measures the model, not a reflection model's
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gepa_lab import Artifact
@@ -21,6 +22,9 @@ LABEL_RULES = ("Answer with one word: {choices}.", "Reply with only the label ({
 ANSWER_RULES = ("Reply with the answer only, no sentence.", "Answer in as few words as possible: just the answer.",
                 "Output only the exact answer and nothing else.")
 EXAMPLE = "Example: {input} -> {expected}"
+# (index of the wording, a label rule?, the pattern of its lines: `{choices}` any non-empty text)
+_PATTERNS = [(index, wordings is LABEL_RULES, re.compile(re.escape(rule).replace(r"\{choices\}", "(.+)")))
+             for wordings in (LABEL_RULES, ANSWER_RULES) for index, rule in enumerate(wordings)]
 
 
 def _choices(labels: list[str]) -> str:
@@ -64,15 +68,9 @@ def _example(record: dict[str, Any]) -> str:
     return EXAMPLE.format(input=" ".join(str(record["input"]).split()), expected=record["expected"])
 
 
-def _rule_index(line: str | None) -> int | None:
+def _rule_index(line: str) -> int | None:
     """Which wording of the format rule `line` is (None: not a format rule)."""
-    for wordings in (LABEL_RULES, ANSWER_RULES):
-        for index, rule in enumerate(wordings):
-            head, _, tail = rule.partition("{choices}")
-            if line is not None and (line == rule or ("{choices}" in rule and line.startswith(head)
-                                                      and line.endswith(tail) and len(line) > len(head + tail))):
-                return index
-    return None
+    return next((index for index, _, pattern in _PATTERNS if pattern.fullmatch(line)), None)
 
 
 def _rules(lines: list[str], records: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -87,13 +85,8 @@ def _rules(lines: list[str], records: list[dict[str, Any]]) -> tuple[str, ...]:
 
 def _named_labels(lines: list[str]) -> set[str]:
     """The labels a label rule of an earlier edit named (its `{choices}` part)."""
-    for line in lines:
-        for rule in LABEL_RULES:
-            head, _, tail = rule.partition("{choices}")
-            if line.startswith(head) and line.endswith(tail) and len(line) > len(head + tail):
-                named = line[len(head):len(line) - len(tail)].replace(" or ", ", ")
-                return {x.strip() for x in named.split(",") if x.strip()}
-    return set()
+    named = next((m[1] for line in lines for _, label, pattern in _PATTERNS if label and (m := pattern.fullmatch(line))), "")
+    return {x.strip() for x in re.split(r",| or ", named) if x.strip()}
 
 
 def _breaks_format(record: dict[str, Any]) -> bool:

@@ -4,7 +4,6 @@ instructions (SKILL.md for skills)."""
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
 from typing import Any
 
 from gepa_lab import Artifact
@@ -24,23 +23,13 @@ def render_instructions(artifact: Artifact) -> str:
     return f"{PREAMBLE}\n\n{body.strip()}\n"
 
 
-@lru_cache(maxsize=1)
-def _signature() -> Any:
-    import dspy
-
-    class AgentTask(dspy.Signature):
-        """Complete the task with the tools."""
-
-        task: str = dspy.InputField(desc="the task statement")
-        summary: str = dspy.OutputField(desc="one sentence: what was written, and where")
-
-    return AgentTask
-
-
 def make_agent(artifact: Artifact, tools: list[Any], max_iters: int) -> Any:
     import dspy
 
-    return dspy.ReAct(_signature().with_instructions(render_instructions(artifact)), tools=tools, max_iters=max_iters)
+    signature = dspy.Signature({"task": (str, dspy.InputField(desc="the task statement")),
+                                "summary": (str, dspy.OutputField(desc="one sentence: what was written, and where"))},
+                               render_instructions(artifact))
+    return dspy.ReAct(signature, tools=tools, max_iters=max_iters)
 
 
 def trajectory_steps(trajectory: dict[str, Any]) -> list[tuple[str, str, Any]]:

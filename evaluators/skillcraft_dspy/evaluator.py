@@ -85,9 +85,8 @@ def _artifact(toolset: Toolset, output_file: str) -> tuple[dict[str, Any] | None
     content = toolset.written(output_file)
     if content is None:
         others = sorted({path for path, _ in toolset.writes})
-        if others:
-            return None, "", f"the agent wrote {', '.join(others)} instead of the required {output_file}"
-        return None, "", f"the agent never wrote {output_file} with write_file"
+        return None, "", (f"the agent wrote {', '.join(others)} instead of the required {output_file}" if others
+                          else f"the agent never wrote {output_file} with write_file")
     try:
         data = json.loads(content)
     except ValueError as exc:
@@ -109,7 +108,6 @@ def _agent_error(run: Metered, steps: list[tuple[str, str, Any]], max_iters: int
 def _trace(episode: Any, artifact: Artifact, output_file: str, run: Metered,
            steps: list[tuple[str, str, Any]]) -> str:
     trace = json.loads(render_trace(episode, str(getattr(artifact, "name", artifact.kind)), output_file))
-    trace["provider_seed"] = run.provider_seed
-    trace["provider_seed_sent"] = run.seed_sent
-    trace["thoughts"] = [thought[:300] for thought, _, _ in steps[:MAX_THOUGHTS]]
+    trace.update(provider_seed=run.provider_seed, provider_seed_sent=run.seed_sent,
+                 thoughts=[thought[:300] for thought, _, _ in steps[:MAX_THOUGHTS]])
     return json.dumps(trace, ensure_ascii=False, separators=(",", ":"))
