@@ -99,15 +99,11 @@ class PromptEvaluator(LMCaller):
         self.check_cases(cases)
         return [self._one(cast(PromptArtifact, artifact).text, case, seed) for case in cases]
 
-    def messages(self, prompt: str, text: str) -> list[dict[str, str]]:
-        if self.placement == "system":
-            return [{"role": "system", "content": prompt}, {"role": "user", "content": text}]
-        return [{"role": "user", "content": f"{prompt}\n\n{text}"}]
-
     def _one(self, prompt: str, case: Case, seed: int) -> Evaluation:
         import dspy
 
-        messages = self.messages(prompt, case.input)
+        system = [{"role": "system", "content": prompt}] if self.placement == "system" else []
+        messages = [*system, {"role": "user", "content": case.input if system else f"{prompt}\n\n{case.input}"}]
         run = self.metered(seed, case.id, lambda: chat(dspy.settings.lm, messages))
         reply, expected = run.value or "", str(case.expected)
         passed = self.grade(reply, expected)

@@ -74,19 +74,16 @@ def _rule_index(line: str) -> int | None:
 
 
 def _rules(lines: list[str], records: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The format rule's wordings for this task: with the labels the prompt already names plus
-    the expected answers that are labels (answers the input does not contain)."""
+    """The format rule's wordings for this task: with the labels the prompt already names (the
+    `{choices}` part of an earlier edit's label rule) plus the expected answers that are labels
+    (answers the input does not contain)."""
+    named = next((m[1] for line in lines for _, label, pattern in _PATTERNS if label and (m := pattern.fullmatch(line))), "")
     labels = sorted({str(r["expected"]).strip() for r in records
-                     if str(r["expected"]).strip().lower() not in str(r["input"]).lower()} | _named_labels(lines))
+                     if str(r["expected"]).strip().lower() not in str(r["input"]).lower()}
+                    | {x.strip() for x in re.split(r",| or ", named) if x.strip()})
     if not labels:
         return ANSWER_RULES
     return tuple(rule.format(choices=_choices(labels)) for rule in LABEL_RULES)
-
-
-def _named_labels(lines: list[str]) -> set[str]:
-    """The labels a label rule of an earlier edit named (its `{choices}` part)."""
-    named = next((m[1] for line in lines for _, label, pattern in _PATTERNS if label and (m := pattern.fullmatch(line))), "")
-    return {x.strip() for x in re.split(r",| or ", named) if x.strip()}
 
 
 def _breaks_format(record: dict[str, Any]) -> bool:

@@ -34,12 +34,6 @@ class Toolset:
     claimed: bool = False
     context_tokens: int = 0  # what the results added to the agent's context (the simulator's measure)
 
-    def record(self, tool: str, args: dict[str, Any], reply: ToolReply) -> dict[str, Any]:
-        result, status, tokens = reply
-        self.calls.append(ToolCall(tool, json.dumps(args, sort_keys=True, separators=(",", ":")), status))
-        self.context_tokens += tokens
-        return result
-
     def written(self, path: str) -> str | None:
         """The last content written to `path`, if any."""
         return next((content for where, content in reversed(self.writes) if where == path), None)
@@ -70,8 +64,11 @@ def tool_function(spec: ToolSpec, serve: Callable[..., ToolReply], toolset: Tool
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = {name: CONVERT[kind](bound.arguments[name]) for name, kind in spec.params}
+        result, status, tokens = serve(*values.values())
         recorded = {k: v for k, v in values.items() if k not in UNRECORDED}
-        return toolset.record(spec.name, recorded, serve(*values.values()))
+        toolset.calls.append(ToolCall(spec.name, json.dumps(recorded, sort_keys=True, separators=(",", ":")), status))
+        toolset.context_tokens += tokens
+        return result
 
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.doc
