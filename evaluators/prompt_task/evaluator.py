@@ -122,8 +122,7 @@ class PromptEvaluator(LMCaller):
         if self.metric == "exact":
             return text == want
         if self.metric == "label":
-            named = {label for label in self.labels or [want] if _mentions(text, label)}
-            return named == {want}
+            return {label for label in self.labels or [want] if _mentions(text, label)} == {want}
         if self.metric == "numeric":
             got, target = _number(reply), _number(expected)
             return got is not None and target is not None and abs(got - target) <= 1e-9 * max(1.0, abs(target))
@@ -133,9 +132,8 @@ class PromptEvaluator(LMCaller):
     def feedback(self, reply: str, expected: str, passed: bool) -> str:
         """Expected vs got, then every format violation the reply shows."""
         text, want = normalize(reply), normalize(expected)
-        shown = " ".join(reply.split())
         lines = [f"Correct: the answer is {expected!r}." if passed
-                 else f"Wrong: expected {expected!r}, got {shown[:300]!r}."]
+                 else f"Wrong: expected {expected!r}, got {' '.join(reply.split())[:300]!r}."]
         words, needed = len(text.split()), max(1, len(want.split()))
         if not text:
             lines.append("Format: the reply was empty.")
