@@ -41,7 +41,7 @@ def grade(answer: str, expected: str, solution: str = "") -> tuple[float, str]:
         return 0.0, (f"Wrong: answered {_plain(got)}, expected {_plain(want)} (off by {_plain(abs(off))}, "
                      f"{'too high' if off > 0 else 'too low'}). Check every intermediate result and which "
                      f"quantities are added, subtracted, multiplied or divided.{steps}")
-    bare = re.fullmatch(r"\$?\s*-?\d[\d,]*(?:\.\d+)?\s*", text) is not None
+    bare = re.fullmatch(rf"\$?\s*{_NUMBER.pattern}\s*", text) is not None
     if not bare:
         return 0.5, (f"Right number ({_plain(want)}) but the answer field holds extra text {text[:80]!r}; "
                      "the answer must be the number alone, without units or words.")

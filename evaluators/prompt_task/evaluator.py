@@ -58,10 +58,9 @@ class PromptEvaluator(LMCaller):
 
     def __init__(self, lm: LMSettings | Mapping[str, Any] | Any = None, metric: str = "exact",
                  labels: Sequence[str] | None = None, pattern: str | None = None, placement: str = "user"):
-        if metric not in METRICS:
-            raise ValueError(f"evaluator.metric must be one of {', '.join(METRICS)} (got {metric!r})")
-        if placement not in PLACEMENTS:
-            raise ValueError(f"evaluator.placement must be one of {', '.join(PLACEMENTS)} (got {placement!r})")
+        for key, value, allowed in (("metric", metric, METRICS), ("placement", placement, PLACEMENTS)):
+            if value not in allowed:
+                raise ValueError(f"evaluator.{key} must be one of {', '.join(allowed)} (got {value!r})")
         if labels is not None and (isinstance(labels, str) or not labels
                                    or not all(isinstance(x, str) and x.strip() for x in labels)):
             raise ValueError(f"evaluator.labels must be a list of answers, e.g. [positive, negative] (got {labels!r})")
