@@ -52,13 +52,14 @@ from gepa_lab.tracking import Trackers
 log = logging.getLogger("gepa_lab")
 
 
-def run_rng(random_seed: int, holdout_repeats: int) -> tuple[random.Random, int, list[int]]:
+def run_rng(request: Request) -> tuple[random.Random, int, list[int]]:
     """The run's one RNG: its first draw is the validation seed, the next ones the holdout seeds (a
     pure function of the random seed, so the seed's holdout scores never depend on the search), and
     the search draws after them. Returns (rng, validation seed, holdout seeds)."""
-    rng = random.Random(random_seed)
+    rng = random.Random(request.config.random_seed)
     validation_seed = draw_seed(rng)
-    return rng, validation_seed, [draw_seed(rng) for _ in range(holdout_repeats)]
+    repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
+    return rng, validation_seed, [draw_seed(rng) for _ in range(repeats)]
 
 
 class Run:
@@ -87,11 +88,9 @@ class Run:
         self.transfer_seed: tuple[Evaluation, ...] | None = None
 
     def close(self) -> None:
-        self.scheduler.close()
-        self.runner.close()
-        if self.transfer_runner is not None:
-            self.transfer_runner.close()
-        self.record.close()
+        for part in (self.scheduler, self.runner, self.transfer_runner, self.record):
+            if part is not None:
+                part.close()
 
     # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
     def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
@@ -172,8 +171,7 @@ class Run:
 
     def score_seed(self) -> None:
         request = self.request
-        repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
-        rng, validation_seed, holdout_seeds = run_rng(request.config.random_seed, repeats)
+        rng, validation_seed, holdout_seeds = run_rng(request)
         self.state = SearchState(rng, validation_seed, Pool(self.policies.frontier))
         seed_id = artifact_id(request.seed)
         batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
@@ -279,7 +277,7 @@ class Run:
         dataset, seed = request.dataset, request.seed
         seed_id, best = artifact_id(seed), state.pool.best()
         paid_before = self.paid()
-        _, _, seeds = run_rng(request.config.random_seed, request.promotion.holdout_repeats if dataset.holdout else 0)
+        _, _, seeds = run_rng(request)
         base_repeats, cand_repeats = [], []
         for holdout_seed in seeds:
             base = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations

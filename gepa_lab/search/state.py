@@ -85,14 +85,12 @@ class Pool:
         self._by_id[candidate.id] = candidate
         self._values[candidate.id] = values
         if not self._top:
-            self._top = list(values)
-            self._fronts = [{candidate.id} for _ in values]
-        else:  # the fronts move only where the newcomer ties or beats the best (exact ties kept)
-            for key, value in enumerate(values):
-                if value > self._top[key]:
-                    self._top[key], self._fronts[key] = value, {candidate.id}
-                elif value == self._top[key]:
-                    self._fronts[key].add(candidate.id)
+            self._top, self._fronts = [-math.inf] * len(values), [set() for _ in values]
+        for key, value in enumerate(values):  # the fronts move where the newcomer ties or beats the best
+            if value > self._top[key]:
+                self._top[key], self._fronts[key] = value, {candidate.id}
+            elif value == self._top[key]:  # exact ties kept
+                self._fronts[key].add(candidate.id)
         self._selection = self._alive = None
 
     def __contains__(self, candidate_id: object) -> bool:
