@@ -179,26 +179,23 @@ class CaseRunner:
         keys = self.keys(artifact_id, (case.id for case in cases), seed) if self.store.persistent else None
         found: dict[int, tuple[Evaluation, str | None]] = {} if keys is None else {
             i: (hit, None) for i, key in enumerate(keys) if (hit := self.store.lookup(key)) is not None}
-        if not self.batched and (self.settings.workers == 1 or len(cases) - len(found) <= 1):
-            out = []
-            for i, case in enumerate(cases):  # one at a time: the failure guard trips before paying for more
-                evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
-                self._guard(error)
-                out.append(evaluation)
-            return out
         misses = [i for i in range(len(cases)) if i not in found]
-        if self.batched:
-            outcomes = self._evaluate(artifact, [cases[i] for i in misses], keys and [keys[i] for i in misses],
-                                      seed) if misses else []
-        else:
+        if self.batched and misses:
+            found.update(zip(misses, self._evaluate(artifact, [cases[i] for i in misses],
+                                                    keys and [keys[i] for i in misses], seed), strict=True))
+        elif not self.batched and self.settings.workers > 1 and len(misses) > 1:
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
-            outcomes = [got for [got] in self._threads.map(
-                lambda i: self._evaluate(artifact, [cases[i]], keys and [keys[i]], seed), misses)]
-        found.update(zip(misses, outcomes, strict=True))
-        for i in range(len(cases)):  # the failure guard counts in case order, whatever the timing
-            self._guard(found[i][1])
-        return [found[i][0] for i in range(len(cases))]
+            found.update(zip(misses, [got for [got] in self._threads.map(
+                lambda i: self._evaluate(artifact, [cases[i]], keys and [keys[i]], seed), misses)], strict=True))
+        out = []
+        # In case order, whatever the timing; a case not evaluated yet is evaluated now, one at a time,
+        # so the failure guard trips before paying for more.
+        for i, case in enumerate(cases):
+            evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
+            self._guard(error)
+            out.append(evaluation)
+        return out
 
     def _guard(self, error: str | None) -> None:
         if error is None:

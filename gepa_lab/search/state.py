@@ -18,6 +18,7 @@ from gepa_lab.core.artifacts import Artifact, PromptArtifact
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.search.pareto import ordered_selection, prune_dominated
 from gepa_lab.search.policies.frontier import Frontier, Instance
+from gepa_lab.search.policies.parent import Pareto
 
 SEED_BITS = 63
 
@@ -131,8 +132,7 @@ def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> 
     for cid, row in scores.items():
         evaluations = tuple(Evaluation(str(i), score) for i, score in enumerate(row))
         pool.add(Candidate(cid, PromptArtifact(cid), (), (), None, 0, evaluations))
-    chosen = pool.selection()
-    return chosen[rng.randrange(len(chosen))] if chosen else pool.best().id
+    return Pareto().select(pool, rng).id
 
 
 @dataclass
