@@ -79,7 +79,6 @@ class Run:
         self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset, repeats=config.validation_repeats)
         self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
-        self.metered = any(hasattr(request.reflector, a) for a in ("total_cost_usd", "total_tokens"))
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
@@ -208,13 +207,9 @@ class Run:
         assert state is not None
         self.searching = True
         while state.stop_reason is None:
-            k, reason = self.stop_reason()
-            if reason is not None:
-                state.stop_reason = reason
-                break
-            proposals = self.run_round(k)
-            if proposals is None:
-                break
+            k, state.stop_reason = self.stop_reason()
+            if state.stop_reason is not None or (proposals := self.run_round(k)) is None:
+                break  # a stop policy ended the search before the round, or the money cap within it
             for proposal in proposals:
                 self._report(proposal)
             self.policies.observe(proposals)
@@ -228,7 +223,7 @@ class Run:
         state, request = self.state, self.request
         assert state is not None
         reflector = request.reflector
-        usage_before = _usage(reflector) if self.metered else None
+        usage_before = _usage(reflector)  # (0, 0) throughout for a reflector that pays for nothing
         plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
         if self.steps is None:
             self.steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance,
@@ -243,9 +238,8 @@ class Run:
                 self.emit(*exc.partial)
             state.stop_reason = "cost_budget"
         finally:
-            if usage_before is not None:
-                usage_after = _usage(reflector)
-                self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
+            usage_after = _usage(reflector)
+            self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
         return None
 
     def _report(self, proposal: Proposal) -> None:

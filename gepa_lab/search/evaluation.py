@@ -183,7 +183,7 @@ class CaseRunner:
         if self.batched and misses:
             found.update(zip(misses, self._evaluate(artifact, [cases[i] for i in misses],
                                                     keys and [keys[i] for i in misses], seed), strict=True))
-        elif not self.batched and self.settings.workers > 1 and len(misses) > 1:
+        elif self.settings.workers > 1 and len(misses) > 1:  # (a batched evaluator had every miss at once)
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
             found.update(zip(misses, [got for [got] in self._threads.map(
