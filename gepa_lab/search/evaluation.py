@@ -198,10 +198,7 @@ class CaseRunner:
         return out
 
     def _guard(self, error: str | None) -> None:
-        if error is None:
-            self.consecutive_failures = 0
-            return
-        self.consecutive_failures += 1
-        if self.consecutive_failures >= self.settings.max_consecutive_failures:
+        self.consecutive_failures = 0 if error is None else self.consecutive_failures + 1
+        if self.consecutive_failures >= self.settings.max_consecutive_failures:  # >= 1, so `error` is set
             raise RunAborted(f"aborting: {self.consecutive_failures} consecutive evaluations failed (last: "
                              f"{error}); fix the evaluator or provider, then resume the run")
