@@ -86,8 +86,7 @@ def check_request(request: Request) -> None:
     for role, evaluator in (("evaluator", request.evaluator), ("transfer evaluator", request.transfer)):
         if evaluator is not None:
             check_cases(evaluator, request.dataset, request.seed, role)
-    submitter = request.submitter
-    check = getattr(submitter, "preflight", None) if request.submit else None
+    check = getattr(request.submitter, "preflight", None) if request.submit else None
     if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
         try:
             check(request.seed)
