@@ -202,26 +202,21 @@ def serving(settings: ServerSettings | None, log_dir: str | Path | None = None) 
     settings.validate()
     if _running is not None:
         raise GepaLabError("a local model server already runs in this process; nest no second serving() block")
-    if settings.url:
-        if not _answers(settings.url, settings.startup_timeout_s):
-            raise GepaLabError(f"no OpenAI-compatible server answers at lm.server.url={settings.url} (GET /models); "
-                               "start it, or unset lm.server.url to let gepa_lab start the local model")
-        _running = {"url": settings.url, "identity": identity(settings)}
-        try:
-            yield settings.url
-        finally:
-            _running = None
-        return
-    log_path = Path(log_dir or tempfile.gettempdir()) / LOG_FILE
+    if settings.url and not _answers(settings.url, settings.startup_timeout_s):
+        raise GepaLabError(f"no OpenAI-compatible server answers at lm.server.url={settings.url} (GET /models); "
+                           "start it, or unset lm.server.url to let gepa_lab start the local model")
     ident, started = identity(settings), time.monotonic()
-    process, url = _start(settings, log_path)
+    log_path = Path(log_dir or tempfile.gettempdir()) / LOG_FILE
+    process, url = (None, settings.url) if settings.url else _start(settings, log_path)
     try:
-        _wait_ready(process, url, settings, log_path)
-        log.info("local model server: %s on %s (pid %d), ready in %.1f s (n_ctx %d, %d threads; log %s)",
-                 ident["model_file"], url, process.pid, time.monotonic() - started, settings.n_ctx,
-                 settings.n_threads, log_path)
-        _running = {"url": url, "identity": ident, "pid": process.pid}
+        if process is not None:
+            _wait_ready(process, url, settings, log_path)
+            log.info("local model server: %s on %s (pid %d), ready in %.1f s (n_ctx %d, %d threads; log %s)",
+                     ident["model_file"], url, process.pid, time.monotonic() - started, settings.n_ctx,
+                     settings.n_threads, log_path)
+        _running = {"url": url, "identity": ident} | ({"pid": process.pid} if process else {})
         yield url
     finally:
         _running = None
-        stop(process)
+        if process is not None:
+            stop(process)
