@@ -101,8 +101,8 @@ class DspyProgramEvaluator(LMCaller):
         """The program with the artifact's instructions (names checked against the program's);
         `program_for` keeps the last few built."""
         built = apply_texts(self.program, artifact)
-        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{artifact_id(artifact)}.json"
-        if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
+        # once per candidate (a resumed run has the earlier ones)
+        if self.run_dir and not (saved := self.run_dir / "programs" / f"{artifact_id(artifact)}.json").exists():
             self.save_program(artifact, saved)
         return built
 

@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -136,19 +135,16 @@ def _free_port() -> int:
 
 
 def _answers(url: str, timeout_s: float) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/models", timeout=timeout_s) as reply:
-            return bool(reply.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(f"{url}/models", timeout=timeout_s) as reply:
+        return bool(reply.status == 200)  # (URLError is an OSError)
+    return False
 
 
 def _tail(path: Path, lines: int = 3) -> str:
-    try:
+    with contextlib.suppress(OSError):
         text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return " | ".join(line.strip() for line in text[-lines:] if line.strip())
+        return " | ".join(line.strip() for line in text[-lines:] if line.strip())
+    return ""
 
 
 def _start(settings: ServerSettings, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
