@@ -63,12 +63,9 @@ def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = Non
                 ax.plot([x_of(parent), x_of(node)], [parent["validation_mean"], node["validation_mean"]],
                         color="tab:green" if merge else "0.6", linestyle="--" if merge else "-", linewidth=1,
                         zorder=1)
-    xs = [x_of(n) for n in nodes]
-    ys = [n["validation_mean"] for n in nodes]
-    colors = ["tab:orange" if n.get("parent_id") is None else "tab:blue" for n in nodes]
-    ax.scatter(xs, ys, c=colors, s=36, zorder=2)
-    ax.scatter([], [], c="tab:orange", s=36, label="seed")
-    ax.scatter([], [], c="tab:blue", s=36, label="accepted child")
+    for seeds, color, name in ((True, "tab:orange", "seed"), (False, "tab:blue", "accepted child")):
+        group = [n for n in nodes if (n.get("parent_id") is None) == seeds]
+        ax.scatter([x_of(n) for n in group], [n["validation_mean"] for n in group], c=color, s=36, zorder=2, label=name)
     if any(len(n.get("parents") or ()) > 1 for n in nodes):
         ax.plot([], [], color="tab:green", linestyle="--", linewidth=1, label="merge (2 parents)")
     if best_id in by_id:
