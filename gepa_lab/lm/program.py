@@ -154,8 +154,7 @@ class DspyProgramEvaluator(LMCaller):
         dspy.GEPA asks: `metric(gold, pred, trace, pred_name, [(predictor, inputs, outputs)])`)."""
         first: dict[str, Any] = {}
         for entry in run.trace:
-            name = names.get(id(entry[0]))
-            if name is not None:
+            if (name := names.get(id(entry[0]))) is not None:
                 first.setdefault(name, entry)
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]

@@ -19,7 +19,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -179,8 +178,7 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str, settings: ServerSett
 def stop(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
     """SIGTERM, then SIGKILL after `grace_s`; waits, so no zombie stays."""
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
+        process.terminate()  # (a process that died meanwhile: nothing to signal, no error)
         try:
             process.wait(grace_s)
         except subprocess.TimeoutExpired:

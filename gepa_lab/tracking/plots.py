@@ -115,12 +115,11 @@ def heatmap_figure(candidates: Sequence[str], cases: Sequence[str],
     if len(candidates) <= 60:
         ax.set_yticks(range(len(candidates)),
                       [("winner " if c == best_id else "") + _short(c) for c in candidates], fontsize=7)
-        for label, c in zip(ax.get_yticklabels(), candidates, strict=True):
-            if c == best_id:
-                label.set(color="tab:red", fontweight="bold")
     if best_id is not None and best_id in candidates:
         row = list(candidates).index(best_id)
         ax.add_patch(Rectangle((-0.5, row - 0.5), cols, 1, fill=False, edgecolor="tab:red", linewidth=2))
+        if len(candidates) <= 60:
+            ax.get_yticklabels()[row].set(color="tab:red", fontweight="bold")
     ax.set(xlabel="validation case", ylabel="candidate (pool order)", title=title)
     return fig
 
