@@ -52,13 +52,14 @@ from gepa_lab.tracking import Trackers
 log = logging.getLogger("gepa_lab")
 
 
-def run_rng(random_seed: int, holdout_repeats: int) -> tuple[random.Random, int, list[int]]:
+def run_rng(request: Request) -> tuple[random.Random, int, list[int]]:
     """The run's one RNG: its first draw is the validation seed, the next ones the holdout seeds (a
     pure function of the random seed, so the seed's holdout scores never depend on the search), and
     the search draws after them. Returns (rng, validation seed, holdout seeds)."""
-    rng = random.Random(random_seed)
+    rng = random.Random(request.config.random_seed)
     validation_seed = draw_seed(rng)
-    return rng, validation_seed, [draw_seed(rng) for _ in range(holdout_repeats)]
+    repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
+    return rng, validation_seed, [draw_seed(rng) for _ in range(repeats)]
 
 
 class Run:
@@ -78,7 +79,6 @@ class Run:
         self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset, repeats=config.validation_repeats)
         self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
-        self.metered = any(hasattr(request.reflector, a) for a in ("total_cost_usd", "total_tokens"))
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
@@ -87,11 +87,9 @@ class Run:
         self.transfer_seed: tuple[Evaluation, ...] | None = None
 
     def close(self) -> None:
-        self.scheduler.close()
-        self.runner.close()
-        if self.transfer_runner is not None:
-            self.transfer_runner.close()
-        self.record.close()
+        for part in (self.scheduler, self.runner, self.transfer_runner, self.record):
+            if part is not None:
+                part.close()
 
     # -- scoring: pay (ledger), evaluate (runner), record (record + trackers) ----------------------
     def evaluate(self, artifact: Artifact, candidate_id: str, cases: Sequence[Case], seed: int,
@@ -172,8 +170,7 @@ class Run:
 
     def score_seed(self) -> None:
         request = self.request
-        repeats = request.promotion.holdout_repeats if request.dataset.holdout else 0
-        rng, validation_seed, holdout_seeds = run_rng(request.config.random_seed, repeats)
+        rng, validation_seed, holdout_seeds = run_rng(request)
         self.state = SearchState(rng, validation_seed, Pool(self.policies.frontier))
         seed_id = artifact_id(request.seed)
         batch = self.score(request.seed, seed_id, request.dataset.validation, validation_seed, "validation")
@@ -210,13 +207,9 @@ class Run:
         assert state is not None
         self.searching = True
         while state.stop_reason is None:
-            k, reason = self.stop_reason()
-            if reason is not None:
-                state.stop_reason = reason
-                break
-            proposals = self.run_round(k)
-            if proposals is None:
-                break
+            k, state.stop_reason = self.stop_reason()
+            if state.stop_reason is not None or (proposals := self.run_round(k)) is None:
+                break  # a stop policy ended the search before the round, or the money cap within it
             for proposal in proposals:
                 self._report(proposal)
             self.policies.observe(proposals)
@@ -230,7 +223,7 @@ class Run:
         state, request = self.state, self.request
         assert state is not None
         reflector = request.reflector
-        usage_before = _usage(reflector) if self.metered else None
+        usage_before = _usage(reflector)  # (0, 0) throughout for a reflector that pays for nothing
         plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
         if self.steps is None:
             self.steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance,
@@ -245,9 +238,8 @@ class Run:
                 self.emit(*exc.partial)
             state.stop_reason = "cost_budget"
         finally:
-            if usage_before is not None:
-                usage_after = _usage(reflector)
-                self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
+            usage_after = _usage(reflector)
+            self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
         return None
 
     def _report(self, proposal: Proposal) -> None:
@@ -279,7 +271,7 @@ class Run:
         dataset, seed = request.dataset, request.seed
         seed_id, best = artifact_id(seed), state.pool.best()
         paid_before = self.paid()
-        _, _, seeds = run_rng(request.config.random_seed, request.promotion.holdout_repeats if dataset.holdout else 0)
+        _, _, seeds = run_rng(request)
         base_repeats, cand_repeats = [], []
         for holdout_seed in seeds:
             base = self.score(seed, seed_id, dataset.holdout, holdout_seed, "holdout-baseline").evaluations

@@ -61,8 +61,6 @@ def check_batch(cases: Sequence[Case], results: object) -> list[Evaluation]:
     if len(results) != len(cases):
         raise EvaluatorContractError(f"expected {len(cases)} evaluation results, got {len(results)}")
     checked = [_checked(ev) for ev in results]
-    if len(cases) == 1 and checked[0].case_id == cases[0].id:  # one case per call: the common reply
-        return checked
     ids = [case.id for case in cases]
     if [ev.case_id for ev in checked] == ids:
         return checked
@@ -181,33 +179,26 @@ class CaseRunner:
         keys = self.keys(artifact_id, (case.id for case in cases), seed) if self.store.persistent else None
         found: dict[int, tuple[Evaluation, str | None]] = {} if keys is None else {
             i: (hit, None) for i, key in enumerate(keys) if (hit := self.store.lookup(key)) is not None}
-        if not self.batched and (self.settings.workers == 1 or len(cases) - len(found) <= 1):
-            out = []
-            for i, case in enumerate(cases):  # one at a time: the failure guard trips before paying for more
-                evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
-                if error is not None or self.consecutive_failures:
-                    self._guard(error)
-                out.append(evaluation)
-            return out
         misses = [i for i in range(len(cases)) if i not in found]
-        if self.batched:
-            outcomes = self._evaluate(artifact, [cases[i] for i in misses], keys and [keys[i] for i in misses],
-                                      seed) if misses else []
-        else:
+        if self.batched and misses:
+            found.update(zip(misses, self._evaluate(artifact, [cases[i] for i in misses],
+                                                    keys and [keys[i] for i in misses], seed), strict=True))
+        elif self.settings.workers > 1 and len(misses) > 1:  # (a batched evaluator had every miss at once)
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="gepa-case")
-            outcomes = [got for [got] in self._threads.map(
-                lambda i: self._evaluate(artifact, [cases[i]], keys and [keys[i]], seed), misses)]
-        found.update(zip(misses, outcomes, strict=True))
-        for i in range(len(cases)):  # the failure guard counts in case order, whatever the timing
-            self._guard(found[i][1])
-        return [found[i][0] for i in range(len(cases))]
+            found.update(zip(misses, [got for [got] in self._threads.map(
+                lambda i: self._evaluate(artifact, [cases[i]], keys and [keys[i]], seed), misses)], strict=True))
+        out = []
+        # In case order, whatever the timing; a case not evaluated yet is evaluated now, one at a time,
+        # so the failure guard trips before paying for more.
+        for i, case in enumerate(cases):
+            evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
+            self._guard(error)
+            out.append(evaluation)
+        return out
 
     def _guard(self, error: str | None) -> None:
-        if error is None:
-            self.consecutive_failures = 0
-            return
-        self.consecutive_failures += 1
-        if self.consecutive_failures >= self.settings.max_consecutive_failures:
+        self.consecutive_failures = 0 if error is None else self.consecutive_failures + 1
+        if self.consecutive_failures >= self.settings.max_consecutive_failures:  # >= 1, so `error` is set
             raise RunAborted(f"aborting: {self.consecutive_failures} consecutive evaluations failed (last: "
                              f"{error}); fix the evaluator or provider, then resume the run")

@@ -65,8 +65,7 @@ def check_same_search(recorded: dict[str, Any], current: dict[str, Any], searche
             raise ResumeError(f"cannot resume: the {what} changed ({recorded.get(part)!r} → {current.get(part)!r}); "
                               "resume with the original settings")
     for group in ["search", "evaluation", "reflection"] + ([] if searched else ["promotion"]):
-        change = _changed(recorded, current, group)
-        if change is not None:
+        if (change := _changed(recorded, current, group)) is not None:
             key, old, new = change
             hint = ("" if group != "promotion" else "; finish the run first, then decide again with other "
                     "promotion settings")

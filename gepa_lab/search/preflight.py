@@ -51,8 +51,13 @@ class Request:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _check_method(obj: object, role: str, method: str, params: tuple[str, ...]) -> None:
-    fn = getattr(obj, method, None)
+# Each protocol's method and the parameters a call passes.
+PROTOCOLS = {"evaluate": ("artifact", "cases", "seed"), "reflect": ("artifact", "component", "records"),
+             "submit": ("request",)}
+
+
+def _check_method(obj: object, role: str, method: str) -> None:
+    fn, params = getattr(obj, method, None), PROTOCOLS[method]
     wanted = f"{method}({', '.join(params)})"
     if not callable(fn):
         raise ProtocolError(f"{role} {type(obj).__name__} has no method {wanted}")
@@ -71,21 +76,17 @@ def check_request(request: Request) -> None:
     """Everything `optimize` checks before anything is spent: the request (docs/design.md §2
     order), the protocols' method signatures, the cases, the submitter."""
     validate_request(request)
-    evaluate = ("evaluate", ("artifact", "cases", "seed"))
-    for role, component, (method, params) in (("evaluator", request.evaluator, evaluate),
-                                              ("transfer evaluator", request.transfer, evaluate),
-                                              ("reflector", request.reflector, ("reflect", ("artifact", "component",
-                                                                                            "records"))),
-                                              ("submitter", request.submitter, ("submit", ("request",)))):
+    for role, component, method in (("evaluator", request.evaluator, "evaluate"), ("transfer evaluator",
+                                    request.transfer, "evaluate"), ("reflector", request.reflector, "reflect"),
+                                    ("submitter", request.submitter, "submit")):
         if component is not None:
-            _check_method(component, role, method, params)
+            _check_method(component, role, method)
             if role != "submitter":
                 declared_retryable(component)
     for role, evaluator in (("evaluator", request.evaluator), ("transfer evaluator", request.transfer)):
         if evaluator is not None:
             check_cases(evaluator, request.dataset, request.seed, role)
-    submitter = request.submitter
-    check = getattr(submitter, "preflight", None) if request.submit else None
+    check = getattr(request.submitter, "preflight", None) if request.submit else None
     if callable(check):  # with submit=true, a submitter that can check itself (store reachable, settings present)
         try:
             check(request.seed)

@@ -72,6 +72,11 @@ def _skipped(rule: str, why: str) -> RuleOutcome:
     return RuleOutcome(rule, True, why, "skipped")
 
 
+def _unused(rule: str, configured: bool, unset: str, objective: str) -> RuleOutcome:
+    """A gate that does not apply: not configured (`unset` says so), or its objective not reported."""
+    return _skipped(rule, f"the evaluator reports no `{objective}` objective" if configured else unset)
+
+
 def _mean_of(cases: Sequence[CaseMeans], objective: str) -> float | None:
     values = [c.objectives[objective] for c in cases if objective in c.objectives]
     return math.fsum(values) / len(values) if len(values) == len(cases) and values else None
@@ -103,27 +108,21 @@ def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Ev
     for rule, floor, rate, where in (("gate.validation_pass_rate", gates.validation_pass_rate_floor, val_rate,
                                       "validation"),
                                      ("gate.holdout_pass_rate", gates.holdout_pass_rate_floor, cand_rate, "holdout")):
-        if floor is None:
-            rules.append(_skipped(rule, "no floor configured"))
-        elif rate is None:
-            rules.append(_skipped(rule, f"the evaluator reports no `{PASSED}` objective"))
+        if floor is None or rate is None:
+            rules.append(_unused(rule, floor is not None, "no floor configured", PASSED))
         else:
             ok = rate >= floor - DELTA_TOLERANCE
             rules.append(_rule(rule, ok, f"{where} pass rate {rate:.4f} is {'at least' if ok else 'below'} the "
                                f"floor {floor:.4f}", rate, floor))
-    if not gates.no_pass_rate_regression:
-        rules.append(_skipped("gate.pass_rate_regression", "not required"))
-    elif base_rate is None or cand_rate is None:
-        rules.append(_skipped("gate.pass_rate_regression", f"the evaluator reports no `{PASSED}` objective"))
+    if not gates.no_pass_rate_regression or base_rate is None or cand_rate is None:
+        rules.append(_unused("gate.pass_rate_regression", gates.no_pass_rate_regression, "not required", PASSED))
     else:
         ok = cand_rate >= base_rate - DELTA_TOLERANCE
         rules.append(_rule("gate.pass_rate_regression", ok, f"holdout pass rate {cand_rate:.4f} "
                            f"{'holds' if ok else 'fell below'} the seed's {base_rate:.4f}", cand_rate, base_rate))
     reported = [c.objectives[SAFETY] for c in cand if SAFETY in c.objectives]
-    if not gates.require_safety:
-        rules.append(_skipped("gate.safety", "not required"))
-    elif not reported:
-        rules.append(_skipped("gate.safety", f"the evaluator reports no `{SAFETY}` objective"))
+    if not gates.require_safety or not reported:
+        rules.append(_unused("gate.safety", gates.require_safety, "not required", SAFETY))
     else:
         failing = sum(v < 1.0 - DELTA_TOLERANCE for v in reported)
         rules.append(_rule("gate.safety", failing == 0, f"{failing} holdout case(s) failed a safety check",
@@ -131,10 +130,8 @@ def _gates(base: list[CaseMeans], cand: list[CaseMeans], validation: Sequence[Ev
     for objective, ceiling in gates.ceilings.items():
         rule = f"gate.ceiling.{objective}"
         b, c = _mean_of(base, objective), _mean_of(cand, objective)
-        if ceiling is None:
-            rules.append(_skipped(rule, "no ceiling configured"))
-        elif b is None or c is None:
-            rules.append(_skipped(rule, f"the evaluator reports no `{objective}` objective"))
+        if ceiling is None or b is None or c is None:
+            rules.append(_unused(rule, ceiling is not None, "no ceiling configured", objective))
         elif b == 0:
             rules.append(_rule(rule, c == 0, f"{objective} {c:g} against a zero baseline", c, 0.0))
         else:

@@ -52,8 +52,6 @@ class Plan:
     def bar(self) -> tuple[Evaluation, ...]:
         """What the child is judged against: its parent's minibatch scores (a merge: the better
         parent's; ties: the first)."""
-        if len(self.parent_evals) == 1:
-            return self.parent_evals[0]
         return max(self.parent_evals, key=lambda evals: math.fsum(ev.score for ev in evals))
 
 

@@ -65,8 +65,7 @@ def apply_replies(parent: Artifact, replies: dict[str, Any]) -> tuple[Artifact, 
         if component not in data:
             raise ReflectionRejected(f"reflection response has no {component!r} field")
         child = with_component(child, component, _clean_component(data[component], current, component))
-        rationale = data.get("rationale", "")
-        rationales.append(prepare_field(rationale if isinstance(rationale, str) else str(rationale), FIELD_MAX_CHARS))
+        rationales.append(prepare_field(str(data.get("rationale", "")), FIELD_MAX_CHARS))
     try:
         child.validate()
     except ValueError as exc:

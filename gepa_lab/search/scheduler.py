@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from typing import Any
 
@@ -46,10 +46,6 @@ class _Turns:
             events[j].set()
 
 
-def _in_line(step: str) -> AbstractContextManager[None]:
-    return nullcontext()
-
-
 class Scheduler:
     def __init__(self, workers: int):
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gepa-proposal") if workers > 1 else None
@@ -75,7 +71,7 @@ class Scheduler:
 
         def chain(j: int) -> None:
             if turns is None:
-                return propose(plans[j], steps, _in_line)
+                return propose(plans[j], steps, lambda step: nullcontext())
             try:
                 propose(plans[j], steps, partial(turns.turn, j))
             finally:
@@ -119,13 +115,8 @@ def _select(improving: list[Plan], top: int | None) -> list[Plan]:
     earlier first), kept in proposal order."""
     if top is None or len(improving) <= top:
         return improving
-    ranked = sorted(range(len(improving)), key=lambda i: (-_gain(improving[i]), i))[:top]
-    return [improving[i] for i in sorted(ranked)]
-
-
-def _gain(plan: Plan) -> float:
-    assert plan.verdict is not None
-    return plan.verdict.gain
+    ranked = sorted(improving, key=lambda p: p.verdict.gain, reverse=True)[:top]  # type: ignore[union-attr]
+    return [p for p in improving if p in ranked]  # (a stable sort: ties keep the earlier)
 
 
 def _record(plan: Plan, steps: Steps, emit: Emit) -> None:

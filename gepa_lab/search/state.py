@@ -18,6 +18,7 @@ from gepa_lab.core.artifacts import Artifact, PromptArtifact
 from gepa_lab.core.contracts import Evaluation
 from gepa_lab.search.pareto import ordered_selection, prune_dominated
 from gepa_lab.search.policies.frontier import Frontier, Instance
+from gepa_lab.search.policies.parent import Pareto
 
 SEED_BITS = 63
 
@@ -85,14 +86,12 @@ class Pool:
         self._by_id[candidate.id] = candidate
         self._values[candidate.id] = values
         if not self._top:
-            self._top = list(values)
-            self._fronts = [{candidate.id} for _ in values]
-        else:  # the fronts move only where the newcomer ties or beats the best (exact ties kept)
-            for key, value in enumerate(values):
-                if value > self._top[key]:
-                    self._top[key], self._fronts[key] = value, {candidate.id}
-                elif value == self._top[key]:
-                    self._fronts[key].add(candidate.id)
+            self._top, self._fronts = [-math.inf] * len(values), [set() for _ in values]
+        for key, value in enumerate(values):  # the fronts move where the newcomer ties or beats the best
+            if value > self._top[key]:
+                self._top[key], self._fronts[key] = value, {candidate.id}
+            elif value == self._top[key]:  # exact ties kept
+                self._fronts[key].add(candidate.id)
         self._selection = self._alive = None
 
     def __contains__(self, candidate_id: object) -> bool:
@@ -133,8 +132,7 @@ def select_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> 
     for cid, row in scores.items():
         evaluations = tuple(Evaluation(str(i), score) for i, score in enumerate(row))
         pool.add(Candidate(cid, PromptArtifact(cid), (), (), None, 0, evaluations))
-    chosen = pool.selection()
-    return chosen[rng.randrange(len(chosen))] if chosen else pool.best().id
+    return Pareto().select(pool, rng).id
 
 
 @dataclass

@@ -84,11 +84,9 @@ class Policies:
 
     def observe(self, proposals: Sequence[Proposal]) -> None:
         """A round's outcomes, in proposal order, to every policy that learns from them."""
-        for observe in self._observers:
-            observe(proposals)
-
-    def __post_init__(self) -> None:
-        self._observers = [o for p in self.slots().values() if callable(o := getattr(p, "observe", None))]
+        for policy in self.slots().values():
+            if callable(observe := getattr(policy, "observe", None)):
+                observe(proposals)
 
 
 def _budgets(config: SearchConfig) -> dict[str, Any]:

@@ -61,7 +61,5 @@ class MostFailures:
         counts = [sum(mentions(text, c) for text in failing) for c in components]
         if max(counts, default=0) == 0:
             return (_advance(parent),)
-        start = parent.cursor % len(components)
-        order = [(start + i) % len(components) for i in range(len(components))]
-        best = max(order, key=lambda i: (counts[i], -order.index(i)))
-        return (components[best],)
+        n, start = len(components), parent.cursor
+        return (components[max(((start + i) % n for i in range(n)), key=counts.__getitem__)],)

@@ -52,14 +52,10 @@ class Objective:
         return out
 
 
-class Hybrid:
+class Hybrid(Objective):
     """The instance keys followed by the objective keys."""
 
     draws = "none"
 
-    def __init__(self, objectives: Mapping[str, str] = SCORE_AND_TOKENS):
-        self._instance, self._objective = Instance(), Objective(objectives)
-        self.objectives = self._objective.objectives
-
     def values(self, validation: Sequence[Evaluation]) -> list[float]:
-        return self._instance.values(validation) + self._objective.values(validation)
+        return Instance().values(validation) + super().values(validation)

@@ -80,10 +80,7 @@ class Merge:
 
     def plan(self, r: Round) -> None:
         """A due merge: its pair drawn among the eligible (pair, ancestor) triples."""
-        if self.due <= 0 or not r.fits(2):
-            return
-        triples = self._eligible(r.pool)
-        if not triples:
+        if self.due <= 0 or not r.fits(2) or not (triples := self._eligible(r.pool)):
             return
         a, b, ancestor, child = triples[r.rng.randrange(len(triples))]
         self._attempted.add((a.id, b.id, ancestor.id))
@@ -107,10 +104,9 @@ class Merge:
                     continue
                 ancestor = max(common, key=lambda c: order[c.id])  # the most recent one
                 child = merged(ancestor, a, b)
-                if (child is None or (a.id, b.id, ancestor.id) in self._attempted
-                        or artifact_id(child) in pool):
-                    continue
-                out.append((a, b, ancestor, child))
+                if child is not None and artifact_id(child) not in pool and (
+                        (a.id, b.id, ancestor.id) not in self._attempted):
+                    out.append((a, b, ancestor, child))
         return out
 
     def state(self) -> dict[str, Any]:

@@ -35,13 +35,12 @@ class StopCondition(Protocol):
     def reason(self, view: SearchView) -> str | int | None: ...
 
 
+@dataclass
 class MaxIterations:
     """`search.max_iterations`: at most this many proposals in the run."""
 
-    draws = "none"
-
-    def __init__(self, iterations: int):
-        self.iterations = iterations
+    iterations: int
+    draws: ClassVar[str] = "none"
 
     def reason(self, view: SearchView) -> str | int | None:
         return max(0, self.iterations - view.iteration) or "max_iterations"
@@ -69,13 +68,12 @@ class CostBudget:
         return None if k is None else k if k > 0 else "cost_budget"
 
 
+@dataclass
 class TimeLimit:
     """`search.time_limit_s`: the search's wall time, summed over resumes."""
 
-    draws = "none"
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
+    seconds: float
+    draws: ClassVar[str] = "none"
 
     def reason(self, view: SearchView) -> str | int | None:
         return "time_limit" if view.elapsed_s >= self.seconds else None
