@@ -147,8 +147,7 @@ def _tail(path: Path, lines: int = 3) -> str:
 
 
 def _start(settings: ServerSettings, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    model = model_file(settings)
-    _llama_version()
+    model = model_file(settings)  # (llama-cpp-python's presence: checked by identity(), which serving() asks first)
     if importlib.util.find_spec("uvicorn") is None:
         raise ConfigError(f"lm=local needs llama-cpp-python's server extra (uvicorn, fastapi); {INSTALL}")
     port = _free_port()
