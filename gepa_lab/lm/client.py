@@ -58,15 +58,11 @@ def build_lm(settings: LMSettings, role: str = "lm", **extra: Any) -> Any:
     # graded as such, not a line per case on the console.
     logging.getLogger("dspy.clients.lm").setLevel(logging.ERROR)
 
-    kwargs: dict[str, Any] = dict(api_key=key, temperature=settings.temperature, max_tokens=settings.max_tokens,
-                                  num_retries=settings.num_retries, cache=settings.cache, engine=settings.engine,
-                                  timeout=settings.timeout_s, **extra)
-    if settings.api_base == LOCAL:
-        kwargs["api_base"] = current(role)["url"]
-    elif settings.api_base:
-        kwargs["api_base"] = settings.api_base
+    base = current(role)["url"] if settings.api_base == LOCAL else settings.api_base
     try:
-        return dspy.LM(settings.model, **kwargs)
+        return dspy.LM(settings.model, api_key=key, temperature=settings.temperature, max_tokens=settings.max_tokens,
+                       num_retries=settings.num_retries, cache=settings.cache, engine=settings.engine,
+                       timeout=settings.timeout_s, **({"api_base": base} if base else {}), **extra)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{role}: dspy refused the LM settings: {' '.join(str(exc).split())}") from exc
 

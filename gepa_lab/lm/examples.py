@@ -8,6 +8,7 @@ reach the reflector). `examples_to_cases` goes the other way for the teleprompte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -18,13 +19,10 @@ from gepa_lab.core.contracts import Case
 
 
 def _object(text: str | None) -> dict[str, Any] | None:
-    if not text or not text.lstrip().startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    with contextlib.suppress(ValueError):
+        if text and text.lstrip().startswith("{") and isinstance(value := json.loads(text), dict):
+            return value
+    return None
 
 
 def case_inputs(case: Case, inputs: Sequence[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ teleprompter), checked before anything is spent: the metric's signature, the pro
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Sequence
@@ -53,11 +54,9 @@ def metric_form(metric: Callable[..., Any], name: str) -> int:
     except (TypeError, ValueError):  # no signature (a builtin): the short form
         return 2
     for form in (5, 2):
-        try:
+        with contextlib.suppress(TypeError):
             signature.bind(*[None] * form)
             return form
-        except TypeError:
-            continue
     raise ValueError(f"metric {name} takes {signature}; it must accept (gold, pred) or dspy.GEPA's "
                      "(gold, pred, trace, pred_name, pred_trace)")
 

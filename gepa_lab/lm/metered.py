@@ -95,8 +95,7 @@ class LMCaller:
 
         # The case's provider seed under this evaluation seed (31 bits, what providers accept): parent
         # and child scored with the same paired seed send the same provider seed per case.
-        digest = hashlib.sha256(f"{seed}:{case_id}".encode()).digest()
-        provider_seed = int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+        provider_seed = int(hashlib.sha256(f"{seed}:{case_id}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
         sent = self.sends_seed
         own = self.lm.copy(seed=provider_seed) if sent else self.lm.copy()
         value: Any = None

@@ -101,8 +101,8 @@ class DspyProgramEvaluator(LMCaller):
         """The program with the artifact's instructions (names checked against the program's);
         `program_for` keeps the last few built."""
         built = apply_texts(self.program, artifact)
-        saved = None if self.run_dir is None else self.run_dir / "programs" / f"{artifact_id(artifact)}.json"
-        if saved is not None and not saved.exists():  # once per candidate (a resumed run has the earlier ones)
+        # once per candidate (a resumed run has the earlier ones)
+        if self.run_dir and not (saved := self.run_dir / "programs" / f"{artifact_id(artifact)}.json").exists():
             self.save_program(artifact, saved)
         return built
 
@@ -154,8 +154,7 @@ class DspyProgramEvaluator(LMCaller):
         dspy.GEPA asks: `metric(gold, pred, trace, pred_name, [(predictor, inputs, outputs)])`)."""
         first: dict[str, Any] = {}
         for entry in run.trace:
-            name = names.get(id(entry[0]))
-            if name is not None:
+            if (name := names.get(id(entry[0]))) is not None:
                 first.setdefault(name, entry)
         return {name: verdict(self.metric(example, run.value, run.trace, name, [entry]),
                               f"metric {self.metric_spec} (pred_name={name!r})")[1]

@@ -12,13 +12,12 @@ being improved: the model sees that predictor's feedback and trace lines, not th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from gepa_lab.core.artifacts import Artifact, get_component
+from gepa_lab.core.artifacts import Artifact, get_component, sha256_hex
 from gepa_lab.core.errors import ReflectionRejected
 from gepa_lab.core.reply import parse_reply
 from gepa_lab.lm.client import chat
@@ -55,10 +54,9 @@ class DspyReflector(LMCaller):
 
     def fingerprint(self) -> str:
         s = self.settings.public()
-        return json.dumps({"class": "gepa_lab.lm.DspyReflector", "model": s["model"], "api_base": s["api_base"],
-                           "server": s.get("server"), "temperature": s["temperature"], "max_tokens": s["max_tokens"],
-                           "seed": self.seed, "samples": self.samples,
-                           "prompt_sha256": hashlib.sha256(self.system.encode("utf-8")).hexdigest()}, sort_keys=True)
+        lm = {k: s.get(k) for k in ("model", "api_base", "server", "temperature", "max_tokens")}
+        return json.dumps({"class": "gepa_lab.lm.DspyReflector", **lm, "seed": self.seed, "samples": self.samples,
+                           "prompt_sha256": sha256_hex(self.system)}, sort_keys=True)
 
     # -- what the engine reads -------------------------------------------------------------
     @property

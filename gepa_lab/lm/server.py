@@ -19,13 +19,11 @@ import hashlib
 import importlib.util
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -136,24 +134,20 @@ def _free_port() -> int:
 
 
 def _answers(url: str, timeout_s: float) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/models", timeout=timeout_s) as reply:
-            return bool(reply.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(f"{url}/models", timeout=timeout_s) as reply:
+        return bool(reply.status == 200)  # (URLError is an OSError)
+    return False
 
 
 def _tail(path: Path, lines: int = 3) -> str:
-    try:
+    with contextlib.suppress(OSError):
         text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return " | ".join(line.strip() for line in text[-lines:] if line.strip())
+        return " | ".join(line.strip() for line in text[-lines:] if line.strip())
+    return ""
 
 
 def _start(settings: ServerSettings, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    model = model_file(settings)
-    _llama_version()
+    model = model_file(settings)  # (llama-cpp-python's presence: checked by identity(), which serving() asks first)
     if importlib.util.find_spec("uvicorn") is None:
         raise ConfigError(f"lm=local needs llama-cpp-python's server extra (uvicorn, fastapi); {INSTALL}")
     port = _free_port()
@@ -183,8 +177,7 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str, settings: ServerSett
 def stop(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
     """SIGTERM, then SIGKILL after `grace_s`; waits, so no zombie stays."""
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
+        process.terminate()  # (a process that died meanwhile: nothing to signal, no error)
         try:
             process.wait(grace_s)
         except subprocess.TimeoutExpired:
@@ -202,26 +195,21 @@ def serving(settings: ServerSettings | None, log_dir: str | Path | None = None) 
     settings.validate()
     if _running is not None:
         raise GepaLabError("a local model server already runs in this process; nest no second serving() block")
-    if settings.url:
-        if not _answers(settings.url, settings.startup_timeout_s):
-            raise GepaLabError(f"no OpenAI-compatible server answers at lm.server.url={settings.url} (GET /models); "
-                               "start it, or unset lm.server.url to let gepa_lab start the local model")
-        _running = {"url": settings.url, "identity": identity(settings)}
-        try:
-            yield settings.url
-        finally:
-            _running = None
-        return
-    log_path = Path(log_dir or tempfile.gettempdir()) / LOG_FILE
+    if settings.url and not _answers(settings.url, settings.startup_timeout_s):
+        raise GepaLabError(f"no OpenAI-compatible server answers at lm.server.url={settings.url} (GET /models); "
+                           "start it, or unset lm.server.url to let gepa_lab start the local model")
     ident, started = identity(settings), time.monotonic()
-    process, url = _start(settings, log_path)
+    log_path = Path(log_dir or tempfile.gettempdir()) / LOG_FILE
+    process, url = (None, settings.url) if settings.url else _start(settings, log_path)
     try:
-        _wait_ready(process, url, settings, log_path)
-        log.info("local model server: %s on %s (pid %d), ready in %.1f s (n_ctx %d, %d threads; log %s)",
-                 ident["model_file"], url, process.pid, time.monotonic() - started, settings.n_ctx,
-                 settings.n_threads, log_path)
-        _running = {"url": url, "identity": ident, "pid": process.pid}
+        if process is not None:
+            _wait_ready(process, url, settings, log_path)
+            log.info("local model server: %s on %s (pid %d), ready in %.1f s (n_ctx %d, %d threads; log %s)",
+                     ident["model_file"], url, process.pid, time.monotonic() - started, settings.n_ctx,
+                     settings.n_threads, log_path)
+        _running = {"url": url, "identity": ident} | ({"pid": process.pid} if process else {})
         yield url
     finally:
         _running = None
-        stop(process)
+        if process is not None:
+            stop(process)

@@ -32,18 +32,16 @@ class Usage:
                      self.completion_tokens + other.completion_tokens, self.cost_usd + other.cost_usd)
 
 
-def _count(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
+def _amount(value: Any) -> float:
+    """A count or a price as recorded: a finite number >= 0, anything else 0."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return max(0.0, float(value)) if ok else 0.0
 
 
 def call_cost(settings: LMSettings, tokens: int, reported: Any = None) -> float:
-    if not tokens:
-        return 0.0
     if settings.usd_per_1k_tokens is not None:
         return tokens / 1000.0 * settings.usd_per_1k_tokens
-    if isinstance(reported, (int, float)) and not isinstance(reported, bool) and math.isfinite(reported):
-        return max(0.0, float(reported))
-    return 0.0
+    return _amount(reported) if tokens else 0.0
 
 
 def usage_of(history: Iterable[Mapping[str, Any]], settings: LMSettings) -> Usage:
@@ -52,7 +50,7 @@ def usage_of(history: Iterable[Mapping[str, Any]], settings: LMSettings) -> Usag
     total = Usage()
     for entry in history:
         usage = entry.get("usage") or {}
-        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        prompt, completion = int(_amount(usage.get("prompt_tokens"))), int(_amount(usage.get("completion_tokens")))
         total = total + Usage(1, prompt, completion, call_cost(settings, prompt + completion, entry.get("cost")))
     return total
 

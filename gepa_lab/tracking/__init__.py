@@ -41,9 +41,4 @@ class Trackers:
 
     def links(self) -> dict[str, str]:
         """Where trackers put the run (e.g. {"mlflow_run_id": ...}), for the result."""
-        out: dict[str, str] = {}
-        for tracker in self.members:
-            method = getattr(tracker, "links", None)
-            if callable(method):
-                out.update(method())
-        return out
+        return {k: v for t in self.members if callable(m := getattr(t, "links", None)) for k, v in m().items()}

@@ -65,10 +65,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@functools.cache
-def ui_port() -> int:
-    """The port `ui_command` serves on, chosen once per process: a URL and its command agree."""
-    return free_port()
+ui_port = functools.cache(free_port)  # where `ui_command` serves, chosen once per process: a URL and its command agree
 
 
 def ui_base(tracking_uri: str) -> str:

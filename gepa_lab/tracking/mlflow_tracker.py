@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gepa_lab.core.errors import TrackingError, describe
-from gepa_lab.core.events import CandidateInfo, IterationStats, Proposal, RunInfo
+from gepa_lab.core.events import CandidateInfo, RunInfo
 from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
 from gepa_lab.tracking import mlflow_links
@@ -196,14 +197,9 @@ class MlflowTracker:
         if info.parent_id is None:
             self._send("candidate", info)
 
-    def proposal(self, p: Proposal) -> None:
-        self._send("proposal", p)
-
-    def iteration(self, stats: IterationStats) -> None:
-        self._send("iteration", stats)
-
-    def note(self, kind: str, data: dict[str, Any]) -> None:
-        self._send("note", kind, data)
+    proposal = functools.partialmethod(_send, "proposal")
+    iteration = functools.partialmethod(_send, "iteration")
+    note = functools.partialmethod(_send, "note")
 
     def finish(self, result: Result) -> None:
         self._send("decision", result)

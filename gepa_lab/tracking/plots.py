@@ -63,12 +63,9 @@ def lineage_figure(nodes: Sequence[Mapping[str, Any]], best_id: str | None = Non
                 ax.plot([x_of(parent), x_of(node)], [parent["validation_mean"], node["validation_mean"]],
                         color="tab:green" if merge else "0.6", linestyle="--" if merge else "-", linewidth=1,
                         zorder=1)
-    xs = [x_of(n) for n in nodes]
-    ys = [n["validation_mean"] for n in nodes]
-    colors = ["tab:orange" if n.get("parent_id") is None else "tab:blue" for n in nodes]
-    ax.scatter(xs, ys, c=colors, s=36, zorder=2)
-    ax.scatter([], [], c="tab:orange", s=36, label="seed")
-    ax.scatter([], [], c="tab:blue", s=36, label="accepted child")
+    for seeds, color, name in ((True, "tab:orange", "seed"), (False, "tab:blue", "accepted child")):
+        group = [n for n in nodes if (n.get("parent_id") is None) == seeds]
+        ax.scatter([x_of(n) for n in group], [n["validation_mean"] for n in group], c=color, s=36, zorder=2, label=name)
     if any(len(n.get("parents") or ()) > 1 for n in nodes):
         ax.plot([], [], color="tab:green", linestyle="--", linewidth=1, label="merge (2 parents)")
     if best_id in by_id:
@@ -118,12 +115,11 @@ def heatmap_figure(candidates: Sequence[str], cases: Sequence[str],
     if len(candidates) <= 60:
         ax.set_yticks(range(len(candidates)),
                       [("winner " if c == best_id else "") + _short(c) for c in candidates], fontsize=7)
-        for label, c in zip(ax.get_yticklabels(), candidates, strict=True):
-            if c == best_id:
-                label.set(color="tab:red", fontweight="bold")
     if best_id is not None and best_id in candidates:
         row = list(candidates).index(best_id)
         ax.add_patch(Rectangle((-0.5, row - 0.5), cols, 1, fill=False, edgecolor="tab:red", linewidth=2))
+        if len(candidates) <= 60:
+            ax.get_yticklabels()[row].set(color="tab:red", fontweight="bold")
     ax.set(xlabel="validation case", ylabel="candidate (pool order)", title=title)
     return fig
 
