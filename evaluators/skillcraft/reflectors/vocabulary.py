@@ -168,39 +168,21 @@ def _recipe_counts(records: Records) -> list[tuple[str, int]]:
     return found
 
 
-# What each family's over-specific wordings (`over_specific` in its vocabulary) are filled with.
-def _recipe(item: tuple[str, int], _: list[Any]) -> dict[str, Any]:
-    return {"name": item[0], "count": item[1], "pages": max(1, -(-item[1] // 10))}
-
-
-def _weather(item: tuple[str, dict[str, Any]], _: list[Any]) -> dict[str, Any]:
-    entry = item[1]
-    return {"name": item[0].split(",")[0], "mean": (entry.get("summary") or {}).get("mean_temperature_max"),
-            "days": len(entry.get("daily") or []), "latitude": entry.get("latitude"),
-            "longitude": entry.get("longitude")}
-
-
-def _worldbank(item: tuple[str, dict[str, Any]], _: list[Any]) -> dict[str, Any]:
-    return {"name": item[0], **{k: item[1].get(k) for k in ("change", "start_year", "iso3")}}
-
-
-def _catfacts(exp: dict[str, Any], _: list[Any]) -> dict[str, Any]:
-    return {"count": exp.get("count"), "first": exp["facts"][0]["fact"], "average": exp.get("average_length")}
-
-
-def _pokemon(m: dict[str, Any], found: list[Any]) -> dict[str, Any]:
-    return {"species": m.get("species"), "total": m.get("base_stat_total"), "members": len(found),
-            "pokemon": m.get("pokemon")}
-
-
+# Per family: what finds the items of the records' expected, and what its over-specific wordings
+# (`over_specific` in its vocabulary) are filled with, from one item (and all found).
 OVER_SPECIFIC: dict[str, tuple[Callable[[Records], list[Any]], Callable[[Any, list[Any]], dict[str, Any]]]] = {
-    "recipe": (_recipe_counts, _recipe),
-    "weather": (lambda r: expected_items(r, lambda e: (e.get("cities") or {}).items()), _weather),
+    "recipe": (_recipe_counts, lambda item, _: {"name": item[0], "count": item[1], "pages": max(1, -(-item[1] // 10))}),
+    "weather": (lambda r: expected_items(r, lambda e: (e.get("cities") or {}).items()), lambda item, _: {
+        "name": item[0].split(",")[0], "mean": (item[1].get("summary") or {}).get("mean_temperature_max"),
+        "days": len(item[1].get("daily") or []), "latitude": item[1].get("latitude"),
+        "longitude": item[1].get("longitude")}),
     "worldbank": (lambda r: expected_items(r, lambda e: (
         item for block in (e.get("indicators") or {}).values() for item in (block.get("countries") or {}).items())),
-        _worldbank),
+        lambda item, _: {"name": item[0], **{k: item[1].get(k) for k in ("change", "start_year", "iso3")}}),
     "catfacts": (lambda r: expected_items(r, lambda e: [e] if isinstance(e, dict) and e.get("facts") else []),
-                 _catfacts),
+                 lambda exp, _: {"count": exp.get("count"), "first": exp["facts"][0]["fact"],
+                                 "average": exp.get("average_length")}),
     "pokemon": (lambda r: expected_items(r, lambda e: [m for m in e.get("members") or [] if isinstance(m, dict)]),
-                _pokemon),
+                lambda m, found: {"species": m.get("species"), "total": m.get("base_stat_total"),
+                                  "members": len(found), "pokemon": m.get("pokemon")}),
 }

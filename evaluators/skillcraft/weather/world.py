@@ -25,16 +25,14 @@ from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 UNIT_KEYS, METRIC, IMPERIAL = (tables("weather")[k] for k in ("unit_keys", "metric", "imperial"))
 
 
-def to_imperial(variable: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    if variable.startswith("temperature"):
-        return round(value * 9 / 5 + 32, 1)
-    return round(value / 25.4, 3) if variable == "precipitation_sum" else round(value / 1.609344, 1)
-
-
 _TO_METRIC = {"°F": lambda v: round((v - 32) * 5 / 9, 1), "inch": lambda v: round(v * 25.4, 1),
               "mph": lambda v: round(v * 1.609344, 1)}
+_TO_IMPERIAL = {"°F": lambda v: round(v * 9 / 5 + 32, 1), "inch": lambda v: round(v / 25.4, 3),
+                "mph": lambda v: round(v / 1.609344, 1)}
+
+
+def to_imperial(variable: str, value: float | None) -> float | None:
+    return value if value is None else _TO_IMPERIAL[IMPERIAL[UNIT_KEYS[variable]]](value)
 
 
 def to_metric(unit: str, value: float | None) -> float | None:
@@ -66,9 +64,8 @@ class WeatherWorld:
         for cid, c in self.cities.items():
             s = summarise(self.dates, c["daily"]["temperature_2m_max"], c["daily"]["precipitation_sum"])
             if c["units"] == "imperial":
-                s = {"mean_temperature_max": to_imperial("temperature_2m_max", s["mean_temperature_max"]),
-                     "total_precipitation": to_imperial("precipitation_sum", s["total_precipitation"]),
-                     "hottest_day": s["hottest_day"]}
+                s.update(mean_temperature_max=to_imperial("temperature_2m_max", s["mean_temperature_max"]),
+                         total_precipitation=to_imperial("precipitation_sum", s["total_precipitation"]))
             self.horizon[cid] = {"period": f"{self.dates[0]}/{self.dates[-1]}", **s}
 
     def place(self, city_id: int) -> dict[str, Any]:
