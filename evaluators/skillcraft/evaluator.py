@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from evaluators.skillcraft.agent import AgentConfig, simulate
-from evaluators.skillcraft.family import Episode, get_family, known_family
+from evaluators.skillcraft.family import Episode, get_family, known_family, memo
 from evaluators.skillcraft.grading import grade_episode, render_trace
 from evaluators.skillcraft.rng import Draws
 from evaluators.skillcraft.skill import SkillProfile, analyse
@@ -55,15 +54,6 @@ def skill_fields(artifact: Any) -> dict[str, Any]:
             "steps": [line for line in text.splitlines() if line.strip()], "pitfalls": []}
 
 
-def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
-    """`cache[key]`, made on a miss; the oldest entry leaves beyond `size` entries."""
-    if key not in cache:
-        cache[key] = make()
-        if len(cache) > size:
-            cache.popitem(last=False)
-    return cache[key]
-
-
 class SkillCraftEvaluator:
     """The offline SkillCraft-sim evaluator for one family."""
 
@@ -92,8 +82,8 @@ class SkillCraftEvaluator:
         self.fixed_episodes = bool(fixed_episodes)
         self.world = self.spec.load_world(self.data_dir)
         self._entities = self.spec.hooks.entity_names(self.world)
-        self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()
-        self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._profiles: dict[str, SkillProfile] = {}
+        self._tasks: dict[tuple[Any, ...], Any] = {}
 
     def fingerprint(self) -> str:
         """Everything that changes results besides (artifact, case, seed): the evaluation cache
@@ -113,8 +103,8 @@ class SkillCraftEvaluator:
     def profile(self, artifact: Any) -> SkillProfile:
         fields = skill_fields(artifact)
         key = json.dumps(fields, sort_keys=True, ensure_ascii=False)
-        return _cached(self._profiles, key, _PROFILE_CACHE_SIZE,
-                       lambda: analyse(fields, self.spec.behaviours, self._entities, self.spec.cap_nouns))
+        return memo(self._profiles, key, lambda: analyse(fields, self.spec.behaviours, self._entities, self.spec.cap_nouns),
+                    _PROFILE_CACHE_SIZE)
 
     def task(self, case: Case) -> Any:
         family = case.metadata.get("family", self.family)
@@ -122,7 +112,7 @@ class SkillCraftEvaluator:
             known_family(family)  # unknown family: ValueError names the known ones
             raise ValueError(f"case {case.id!r} belongs to family {family!r}, evaluator is {self.family!r}")
         key = (case.id, case.input, case.expected, tuple(sorted(case.metadata.items())))
-        return _cached(self._tasks, key, _TASK_CACHE_SIZE, lambda: self.spec.parse_task(self.world, case))
+        return memo(self._tasks, key, lambda: self.spec.parse_task(self.world, case), _TASK_CACHE_SIZE)
 
     def run_episode(self, artifact: Any, case: Case, seed: int) -> tuple[Any, Episode]:
         task = self.task(case)

@@ -91,6 +91,15 @@ def absent(where: str, parts: str, message: str = "") -> list[Check]:
                   "the artifact") for i, p in enumerate(parts.split())]
 
 
+def memo(cache: dict[Any, Any], key: Any, make: Callable[[], T], size: int | None = None) -> T:
+    """`cache[key]`, made on a miss (for what is pure: a reply, a parse); beyond `size` entries the oldest leaves."""
+    if key not in cache:
+        cache[key] = make()
+        if size is not None and len(cache) > size:
+            del cache[next(iter(cache))]
+    return cache[key]
+
+
 def same(name: str, got: Any, want: Any) -> Check:
     """The non-critical check that `got` equals `want`: "<name> is <got>, expected <want>"."""
     return Check(name, got == want, False, f"{name} is {got}, expected {want}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evaluators.skillcraft.family import memo
 from evaluators.skillcraft.tools import Api, ToolReply, rate_limited
 
 BASE_URL = "https://catfact.ninja/facts?page="
@@ -45,10 +46,8 @@ class CatFactsWorld:
         return {**fact, "fact": fact["fact"][: self.truncate_at] + "…", "truncated": True}
 
     def pool(self, max_length: int) -> list[dict[str, Any]]:
-        found = self.random_pool.get(max_length)
-        if found is None:
-            found = self.random_pool[max_length] = [f for f in self.facts if not max_length or f["length"] <= max_length]
-        return found
+        return memo(self.random_pool, max_length, lambda: [f for f in self.facts if not max_length
+                                                           or f["length"] <= max_length])
 
 
 class CatFactsTools(Api[CatFactsWorld]):

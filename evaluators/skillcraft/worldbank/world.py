@@ -18,11 +18,10 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.family import tables
+from evaluators.skillcraft.family import memo, tables
 from evaluators.skillcraft.tools import Api, ToolReply
 
 ROW_TOKENS = 20
@@ -89,15 +88,8 @@ class WorldBankTools(Api[WorldBankWorld]):
     """One agent run's view of the API (seeded faults + attempt counters)."""
 
     def get_countries(self, query: str = "", region: str = "") -> ToolReply:
-        return self.serve(f"countries:{query}:{region}",
-                          lambda: self._memo(("countries", query, region), lambda: self._countries(query, region)))
-
-    def _memo(self, key: tuple[Any, ...], make: Callable[[], ToolReply]) -> ToolReply:
-        """The world's reply to these arguments (made once: replies are pure and never mutated)."""
-        reply = self.world.cache.get(key)
-        if reply is None:
-            reply = self.world.cache[key] = make()
-        return reply
+        return self.serve(f"countries:{query}:{region}", lambda: memo(
+            self.world.cache, ("countries", query, region), lambda: self._countries(query, region)))
 
     def _countries(self, query: str, region: str) -> ToolReply:
         w, q = self.world, fold(query)
@@ -107,8 +99,8 @@ class WorldBankTools(Api[WorldBankWorld]):
         return result, "ok" if found else "empty", 20 + 16 * len(found)
 
     def get_indicator(self, country: str, indicator: str, date: str = "", page: int = 1) -> ToolReply:
-        return self.serve(f"indicator:{country}:{indicator}:{date}:{page}", lambda: self._memo(
-            ("indicator", country, indicator, date, page), lambda: self._indicator(country, indicator, date, page)))
+        return self.serve(f"indicator:{country}:{indicator}:{date}:{page}", lambda: memo(self.world.cache, (
+            "indicator", country, indicator, date, page), lambda: self._indicator(country, indicator, date, page)))
 
     def _indicator(self, country: str, indicator: str, date: str, page: int) -> ToolReply:
         w = self.world
