@@ -14,18 +14,7 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.pokemon.task import PokemonTask, totals
-from evaluators.skillcraft.pokemon.world import PokemonTools, base_stat_total, effectiveness, types_of
-
-
-def _walk(run: AgentRun, node: dict[str, Any], stage: int = 1) -> list[tuple[str, int]]:
-    name = str(node["species"]["name"])
-    out = [(name, stage)]
-    children = node["evolves_to"]
-    if len(children) > 1 and not run.right("follow_every_branch", name):
-        children = children[:1]
-    for child in children:
-        out += _walk(run, child, stage + 1)
-    return out
+from evaluators.skillcraft.pokemon.world import PokemonTools, base_stat_total, effectiveness, members, types_of
 
 
 def _pokemon(run: AgentRun, tools: PokemonTools, name: str) -> dict[str, Any] | None:
@@ -47,7 +36,7 @@ def solve(run: AgentRun, tools: PokemonTools, task: PokemonTask) -> dict[str, An
     chain = None if sp is None else run.ask(tools, f"chain:{chain_id}", "get_evolution_chain", id=chain_id)
     if chain is not None:
         draft["chain_id"] = chain["id"]
-        for name, stage in _walk(run, chain["chain"]):
+        for name, stage in members(chain["chain"], every_branch=lambda n: run.right("follow_every_branch", n)):
             if name != task.species and not run.right("skip_unneeded_calls", name):
                 run.ask(tools, f"species:{name}", "get_species", name=name)
                 run.bump("wasted")

@@ -16,6 +16,7 @@ Every call may fail with `rate_limited` at the case's fault rate (seeded, paired
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evaluators.skillcraft.tools import Api, ToolReply, or_not_found, rate_limited
@@ -25,10 +26,13 @@ def _api_chain(node: dict[str, Any]) -> dict[str, Any]:
     return {"species": {"name": node["species"]}, "evolves_to": [_api_chain(c) for c in node["evolves_to"]]}
 
 
-def members(node: dict[str, Any], stage: int = 1, every_branch: bool = True) -> list[tuple[str, int]]:
-    """(species, stage) of a chain in depth-first order (only the first branch when told so)."""
-    out = [(str(node["species"]["name"]), stage)]
-    for child in node["evolves_to"] if every_branch else node["evolves_to"][:1]:
+def members(node: dict[str, Any], stage: int = 1,
+            every_branch: bool | Callable[[str], bool] = True) -> list[tuple[str, int]]:
+    """(species, stage) of a chain in depth-first order; only the first branch below a species when
+    told so (`every_branch`: for the whole chain, or asked per species that branches)."""
+    out = [(name := str(node["species"]["name"]), stage)]
+    follow = every_branch(name) if callable(every_branch) and len(node["evolves_to"]) > 1 else every_branch
+    for child in node["evolves_to"] if follow else node["evolves_to"][:1]:
         out += members(child, stage + 1, every_branch)
     return out
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluators.skillcraft.agent import AgentRun, misread
 from evaluators.skillcraft.concepts import fold
-from evaluators.skillcraft.worldbank.task import WorldBankTask, change, percent_changes, scaled, top_entries
+from evaluators.skillcraft.worldbank.task import WorldBankTask, percent_changes, series_entry, top_entries
 from evaluators.skillcraft.worldbank.world import UNITS, WorldBankTools, WorldBankWorld
 
 
@@ -55,14 +55,9 @@ def _entry(run: AgentRun, task: WorldBankTask, indicator: str, code: str, rows: 
         in_range.sort(key=lambda r: int(r["date"]))  # else the API's order: newest first
     if run.right("skip_missing_values", key):
         in_range = [r for r in in_range if r["value"] is not None] or in_range
-    if not in_range:
-        return {"iso3": code, "start_year": None, "start_value": None, "end_year": None, "end_value": None,
-                "change": None, "percent_change": None}
-    scale = run.right("scale_units", indicator)
-    first, last = in_range[0], in_range[-1]
-    s, e = (scaled(indicator, r["value"]) if scale else r["value"] for r in (first, last))
-    return {"iso3": code, "start_year": int(first["date"]), "start_value": s, "end_year": int(last["date"]),
-            "end_value": e, **change(indicator, s, e)}
+    # No year of the range (with a value): every field null.
+    points: list[tuple[int | None, Any]] = [(int(r["date"]), r["value"]) for r in in_range] or [(None, None)]
+    return series_entry(indicator, code, points, run.right("scale_units", indicator))
 
 
 def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: WorldBankTask) -> dict[str, Any]:
@@ -133,14 +128,10 @@ def validate(run: AgentRun, draft: dict[str, Any], task: WorldBankTask) -> None:
         divisor = UNITS[indicator][1]
         raw = block["unit"] != UNITS[indicator][0]
         for entry in block["countries"].values():
-            sy, ey = entry.get("start_year"), entry.get("end_year")
-            if reorder and sy is not None and ey is not None and sy > ey:
-                entry["start_year"], entry["end_year"] = ey, sy
-                entry["start_value"], entry["end_value"] = entry["end_value"], entry["start_value"]
-            if rescale and raw and divisor > 1:
-                for k in ("start_value", "end_value"):
-                    entry[k] = scaled(indicator, entry[k])
-            entry.update(change(indicator, entry.get("start_value"), entry.get("end_value")))
+            points = [(entry["start_year"], entry["start_value"]), (entry["end_year"], entry["end_value"])]
+            if reorder and None not in (points[0][0], points[1][0]) and points[0][0] > points[1][0]:
+                points.reverse()
+            entry.update(series_entry(indicator, entry["iso3"], points, rescale and raw and divisor > 1))
         if rescale and raw:
             block["unit"] = UNITS[indicator][0]
         if "largest_percent_change" in block and run.draws.below(f"fix:largest:{indicator}", 0.7):

@@ -57,10 +57,12 @@ def change(indicator: str, s: float | None, e: float | None) -> dict[str, float 
     return {"change": round(e - s, UNITS[indicator][2]), "percent_change": round(100.0 * (e - s) / s, 2) if s else None}
 
 
-def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int, float | None]]) -> dict[str, Any]:
-    """start / end / change of (year, raw value) points already chosen as (start, end)."""
+def series_entry(indicator: str, iso3: str, points: Sequence[tuple[int | None, float | None]],
+                 scale: bool = True) -> dict[str, Any]:
+    """start / end / change of (year, raw value) points already chosen as (start, end); values in the
+    task's unit (`scale`) or raw."""
     (sy, sv), (ey, ev) = points[0], points[-1]
-    s, e = scaled(indicator, sv), scaled(indicator, ev)
+    s, e = (scaled(indicator, v) if scale else v for v in (sv, ev))
     return {"iso3": iso3, "start_year": sy, "start_value": s, "end_year": ey, "end_value": e, **change(indicator, s, e)}
 
 
