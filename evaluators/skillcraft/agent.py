@@ -97,16 +97,6 @@ class AgentRun:
         self.counts: dict[str, int] = {}  # free-form counters for feedback notes
         self.turn()  # planning
 
-    def notes(self) -> list[str]:
-        """Feedback lines: transient errors (what a skipped one lost) and unneeded calls."""
-        c, notes = self.counts, []
-        if c.get("rate_limited"):
-            notes.append(f"Tool errors: {c['rate_limited']} rate_limited response(s); {c.get('retried', 0)} retried, "
-                         f"{c.get('not_retried', 0)} not retried ({self.spec.lost}).")
-        if c.get("wasted"):
-            notes.append(self.spec.waste_note.format(n=self.counts["wasted"]))
-        return notes
-
     def right(self, behaviour: str, key: str = "") -> bool:
         """Is the behaviour done right here? A per-run habit drawn with P = self.p[behaviour];
         when the habit is missing, each occurrence (`key`: a listing, an error) still goes
@@ -192,8 +182,16 @@ class AgentRun:
                             missing_hint=f"the agent {error} before writing {output_file}")
 
     def episode(self, artifact: dict[str, Any] | None, text: str, **outcome: Any) -> Episode:
+        """The run's episode; its notes are feedback lines on transient errors (what a skipped one
+        lost) and on unneeded calls."""
+        c, notes = self.counts, []
+        if c.get("rate_limited"):
+            notes.append(f"Tool errors: {c['rate_limited']} rate_limited response(s); {c.get('retried', 0)} retried, "
+                         f"{c.get('not_retried', 0)} not retried ({self.spec.lost}).")
+        if c.get("wasted"):
+            notes.append(self.spec.waste_note.format(n=c["wasted"]))
         return Episode(artifact=artifact, artifact_text=text, calls=self.calls, tokens=self.tokens,
-                       latency_ms=self.latency_ms, loaded=self.loaded, notes=self.notes(), **outcome)
+                       latency_ms=self.latency_ms, loaded=self.loaded, notes=notes, **outcome)
 
 
 def misread(values: dict[str, Any], draws: Draws, purpose: str, fix: bool) -> str | None:

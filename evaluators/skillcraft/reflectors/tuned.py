@@ -84,11 +84,6 @@ class TunedReflector:
                 found["tokens"] = found.get("tokens", 0.0) + 1.0
         return found
 
-    @staticmethod
-    def _pick(rng: random.Random, diags: dict[str, float], keys: set[str]) -> str | None:
-        options = [(k, w) for k, w in sorted(diags.items()) if k in keys and w > 0]
-        return rng.choices([k for k, _ in options], weights=[w for _, w in options])[0] if options else None
-
     # -- steps / pitfalls --------------------------------------------------------------------
     def _edit_list(self, rng: random.Random, component: str, items: list[str], diags: dict[str, float],
                    records: list[dict[str, Any]], fields: dict[str, Any]) -> tuple[list[str], str]:
@@ -103,8 +98,9 @@ class TunedReflector:
             return self._insert(items, specific, component), (
                 "The records show exact counts for these lists; added them so the agent collects "
                 "the right number of items.")
-        if (key := self._pick(rng, diags, set(vocab))) is None:
+        if not (weighted := [(k, w) for k, w in sorted(diags.items()) if k in vocab and w > 0]):
             return self._no_failure_edit(rng, component, items, diags)
+        key = rng.choices([k for k, _ in weighted], weights=[w for _, w in weighted])[0]
         d_summary = next((d.summary for d in v.diagnoses if d.key == key), key)
         options = list(vocab[key])
         text = options[-1] if rng.random() < self.rates.vague else rng.choice(options[:-1] or options)

@@ -74,18 +74,14 @@ def _top(run: AgentRun, tools: WorldBankTools, world: WorldBankWorld, task: Worl
             "countries": top_entries(world, top.indicator, pairs, top.n, run.right("scale_units", top.indicator))}
 
 
-def _unit(world: WorldBankWorld, indicator: str, scale: bool) -> str:
-    wanted, divisor = UNITS[indicator][0], UNITS[indicator][1]
-    return wanted if scale or divisor == 1 else str(world.indicators[indicator]["unit"])
-
-
 def solve(run: AgentRun, tools: WorldBankTools, task: WorldBankTask) -> dict[str, Any]:
     blocks: dict[str, dict[str, Any]] = {i: {} for i in task.indicators}
     for name in task.countries:
         _country(run, tools, task, name, blocks)
     draft: dict[str, Any] = {"indicators": {}}
     for indicator, countries in blocks.items():
-        block: dict[str, Any] = {"unit": _unit(tools.world, indicator, run.right("scale_units", indicator)),
+        raw = not run.right("scale_units", indicator) and UNITS[indicator][1] != 1  # persons, US$ left unscaled
+        block: dict[str, Any] = {"unit": tools.world.indicators[indicator]["unit"] if raw else UNITS[indicator][0],
                                  "countries": countries}
         if len(task.countries) > 1:
             block["largest_percent_change"] = misread(percent_changes(countries), run.draws,
