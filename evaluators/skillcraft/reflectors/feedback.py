@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from evaluators.skillcraft.reflectors.evidence import Evidence, Problem, gather
+from evaluators.skillcraft.reflectors.evidence import Evidence, gather
 from evaluators.skillcraft.reflectors.guidance import (
     as_pitfall,
     as_step,
@@ -116,17 +116,11 @@ class FeedbackReflector:
             p = evidence.problems[0]
             text = as_pitfall(p.text, rng, p.fix) if component == "steps" else as_step(p.text, rng, p.fix)
             return self._add(items, text, component, others, f"Still failing although covered: {p.text}")
-        p = self._choose(rng, open_problems)
+        p = open_problems[0]  # usually the heaviest; sometimes a runner-up nearly as heavy (variety across iterations)
+        if len(open_problems) > 1 and open_problems[1].weight >= p.weight / 2 and rng.random() < 0.25:
+            p = open_problems[1]
         text = as_step(p.text, rng, p.fix) if component == "steps" else as_pitfall(p.text, rng, p.fix)
         return self._add(items, text, component, others, f"Recurring failure ({len(p.records)} record(s)): {p.text}")
-
-    @staticmethod
-    def _choose(rng: random.Random, problems: list[Problem]) -> Problem:
-        """Usually the heaviest problem; sometimes a runner-up nearly as heavy (variety across
-        iterations)."""
-        if len(problems) > 1 and problems[1].weight >= problems[0].weight / 2 and rng.random() < 0.25:
-            return problems[1]
-        return problems[0]
 
     def _add(self, items: list[str], text: str, component: str, others: int, why: str) -> tuple[list[str], str]:
         new = merge_duplicates(insert(items, text, component))
