@@ -219,7 +219,7 @@ class RunRecord:
         if not self.persistent:
             return
         batches = [b.index for b in (p.parent_batch, p.child_batch, p.validation_batch) if b is not None]
-        self.event(p.event_kind, {
+        self.event(EVENT_KINDS[p.status], {
             "kind": p.kind, "iteration": p.iteration, "status": p.status, "reason": p.reason, "parent_id": p.parent_id,
             "parents": list(p.parents), "component": p.component, "components": list(p.components),
             "candidate_id": p.candidate_id, "artifact": artifact_dict(p.artifact) if p.artifact is not None else None,
