@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import logging
 import os
 import signal
@@ -236,13 +235,11 @@ def sweep_of_job() -> dict[str, Any] | None:
 
 
 def _skipped(run_dir: Path, experiment: str, random_seed: int) -> str:
-    decision = ""
-    try:
-        promotion = json.loads((run_dir / "promotion.json").read_text(encoding="utf-8"))
-        verdict = "ELIGIBLE" if promotion.get("eligible") else "NOT ELIGIBLE"
-        decision = f"\n  decision    {verdict}: {promotion.get('reason')}"
-    except (OSError, ValueError, AttributeError):
-        pass
+    from gepa_lab.runs.files import read_dict
+
+    promotion = read_dict(run_dir / "promotion.json")
+    verdict = "ELIGIBLE" if promotion.get("eligible") else "NOT ELIGIBLE"
+    decision = f"\n  decision    {verdict}: {promotion.get('reason')}" if promotion else ""
     return (f"gepa-lab gepa  experiment={experiment}  random_seed={random_seed}\n"
             f"  skipped     finished in an earlier run of this sweep{decision}\n  record      {run_dir}")
 

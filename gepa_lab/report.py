@@ -157,7 +157,9 @@ def records_frame(runs: Sequence[Any]) -> Any:
     for run in runs:
         result, links = run.latest or {}, (run.latest or {}).get("links") or {}
         interval = result.get("holdout_interval") or [math.nan, math.nan]
-        note = _latest_note(run.run_dir)
+        notes = run.run_dir / "notes.jsonl"  # `python -m gepa_lab.note` appends them; the latest counts
+        lines = notes.read_text(encoding="utf-8").splitlines() if notes.is_file() else []
+        note = json.loads(lines[-1]) if lines else {}
         rows.append({
             "experiment": run.name, "seed": run.config.get("search", {}).get("random_seed"),
             "job": (run.config.get("sweep") or {}).get("job"),
@@ -173,22 +175,10 @@ def records_frame(runs: Sequence[Any]) -> Any:
             "run_id": links.get("mlflow_run_id", ""), "gepa_experiment_id": result.get("experiment_id", ""),
             "run_dir": str(run.run_dir), "simulated": simulated(run.config),
             "conclusion": note.get("conclusion", ""), "next_hypothesis": note.get("next", ""),
-            "run_url": _run_page(links)})
+            # the run's own page on the UI its summary named (the summary's link is the decisions view)
+            "run_url": url.partition("#")[0] + run_url("", links.get("mlflow_experiment_id"), links["mlflow_run_id"])
+            if (url := links.get("mlflow_run_url")) else ""})
     return _table(rows, "run_dir")
-
-
-def _run_page(links: dict[str, str]) -> str:
-    """The run's own page on the UI its summary named (the summary's link is the decisions view)."""
-    if not (url := links.get("mlflow_run_url")):
-        return ""
-    return url.partition("#")[0] + run_url("", links.get("mlflow_experiment_id"), links["mlflow_run_id"])
-
-
-def _latest_note(run_dir: Path) -> dict[str, Any]:
-    """The run's latest researcher's note (`python -m gepa_lab.note` keeps them in notes.jsonl)."""
-    path = run_dir / "notes.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    return json.loads(lines[-1]) if lines else {}
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from gepa_lab.core.errors import GepaLabError, ResumeError
 from gepa_lab.core.settings import EvaluationSettings
 from gepa_lab.runs.lock import RunLock
 from gepa_lab.runs.looks import looks, record_look
-from gepa_lab.runs.record import RunRecord, load_experiment, read_confirmation, read_decision, read_result
+from gepa_lab.runs.record import CONFIRMATION_FILE, RunRecord, load_experiment, read_decision, read_view
 from gepa_lab.search.evaluation import CaseRunner
 from gepa_lab.search.state import draw_seed
 
@@ -87,26 +87,23 @@ def load_study(sweep_dir: str | Path) -> list[StudyRun]:
     if not root.is_dir():
         raise StudyError(f"no sweep directory {root}; pass the hydra.sweep.dir the sweep printed")
     runs = []
-    for job in sorted(root.iterdir(), key=lambda p: (_job_number(p.name), p.name)):
+    # Hydra's job folders are numbered (`0`, `1`, … or `0_name`): job order, not name order
+    number = {p: int(h) if (h := p.name.split("_", 1)[0]).isdigit() else 1 << 30 for p in root.iterdir()}
+    for job in sorted(number, key=lambda p: (number[p], p.name)):
         if not (job / "experiment.json").is_file():
             continue
         try:
             experiment = load_experiment(job)
-            result = read_result(job)
+            result = read_view(job)
             latest = int(result["decision_number"]) if result else 0
             first = read_decision(job, 1) if latest > 1 else result
             runs.append(StudyRun(job, tuple(experiment.config.get("overrides") or ()), experiment.config, first,
-                                 read_confirmation(job), latest, result, experiment.name))
+                                 read_view(job, CONFIRMATION_FILE), latest, result, experiment.name))
         except (OSError, ValueError, KeyError, GepaLabError) as exc:
             raise StudyError(f"cannot read the run in {job}: {exc}") from None
     if not runs:
         raise StudyError(f"{root} holds no gepa-lab runs (no <job>/experiment.json)")
     return runs
-
-
-def _job_number(name: str) -> int:
-    head = name.split("_", 1)[0]
-    return int(head) if head.isdigit() else 1 << 30
 
 
 def override_key(override: str) -> str:

@@ -111,10 +111,6 @@ class Proposal:
         self.components = self.components or tuple(self.component.split("+"))
 
     @property
-    def event_kind(self) -> str:
-        return EVENT_KINDS[self.status]
-
-    @property
     def parent_sum(self) -> float:
         return math.fsum(self.parent_batch.scores)
 

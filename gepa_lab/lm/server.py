@@ -127,12 +127,6 @@ def current(role: str = "lm") -> dict[str, Any]:
     return _running
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _answers(url: str, timeout_s: float) -> bool:
     with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(f"{url}/models", timeout=timeout_s) as reply:
         return bool(reply.status == 200)  # (URLError is an OSError)
@@ -150,7 +144,9 @@ def _start(settings: ServerSettings, log_path: Path) -> tuple[subprocess.Popen[b
     model = model_file(settings)  # (llama-cpp-python's presence: checked by identity(), which serving() asks first)
     if importlib.util.find_spec("uvicorn") is None:
         raise ConfigError(f"lm=local needs llama-cpp-python's server extra (uvicorn, fastapi); {INSTALL}")
-    port = _free_port()
+    with socket.socket() as sock:  # a port the system calls free
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
     args = ["--model", str(model), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(settings.n_ctx),
             "--n_threads", str(settings.n_threads), "--n_threads_batch", str(settings.n_threads),
             "--n_batch", str(settings.n_batch),

@@ -11,7 +11,6 @@ output. Always exits 0: the optimize step's exit code is the job's verdict.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Sequence
@@ -20,18 +19,11 @@ from typing import Any
 
 from gepa_lab.core.redact import redact
 from gepa_lab.revisions.store import fmt_score, parse_url
+from gepa_lab.runs.files import read_dict
 from gepa_lab.runs.record import simulated
 
 REVIEW = "python -m gepa_lab.revisions"
 SIMULATED = "SkillCraft-sim: these scores calibrate the harness, not an LM"
-
-
-def _read(run_dir: Path, name: str) -> dict[str, Any]:
-    try:
-        data = json.loads((run_dir / name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def mlflow_link(links: dict[str, Any]) -> str | None:
@@ -97,9 +89,9 @@ def failure(run_dir: Path, log: Path | str | None) -> str:
 
 def summary(run_dir: Path | str, log: Path | str | None = None) -> str:
     run_dir = Path(run_dir)
-    if not (promotion := _read(run_dir, "promotion.json")):
+    if not (promotion := read_dict(run_dir / "promotion.json")):
         return failure(run_dir, log)
-    result, experiment = _read(run_dir, "result.json"), _read(run_dir, "experiment.json")
+    result, experiment = read_dict(run_dir / "result.json"), read_dict(run_dir / "experiment.json")
     config = experiment.get("config") or {}
     revision = result.get("revision") or {}
     store = _store(result, experiment)

@@ -244,14 +244,11 @@ def _audit(store: Any, args: argparse.Namespace) -> None:
     if args.limit is not None and args.limit < 1:
         raise InvalidRequest("--limit must be at least 1")
     entries = store.audit(args.artifact, args.revision, args.limit)
-    rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _note(e)) for e in entries]
+    rows = [(_when(e.at), e.action, e.artifact_name, (e.revision_id or "-")[:12], e.actor, _monitored(e.detail)
+             if e.action == "monitored" else str(e.comment or e.detail.get("reason") or e.detail.get("status") or ""))
+            for e in entries]
     text = _table(("AT (UTC)", "ACTION", "ARTIFACT", "REVISION", "ACTOR", "NOTE"), rows) if rows else "no entries"
     _emit(args, [e.to_dict() for e in entries], text)
-
-
-def _note(entry: Any) -> str:
-    return _monitored(entry.detail) if entry.action == "monitored" else str(
-        entry.comment or entry.detail.get("reason") or entry.detail.get("status") or "")
 
 
 def _monitor(store: Any, args: argparse.Namespace) -> int:

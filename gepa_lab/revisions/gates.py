@@ -173,19 +173,15 @@ def _texts(artifact: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{label} {i}", item
 
 
-def _clip(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def safety_gate(artifact: dict[str, Any]) -> GateResult:
     """Suspected secrets, dangerous shell commands and path traversal, every finding reported."""
     reasons: list[str] = []
     for where, value in _texts(artifact):
         for group, rules in _RULES.items():
             for label, pattern in rules:
-                if found := pattern.search(value):
-                    shown = "" if group == SECRET else f": {_clip(found.group(0))!r}"
+                if found := pattern.search(value):  # shown on one line, at most 60 characters
+                    text = " ".join(found.group(0).split())
+                    shown = "" if group == SECRET else f": {text if len(text) <= 60 else text[:59] + '…'!r}"
                     reasons.append(f"{where}: {group} ({label}){shown}")
     return GateResult("SafetyGate", not reasons, tuple(reasons))
 

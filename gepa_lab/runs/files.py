@@ -42,6 +42,15 @@ def read_json(path: Path, what: str) -> Any:
         raise ValueError(f"{what} {path} is damaged ({exc.msg} at line {exc.lineno}); it cannot be read") from exc
 
 
+def read_dict(path: Path) -> dict[str, Any]:
+    """A JSON object read for display only: {} when it is missing, damaged or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class JsonLines:
     """An append-only JSON-lines file kept open; every line is flushed to the OS at once, so a
     killed process loses nothing it wrote."""

@@ -219,7 +219,7 @@ class RunRecord:
         if not self.persistent:
             return
         batches = [b.index for b in (p.parent_batch, p.child_batch, p.validation_batch) if b is not None]
-        self.event(p.event_kind, {
+        self.event(EVENT_KINDS[p.status], {
             "kind": p.kind, "iteration": p.iteration, "status": p.status, "reason": p.reason, "parent_id": p.parent_id,
             "parents": list(p.parents), "component": p.component, "components": list(p.components),
             "candidate_id": p.candidate_id, "artifact": artifact_dict(p.artifact) if p.artifact is not None else None,
@@ -343,10 +343,11 @@ def load_experiment(run_dir: Path | str) -> RecordedExperiment:
                               dict(data["seed"]), dataset, digests)
 
 
-def read_result(run_dir: Path | str) -> dict[str, Any] | None:
-    """The latest decision's result (None before the first decision)."""
-    path = Path(run_dir) / RESULT_FILE
-    return dict(read_json(path, "run result")) if path.is_file() else None
+def read_view(run_dir: Path | str, name: str = RESULT_FILE) -> dict[str, Any] | None:
+    """A view of the record: the latest decision's result (RESULT_FILE) or the confirmation
+    (CONFIRMATION_FILE); None before there is one."""
+    path = Path(run_dir) / name
+    return dict(read_json(path, "run " + name.removesuffix(".json"))) if path.is_file() else None
 
 
 def read_decision(run_dir: Path | str, number: int) -> dict[str, Any] | None:
@@ -357,11 +358,6 @@ def read_decision(run_dir: Path | str, number: int) -> dict[str, Any] | None:
                 and row["data"]["number"] == number:
             return dict(row["data"]["result"])
     return None
-
-
-def read_confirmation(run_dir: Path | str) -> dict[str, Any] | None:
-    path = Path(run_dir) / CONFIRMATION_FILE
-    return dict(read_json(path, "confirmation")) if path.is_file() else None
 
 
 def _has_torn_tail(path: Path) -> bool:

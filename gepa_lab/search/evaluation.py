@@ -193,12 +193,9 @@ class CaseRunner:
         # so the failure guard trips before paying for more.
         for i, case in enumerate(cases):
             evaluation, error = found.get(i) or self._evaluate(artifact, [case], keys and [keys[i]], seed)[0]
-            self._guard(error)
+            self.consecutive_failures = 0 if error is None else self.consecutive_failures + 1
+            if self.consecutive_failures >= self.settings.max_consecutive_failures:  # >= 1, so `error` is set
+                raise RunAborted(f"aborting: {self.consecutive_failures} consecutive evaluations failed (last: "
+                                 f"{error}); fix the evaluator or provider, then resume the run")
             out.append(evaluation)
         return out
-
-    def _guard(self, error: str | None) -> None:
-        self.consecutive_failures = 0 if error is None else self.consecutive_failures + 1
-        if self.consecutive_failures >= self.settings.max_consecutive_failures:  # >= 1, so `error` is set
-            raise RunAborted(f"aborting: {self.consecutive_failures} consecutive evaluations failed (last: "
-                             f"{error}); fix the evaluator or provider, then resume the run")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import json
 import logging
 import os
 import pickle
@@ -30,6 +29,7 @@ from gepa_lab.core.errors import TrackingError, describe
 from gepa_lab.core.events import CandidateInfo, RunInfo
 from gepa_lab.core.redact import redact
 from gepa_lab.core.result import Result
+from gepa_lab.runs.files import read_dict
 from gepa_lab.tracking import mlflow_links
 from gepa_lab.tracking import mlflow_values as values
 from gepa_lab.tracking.mlflow_links import sqlite_path
@@ -136,7 +136,8 @@ class MlflowTracker:
         if self.process is not None:  # started again without an end: the old run ends KILLED
             self.process.stdin.close()  # type: ignore[union-attr]
         self.process, self.state, self._errors = None, {}, []
-        stored = self._stored_run(run)
+        # The MLflow run (id, store) of the run this one resumes; none readable: a new MLflow run.
+        stored = read_dict(Path(run.run_dir) / RUN_FILE) if run.resume and run.run_dir else {}
         if stored.get("tracking_uri") and not self._uri_chosen:
             self.uri = str(stored["tracking_uri"])  # the interrupted run's store, wherever we run now
         if (db := sqlite_path(self.uri)) is not None:
@@ -152,14 +153,6 @@ class MlflowTracker:
             self.process = None
             raise TrackingError(f"cannot log to MLflow at {mlflow_links.masked(self.uri)}: "
                                 f"{self.state.get('start_error') or self._errors[-1]}")
-
-    @staticmethod
-    def _stored_run(run: RunInfo) -> dict[str, Any]:
-        """The MLflow run (id, store) of the run this one resumes; none readable: a new MLflow run."""
-        path = Path(run.run_dir or ".") / RUN_FILE
-        with contextlib.suppress(OSError, ValueError):
-            return dict(json.loads(path.read_text("utf-8"))) if run.resume and run.run_dir else {}
-        return {}
 
     def _preflight(self, db: Path | None) -> None:
         """What would fail late: MLflow retries a server for minutes; SQLite needs a writable folder."""
