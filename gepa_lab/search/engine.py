@@ -79,6 +79,7 @@ class Run:
         self.proposal_calls = proposal_calls(config.minibatch_size, request.dataset, repeats=config.validation_repeats)
         self.steps: Steps | None = None
         self._retry = RetryPolicy(request.reflector, request.reflection.max_retries, request.reflection.retry_backoff_s)
+        self.metered = any(hasattr(request.reflector, a) for a in ("total_cost_usd", "total_tokens"))
         self.state: SearchState | None = None
         self.batches, self.elapsed_before, self.started, self.searching = 0, 0.0, time.monotonic(), False
         self.warnings: list[str] = []
@@ -223,7 +224,7 @@ class Run:
         state, request = self.state, self.request
         assert state is not None
         reflector = request.reflector
-        usage_before = _usage(reflector)  # (0, 0) throughout for a reflector that pays for nothing
+        usage_before = _usage(reflector) if self.metered else None
         plans = plan_round(state, request.config, self.policies, k, self.ledger.calls_left(), request.dataset)
         if self.steps is None:
             self.steps = Steps(self.evaluate, self.reflect, self.policies.component, self.policies.acceptance,
@@ -238,8 +239,9 @@ class Run:
                 self.emit(*exc.partial)
             state.stop_reason = "cost_budget"
         finally:
-            usage_after = _usage(reflector)
-            self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
+            if usage_before is not None:
+                usage_after = _usage(reflector)
+                self.ledger.add_reflection(usage_after[0] - usage_before[0], usage_after[1] - usage_before[1])
         return None
 
     def _report(self, proposal: Proposal) -> None:

@@ -84,9 +84,11 @@ class Policies:
 
     def observe(self, proposals: Sequence[Proposal]) -> None:
         """A round's outcomes, in proposal order, to every policy that learns from them."""
-        for policy in self.slots().values():
-            if callable(observe := getattr(policy, "observe", None)):
-                observe(proposals)
+        for observe in self._observers:
+            observe(proposals)
+
+    def __post_init__(self) -> None:  # found once: this runs every round, on the reject path too
+        self._observers = [o for p in self.slots().values() if callable(o := getattr(p, "observe", None))]
 
 
 def _budgets(config: SearchConfig) -> dict[str, Any]:
