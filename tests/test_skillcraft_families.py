@@ -229,3 +229,33 @@ def test_some_behaviour_matters_only_on_the_hard_scales(fam):
             if hard > 0.01 and easy < hard / 10:
                 found.append(item)
     assert found, "no behaviour whose guidance matters only on m2 / h1"
+
+
+def test_a_sized_cache_shared_by_evaluation_threads_evicts_without_errors():
+    """Evaluation threads share the evaluator's profile and task caches. Evicting by deleting the
+    first key raised "dictionary changed size during iteration" or a KeyError under this load."""
+    import threading
+    from collections import OrderedDict
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows within a second
+    cache: OrderedDict[tuple[int, int], tuple[int, int]] = OrderedDict()
+    errors: list[BaseException] = []
+
+    def work(thread: int) -> None:
+        try:
+            for i in range(20_000):
+                key = (thread, i % 50)
+                assert family_module.memo(cache, key, lambda key=key: key, 8) == key
+        except BaseException as exc:  # collected: the assertion below names it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(before)
+    assert errors == [] and len(cache) <= 8 + len(threads)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -82,8 +83,8 @@ class SkillCraftEvaluator:
         self.fixed_episodes = bool(fixed_episodes)
         self.world = self.spec.load_world(self.data_dir)
         self._entities = self.spec.hooks.entity_names(self.world)
-        self._profiles: dict[str, SkillProfile] = {}
-        self._tasks: dict[tuple[Any, ...], Any] = {}
+        self._profiles: OrderedDict[str, SkillProfile] = OrderedDict()  # sized: see `memo`
+        self._tasks: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
     def fingerprint(self) -> str:
         """Everything that changes results besides (artifact, case, seed): the evaluation cache

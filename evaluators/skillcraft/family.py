@@ -12,6 +12,7 @@ behaviours (behaviours.yaml). How to add a family: docs/skillcraft_sim.md §2.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -92,12 +93,19 @@ def absent(where: str, parts: str, message: str = "") -> list[Check]:
 
 
 def memo(cache: dict[Any, Any], key: Any, make: Callable[[], T], size: int | None = None) -> T:
-    """`cache[key]`, made on a miss (for what is pure: a reply, a parse); beyond `size` entries the oldest leaves."""
-    if key not in cache:
-        cache[key] = make()
+    """`cache[key]`, made on a miss (for what is pure: a reply, a parse); beyond `size` entries the oldest
+    leaves. Evaluation threads share these caches: a sized one is an OrderedDict, whose `popitem` evicts
+    in one step (deleting `next(iter(cache))` could raise while another thread inserts), and the value
+    is returned as made or read, never looked up again after another thread may have evicted it."""
+    value = cache.get(key, _MISS)
+    if value is _MISS:
+        value = cache[key] = make()
         if size is not None and len(cache) > size:
-            del cache[next(iter(cache))]
-    return cache[key]
+            cast("OrderedDict[Any, Any]", cache).popitem(last=False)
+    return cast(T, value)
+
+
+_MISS = object()
 
 
 def same(name: str, got: Any, want: Any) -> Check:
